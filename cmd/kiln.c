@@ -1,0 +1,282 @@
+/*
+ * kiln.c - the kiln program: options, signals, exit status.
+ *
+ * usage: kiln [compress] [OPTIONS] DIR...
+ *
+ * Everything that decides or writes is in libkiln; this file turns the
+ * command line into kiln_options, runs each DIR, and maps the outcome to an
+ * exit status: 0 all done, 1 some file or DIR failed (the rest were still
+ * processed), 2 usage error; killed by a signal, it removes its temporary
+ * files and dies of that same signal.
+ */
+#include "kiln.h"
+
+#include "ui.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* The run a signal handler must clean up after; the only global state. */
+static struct kiln_run *volatile signal_run;
+
+static void on_signal(int sig)
+{
+	struct kiln_run *run = signal_run;
+
+	if (run) {
+		kiln_run_cancel(run);
+		kiln_run_remove_temps(run);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: kiln [compress] [OPTIONS] DIR...\n"
+	      "Write precompressed .gz (and .br) siblings next to the web assets under each DIR.\n"
+	      "\n"
+	      "Encodings:\n"
+	      "      --brotli             also write .br siblings (brotli)\n"
+	      "      --no-brotli          do not write .br siblings (default)\n"
+	      "      --no-gzip            do not write .gz siblings\n"
+	      "      --gzip-level N       libdeflate level 1..12 (default 12)\n"
+	      "      --brotli-quality N   brotli quality 0..11 (default 11)\n"
+	      "Choosing files:\n"
+	      "      --min-size BYTES     files smaller than this are not compressed (default 256)\n"
+	      "      --max-ratio R        keep a sibling only if its size <= R * original (default 0.95)\n"
+	      "      --include GLOB       only files matching GLOB (repeatable)\n"
+	      "      --exclude GLOB       skip files matching GLOB (repeatable)\n"
+	      "      --follow-symlinks    follow symbolic links that stay inside DIR\n"
+	      "Running:\n"
+	      "  -j, --jobs N             worker threads (default: online CPUs)\n"
+	      "      --verify             decode every kept sibling and compare with its source\n"
+	      "  -n, --dry-run            decide and report, write nothing\n"
+	      "Output:\n"
+	      "      --progress           show a progress line (default when stderr is a terminal)\n"
+	      "      --no-progress        never show the progress line\n"
+	      "  -q, --quiet              print errors only\n"
+	      "  -v, --verbose            print one line per file\n"
+	      "  -h, --help               print this help and exit\n"
+	      "  -V, --version            print versions and exit\n"
+	      "\n"
+	      "Exit status: 0 success, 1 a file or DIR failed, 2 usage error.\n",
+	      f);
+}
+
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+
+	fputs("kiln: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'kiln --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+enum {
+	OPT_BROTLI = 256, OPT_NO_BROTLI, OPT_NO_GZIP, OPT_GZIP_LEVEL, OPT_BROTLI_QUALITY,
+	OPT_MIN_SIZE, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
+	OPT_PROGRESS, OPT_NO_PROGRESS,
+};
+
+static const struct option long_options[] = {
+	{ "brotli", no_argument, NULL, OPT_BROTLI },
+	{ "no-brotli", no_argument, NULL, OPT_NO_BROTLI },
+	{ "no-gzip", no_argument, NULL, OPT_NO_GZIP },
+	{ "gzip-level", required_argument, NULL, OPT_GZIP_LEVEL },
+	{ "brotli-quality", required_argument, NULL, OPT_BROTLI_QUALITY },
+	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
+	{ "max-ratio", required_argument, NULL, OPT_MAX_RATIO },
+	{ "include", required_argument, NULL, OPT_INCLUDE },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
+	{ "follow-symlinks", no_argument, NULL, OPT_FOLLOW },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct cli {
+	struct kiln_options opt;
+	const char **include, **exclude;
+	enum ui_verbosity verbosity;
+	int progress; /* -1 auto, 0 off, 1 on */
+};
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_args(int argc, char **argv, struct cli *cli)
+{
+	uint64_t v;
+	char *end;
+	int c;
+
+	kiln_options_init(&cli->opt);
+	cli->verbosity = UI_NORMAL;
+	cli->progress = -1;
+	cli->include = calloc((size_t)argc, sizeof(char *));
+	cli->exclude = calloc((size_t)argc, sizeof(char *));
+	if (!cli->include || !cli->exclude) {
+		fputs("kiln: out of memory\n", stderr);
+		return EXIT_FAILED;
+	}
+	while ((c = getopt_long(argc, argv, "j:nqvhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_BROTLI: cli->opt.codings |= 1u << KILN_CODING_BR; break;
+		case OPT_NO_BROTLI: cli->opt.codings &= ~(1u << KILN_CODING_BR); break;
+		case OPT_NO_GZIP: cli->opt.codings &= ~(1u << KILN_CODING_GZIP); break;
+		case OPT_GZIP_LEVEL:
+			if (!parse_u64(optarg, 1, 12, &v))
+				return usage_error("--gzip-level takes a level from 1 to 12, not '%s'", optarg);
+			cli->opt.gzip_level = (int)v;
+			break;
+		case OPT_BROTLI_QUALITY:
+			if (!parse_u64(optarg, 0, 11, &v))
+				return usage_error("--brotli-quality takes a quality from 0 to 11, not '%s'", optarg);
+			cli->opt.brotli_quality = (int)v;
+			break;
+		case OPT_MIN_SIZE:
+			if (!parse_u64(optarg, 0, UINT64_MAX, &v))
+				return usage_error("--min-size takes a number of bytes, not '%s'", optarg);
+			cli->opt.min_size = v;
+			break;
+		case OPT_MAX_RATIO:
+			errno = 0;
+			cli->opt.max_ratio = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(cli->opt.max_ratio > 0.0) ||
+			    cli->opt.max_ratio > 1.0)
+				return usage_error("--max-ratio takes a ratio above 0 and at most 1, not '%s'", optarg);
+			break;
+		case OPT_INCLUDE: cli->include[cli->opt.n_include++] = optarg; break;
+		case OPT_EXCLUDE: cli->exclude[cli->opt.n_exclude++] = optarg; break;
+		case OPT_FOLLOW: cli->opt.follow_symlinks = true; break;
+		case 'j':
+			if (!parse_u64(optarg, 1, 4096, &v))
+				return usage_error("--jobs takes a number of threads from 1 to 4096, not '%s'", optarg);
+			cli->opt.jobs = (unsigned)v;
+			break;
+		case OPT_VERIFY: cli->opt.verify = true; break;
+		case 'n': cli->opt.dry_run = true; break;
+		case OPT_PROGRESS: cli->progress = 1; break;
+		case OPT_NO_PROGRESS: cli->progress = 0; break;
+		case 'q': cli->verbosity = UI_QUIET; break;
+		case 'v': cli->verbosity = UI_VERBOSE; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		case 'V':
+			printf("kiln %s\nlibdeflate %s\nbrotli %s\nzlib %s\n", kiln_version(),
+			       kiln_libdeflate_version(), kiln_brotli_version(), kiln_zlib_version());
+			return EXIT_OK;
+		default:
+			fputs("Try 'kiln --help' for more information.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	cli->opt.include = cli->include;
+	cli->opt.exclude = cli->exclude;
+	if (cli->opt.codings == 0)
+		return usage_error("--no-gzip without --brotli leaves nothing to write");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	struct kiln_callbacks cb = { 0 };
+	struct kiln_run *run = NULL;
+	struct ui *ui = NULL;
+	bool failed = false, progress;
+	int first, status;
+
+	/* a leading "compress" names the (default) command */
+	if (argc > 1 && strcmp(argv[1], "compress") == 0) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	status = parse_args(argc, argv, &cli);
+	if (status >= 0)
+		goto out;
+	first = optind;
+	if (first >= argc) {
+		status = usage_error("no DIR given");
+		goto out;
+	}
+	progress = cli.progress < 0 ? (cli.verbosity > UI_QUIET && isatty(STDERR_FILENO))
+				    : cli.progress == 1;
+	ui = ui_new(stderr, cli.verbosity, progress);
+	cb.on_plan = ui_on_plan;
+	cb.on_file = ui_on_file;
+	cb.user = ui;
+	run = ui ? kiln_run_new(&cli.opt, &cb) : NULL;
+	if (!run) {
+		fputs("kiln: out of memory\n", stderr);
+		status = EXIT_FAILED;
+		goto out;
+	}
+	signal_run = run;
+	install_signals();
+	for (int i = first; i < argc; i++) {
+		kiln_status st = kiln_run_tree(run, argv[i]);
+		if (st == KILN_ERR_NOMEM) {
+			ui_error(ui, argv[i], "out of memory", 0);
+			failed = true;
+		} else if (st != KILN_OK) {
+			failed = true; /* already reported through on_file */
+		}
+	}
+	ui_finish(ui);
+	status = failed || ui_errors(ui) ? EXIT_FAILED : EXIT_OK;
+out:
+	signal_run = NULL;
+	kiln_run_free(run);
+	ui_free(ui);
+	free(cli.include);
+	free(cli.exclude);
+	return status;
+}

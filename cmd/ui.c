@@ -1,0 +1,332 @@
+/*
+ * ui.c - messages, progress and summary for the kiln program.
+ *
+ * The progress line is drawn only when asked (by default when stderr is a
+ * terminal), at most ten times a second, and by a small ticker thread too so
+ * that elapsed time and ETA keep moving while one large file is encoded.  A
+ * mutex keeps the ticker and the library's (already serialised) callbacks
+ * from drawing at once.
+ */
+#include "ui.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct ui {
+	FILE *err;
+	enum ui_verbosity verbosity;
+	bool progress;
+	pthread_mutex_t lock;
+	pthread_t ticker;
+	bool ticker_running, stop;
+	pthread_cond_t wake;
+
+	double start, last_draw;
+	bool line_shown;
+	uint64_t total_files, total_bytes, done_files, done_bytes;
+	uint64_t count[KILN_NOUTCOMES];
+	uint64_t bytes_in[KILN_NCODINGS], bytes_out[KILN_NCODINGS];
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Length of the valid UTF-8 sequence at S that is not a control, or 0. */
+static size_t utf8_printable(const unsigned char *s)
+{
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf && (s[1] & 0xc0) == 0x80)
+		return (s[0] == 0xc2 && s[1] < 0xa0) ? 0 : 2; /* C1 controls */
+	if (s[0] >= 0xe0 && s[0] <= 0xef && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
+		if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
+			return 0; /* overlong, surrogate */
+		return 3;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4 && (s[1] & 0xc0) == 0x80 &&
+	    (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
+		if ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+void ui_put_escaped(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		size_t n = utf8_printable(s);
+		if (n && *s != '\\') {
+			fwrite(s, 1, n, f);
+			s += n;
+			continue;
+		}
+		switch (*s) {
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default: fprintf(f, "\\x%02x", *s); break;
+		}
+		s++;
+	}
+}
+
+static void human(char *buf, size_t n, uint64_t bytes)
+{
+	if (bytes < 1024)
+		snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+	else if (bytes < 1024 * 1024)
+		snprintf(buf, n, "%.1f KiB", (double)bytes / 1024);
+	else if (bytes < 1024ull * 1024 * 1024)
+		snprintf(buf, n, "%.1f MiB", (double)bytes / (1024 * 1024));
+	else
+		snprintf(buf, n, "%.2f GiB", (double)bytes / (1024.0 * 1024 * 1024));
+}
+
+static void clear_line(struct ui *ui)
+{
+	if (ui->line_shown) {
+		fputs("\r\033[K", ui->err);
+		ui->line_shown = false;
+	}
+}
+
+static void draw(struct ui *ui, bool force)
+{
+	double t = now(), elapsed = t - ui->start;
+	char done[32], total[32];
+
+	if (!ui->progress || (!force && t - ui->last_draw < 0.1))
+		return;
+	ui->last_draw = t;
+	human(done, sizeof(done), ui->done_bytes);
+	human(total, sizeof(total), ui->total_bytes);
+	fprintf(ui->err, "\r\033[Kkiln: %llu/%llu files, %s/%s, %.1f s",
+		(unsigned long long)ui->done_files, (unsigned long long)ui->total_files,
+		done, total, elapsed);
+	if (ui->done_bytes > 0 && ui->total_bytes > ui->done_bytes && elapsed > 0.5) {
+		double eta = elapsed * (double)(ui->total_bytes - ui->done_bytes) /
+			     (double)ui->done_bytes;
+		fprintf(ui->err, ", ETA %.0f s", eta);
+	}
+	fflush(ui->err);
+	ui->line_shown = true;
+}
+
+static void *ticker_main(void *p)
+{
+	struct ui *ui = p;
+	struct timespec ts;
+
+	pthread_mutex_lock(&ui->lock);
+	while (!ui->stop) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&ui->wake, &ui->lock, &ts);
+		if (!ui->stop && ui->total_files)
+			draw(ui, false);
+	}
+	pthread_mutex_unlock(&ui->lock);
+	return NULL;
+}
+
+struct ui *ui_new(FILE *err, enum ui_verbosity verbosity, bool progress)
+{
+	struct ui *ui = calloc(1, sizeof(*ui));
+
+	if (!ui)
+		return NULL;
+	ui->err = err;
+	ui->verbosity = verbosity;
+	ui->progress = progress;
+	ui->start = now();
+	pthread_mutex_init(&ui->lock, NULL);
+	pthread_cond_init(&ui->wake, NULL);
+	if (progress && pthread_create(&ui->ticker, NULL, ticker_main, ui) == 0)
+		ui->ticker_running = true;
+	return ui;
+}
+
+static void stop_ticker(struct ui *ui)
+{
+	if (!ui->ticker_running)
+		return;
+	pthread_mutex_lock(&ui->lock);
+	ui->stop = true;
+	pthread_cond_signal(&ui->wake);
+	pthread_mutex_unlock(&ui->lock);
+	pthread_join(ui->ticker, NULL);
+	ui->ticker_running = false;
+}
+
+void ui_free(struct ui *ui)
+{
+	if (!ui)
+		return;
+	stop_ticker(ui);
+	pthread_cond_destroy(&ui->wake);
+	pthread_mutex_destroy(&ui->lock);
+	free(ui);
+}
+
+void ui_on_plan(void *user, const char *root, uint64_t files, uint64_t bytes)
+{
+	struct ui *ui = user;
+
+	(void)root;
+	pthread_mutex_lock(&ui->lock);
+	ui->total_files += files;
+	ui->total_bytes += bytes;
+	draw(ui, true);
+	pthread_mutex_unlock(&ui->lock);
+}
+
+/* "ROOT/PATH" + suffix, escaped: the file a message is about. */
+static void put_path(struct ui *ui, const struct kiln_report *r, const char *suffix)
+{
+	ui_put_escaped(ui->err, r->root);
+	if (*r->path) {
+		if (strcmp(r->root, "/") != 0)
+			fputc('/', ui->err);
+		ui_put_escaped(ui->err, r->path);
+	}
+	fputs(suffix, ui->err);
+}
+
+static void print_error(struct ui *ui, const struct kiln_report *r)
+{
+	const struct kiln_error *e = &r->error;
+
+	fputs("kiln: ", ui->err);
+	put_path(ui, r, e->suffix ? e->suffix : "");
+	fprintf(ui->err, ": %s", e->what ? e->what : "failed");
+	if (e->errnum)
+		fprintf(ui->err, ": %s", strerror(e->errnum));
+	fputc('\n', ui->err);
+}
+
+static void print_verbose(struct ui *ui, const struct kiln_report *r)
+{
+	put_path(ui, r, "");
+	fprintf(ui->err, ": %s", kiln_outcome_name(r->outcome));
+	if (r->outcome == KILN_OUTCOME_COMPRESSED || r->outcome == KILN_OUTCOME_NO_GAIN) {
+		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);
+		for (int c = 0; c < KILN_NCODINGS; c++) {
+			if (r->coding[c].outcome == KILN_CODING_OFF)
+				continue;
+			fprintf(ui->err, ", %s ", kiln_coding_name((kiln_coding)c));
+			if (r->coding[c].outcome == KILN_CODING_KEPT)
+				fprintf(ui->err, "%llu B (%.1f%%)", (unsigned long long)r->coding[c].size,
+					100.0 * (double)r->coding[c].size / (double)r->size);
+			else
+				fputs("no-gain", ui->err);
+		}
+	} else if (r->outcome == KILN_OUTCOME_MEDIA || r->outcome == KILN_OUTCOME_SMALL) {
+		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);
+	}
+	fputc('\n', ui->err);
+}
+
+void ui_on_file(void *user, const struct kiln_report *r)
+{
+	struct ui *ui = user;
+
+	pthread_mutex_lock(&ui->lock);
+	ui->done_files++;
+	ui->done_bytes += r->size;
+	ui->count[r->outcome]++;
+	for (int c = 0; c < KILN_NCODINGS; c++) {
+		if (r->coding[c].outcome != KILN_CODING_KEPT)
+			continue;
+		ui->bytes_in[c] += r->size;
+		ui->bytes_out[c] += r->coding[c].size;
+	}
+	if (r->outcome == KILN_OUTCOME_ERROR) {
+		clear_line(ui);
+		print_error(ui, r);
+	} else if (r->outcome == KILN_OUTCOME_SPECIAL && ui->verbosity >= UI_NORMAL) {
+		clear_line(ui);
+		fputs("kiln: ", ui->err);
+		put_path(ui, r, "");
+		fputs(": warning: not a regular file, skipped\n", ui->err);
+	} else if (ui->verbosity >= UI_VERBOSE) {
+		clear_line(ui);
+		print_verbose(ui, r);
+	}
+	draw(ui, false);
+	pthread_mutex_unlock(&ui->lock);
+}
+
+void ui_error(struct ui *ui, const char *path, const char *what, int errnum)
+{
+	pthread_mutex_lock(&ui->lock);
+	clear_line(ui);
+	fputs("kiln: ", ui->err);
+	ui_put_escaped(ui->err, path);
+	fprintf(ui->err, ": %s", what);
+	if (errnum)
+		fprintf(ui->err, ": %s", strerror(errnum));
+	fputc('\n', ui->err);
+	pthread_mutex_unlock(&ui->lock);
+}
+
+uint64_t ui_errors(const struct ui *ui)
+{
+	return ui->count[KILN_OUTCOME_ERROR];
+}
+
+void ui_finish(struct ui *ui)
+{
+	static const kiln_outcome shown[] = {
+		KILN_OUTCOME_COMPRESSED, KILN_OUTCOME_MEDIA, KILN_OUTCOME_SMALL,
+		KILN_OUTCOME_NO_GAIN, KILN_OUTCOME_EXCLUDED,
+	};
+	static const kiln_outcome if_any[] = {
+		KILN_OUTCOME_SIBLING, KILN_OUTCOME_SYMLINK, KILN_OUTCOME_SPECIAL,
+	};
+	uint64_t files = 0;
+
+	stop_ticker(ui);
+	pthread_mutex_lock(&ui->lock);
+	clear_line(ui);
+	if (ui->verbosity >= UI_NORMAL) {
+		for (int o = 0; o < KILN_NOUTCOMES; o++)
+			files += ui->count[o];
+		fprintf(ui->err, "kiln: %llu files: ", (unsigned long long)files);
+		for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+			fprintf(ui->err, "%llu %s, ", (unsigned long long)ui->count[shown[i]],
+				kiln_outcome_name(shown[i]));
+		for (size_t i = 0; i < sizeof(if_any) / sizeof(if_any[0]); i++)
+			if (ui->count[if_any[i]])
+				fprintf(ui->err, "%llu %s, ", (unsigned long long)ui->count[if_any[i]],
+					kiln_outcome_name(if_any[i]));
+		fprintf(ui->err, "%llu errors", (unsigned long long)ui->count[KILN_OUTCOME_ERROR]);
+		for (int c = 0; c < KILN_NCODINGS; c++) {
+			char in[32], out[32];
+			if (!ui->bytes_in[c])
+				continue;
+			human(in, sizeof(in), ui->bytes_in[c]);
+			human(out, sizeof(out), ui->bytes_out[c]);
+			fprintf(ui->err, "; %s %s -> %s (%.1f%%)", kiln_coding_name((kiln_coding)c),
+				in, out, 100.0 * (double)ui->bytes_out[c] / (double)ui->bytes_in[c]);
+		}
+		fprintf(ui->err, "; %.2f s\n", now() - ui->start);
+	}
+	fflush(ui->err);
+	pthread_mutex_unlock(&ui->lock);
+}

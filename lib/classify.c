@@ -1,0 +1,143 @@
+/*
+ * classify.c - sibling names, kiln's own outputs, media by extension and by
+ * magic bytes, and include/exclude globs.
+ *
+ * A file is media if either its extension or its first bytes say so: a PNG
+ * renamed logo.txt is still a PNG, and a .woff2 is compressed even if its
+ * header is damaged.  Magic checks are kept to signatures long or specific
+ * enough not to fire on text (no check matches a byte sequence that can
+ * start a UTF-8 or UTF-16 text file).
+ */
+#include "classify.h"
+
+#include <fnmatch.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const kiln_sibling_suffixes[] = { ".gz", ".br", ".zst", NULL };
+
+size_t kiln_sibling_base_len(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *const *s = kiln_sibling_suffixes; *s; s++) {
+		size_t k = strlen(*s);
+		if (n > k && memcmp(name + n - k, *s, k) == 0)
+			return n - k;
+	}
+	return 0;
+}
+
+bool kiln_is_temp_name(const char *name)
+{
+	/* ".kiln-" + 6 + ".tmp" */
+	return strlen(name) == 16 && strncmp(name, ".kiln-", 6) == 0 &&
+	       strcmp(name + 12, ".tmp") == 0;
+}
+
+bool kiln_is_own_output(const char *name)
+{
+	return strcmp(name, "kiln-manifest.json") == 0 ||
+	       strcmp(name, "kiln.nginx.conf") == 0 || kiln_is_temp_name(name);
+}
+
+static const char *const media_extensions[] = {
+	/* images */
+	"jpg", "jpeg", "png", "apng", "gif", "webp", "avif", "heic", "heif", "jxl",
+	/* audio and video */
+	"mp3", "mp4", "m4a", "m4v", "mov", "webm", "mkv", "ogg", "oga", "ogv",
+	"opus", "flac", "aac", "3gp", "avi", "wmv", "flv", "swf", "mpg", "mpeg",
+	/* archives and compressed streams */
+	"zip", "gz", "tgz", "bz2", "tbz", "xz", "zst", "br", "7z", "rar", "lz4",
+	"lzma", "svgz",
+	/* compressed fonts */
+	"woff", "woff2",
+	/* zip containers */
+	"jar", "apk", "epub", "docx", "xlsx", "pptx", "odt", "ods", "odp",
+	NULL
+};
+
+bool kiln_media_extension(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	const char *dot;
+
+	base = base ? base + 1 : name;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base || dot[1] == '\0')
+		return false; /* no extension, a dotfile, or "file." */
+	for (const char *const *e = media_extensions; *e; e++)
+		if (strcasecmp(dot + 1, *e) == 0)
+			return true;
+	return false;
+}
+
+struct magic {
+	unsigned char offset;
+	unsigned char len;
+	const char *bytes;
+};
+
+static const struct magic magics[] = {
+	{ 0, 8, "\x89PNG\r\n\x1a\n" },
+	{ 0, 3, "\xff\xd8\xff" },              /* JPEG */
+	{ 0, 4, "GIF8" },
+	{ 8, 4, "WEBP" },                      /* RIFF....WEBP */
+	{ 8, 4, "AVI " },                      /* RIFF....AVI  */
+	{ 4, 4, "ftyp" },                      /* ISO-BMFF */
+	{ 0, 2, "\xff\x0a" },                  /* JPEG XL codestream */
+	{ 0, 12, "\0\0\0\x0cJXL \r\n\x87\n" }, /* JPEG XL container */
+	{ 0, 4, "\x1a\x45\xdf\xa3" },          /* Matroska, WebM */
+	{ 0, 4, "OggS" },
+	{ 0, 4, "fLaC" },
+	{ 0, 3, "ID3" },                       /* MP3 with ID3v2 tag */
+	{ 0, 2, "\xff\xfb" },                  /* MPEG-1 layer III */
+	{ 0, 2, "\xff\xf3" },                  /* MPEG-2 layer III */
+	{ 0, 2, "\xff\xf2" },
+	{ 0, 2, "\xff\xf1" },                  /* AAC ADTS, MPEG-4 */
+	{ 0, 2, "\xff\xf9" },                  /* AAC ADTS, MPEG-2 */
+	{ 0, 4, "FLV\x01" },
+	{ 0, 8, "\x30\x26\xb2\x75\x8e\x66\xcf\x11" }, /* ASF: WMV, WMA */
+	{ 0, 4, "\0\0\x01\xba" },              /* MPEG program stream */
+	{ 0, 4, "PK\x03\x04" },                /* ZIP and its containers */
+	{ 0, 4, "PK\x05\x06" },                /* empty ZIP */
+	{ 0, 4, "PK\x07\x08" },                /* spanned ZIP */
+	{ 0, 2, "\x1f\x8b" },                  /* gzip */
+	{ 0, 3, "BZh" },                       /* bzip2 (+ digit, checked below) */
+	{ 0, 6, "\xfd" "7zXZ\0" },             /* xz */
+	{ 0, 4, "\x28\xb5\x2f\xfd" },          /* zstd frame */
+	{ 0, 6, "7z\xbc\xaf\x27\x1c" },        /* 7z */
+	{ 0, 6, "Rar!\x1a\x07" },
+	{ 0, 4, "\x04\x22\x4d\x18" },          /* LZ4 frame */
+	{ 0, 4, "wOFF" },
+	{ 0, 4, "wOF2" },
+};
+
+bool kiln_media_magic(const unsigned char *buf, size_t n)
+{
+	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++) {
+		const struct magic *m = &magics[i];
+		if (n < (size_t)m->offset + m->len)
+			continue;
+		if (memcmp(buf + m->offset, m->bytes, m->len) != 0)
+			continue;
+		if (m->bytes[0] == 'B' && (n < 4 || buf[3] < '1' || buf[3] > '9'))
+			continue; /* "BZh" must be followed by the block size digit */
+		if (m->offset == 8 && memcmp(buf, "RIFF", 4) != 0)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+bool kiln_glob_match(const char *glob, const char *relpath)
+{
+	const char *base;
+
+	if (strncmp(glob, "./", 2) == 0)
+		glob += 2;
+	if (strchr(glob, '/'))
+		return fnmatch(glob, relpath, 0) == 0;
+	base = strrchr(relpath, '/');
+	return fnmatch(glob, base ? base + 1 : relpath, 0) == 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * classify.h - deciding what a file is, from its name and its first bytes.
+ *
+ * Pure functions over strings and byte buffers: no I/O, no state, safe from
+ * any thread.  The order in which run.c applies them is the order of the
+ * outcome rules: sibling, excluded, media, small.
+ */
+#ifndef KILN_CLASSIFY_H
+#define KILN_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Bytes of a file's start that kiln_media_magic() looks at. */
+#define KILN_MAGIC_BYTES 16
+
+/* Suffixes of the precompressed siblings kiln knows, including ones it does
+ * not write yet (".zst"): a file "X.gz" next to "X" is never an input. */
+extern const char *const kiln_sibling_suffixes[];
+
+/* If NAME ends in a sibling suffix and is longer than it, return the length
+ * of the base name ("app.js.gz" -> 6); otherwise 0. */
+size_t kiln_sibling_base_len(const char *name);
+
+/* True for the names kiln itself writes in a tree: the manifest, the nginx
+ * snippet and temporary files (see kiln_is_temp_name()). */
+bool kiln_is_own_output(const char *name);
+
+/* True for kiln's temporary file names: ".kiln-" 6 characters ".tmp". */
+bool kiln_is_temp_name(const char *name);
+
+/* True if NAME's last extension (after the last '.', compared without regard
+ * to ASCII case) is one of already-compressed media/archive types. */
+bool kiln_media_extension(const char *name);
+
+/* True if the first N bytes of a file (N may be less than KILN_MAGIC_BYTES
+ * for short files) carry the signature of an already-compressed format:
+ * PNG, JPEG, GIF, WebP/AVI (RIFF), ISO-BMFF (MP4, MOV, HEIC, AVIF, 3GP),
+ * JPEG XL, Matroska/WebM, Ogg, FLAC, MP3, AAC (ADTS), FLV, ASF/WMV,
+ * MPEG-PS, ZIP (and JAR, APK, EPUB, OOXML, ODF), gzip, bzip2, xz, zstd, 7z,
+ * RAR, LZ4, WOFF and WOFF2.  Signatures are the formats' own published
+ * magic numbers. */
+bool kiln_media_magic(const unsigned char *buf, size_t n);
+
+/*
+ * Match RELPATH (relative to the tree root, '/'-separated) against a glob:
+ * a glob with a '/' is matched with fnmatch(3) against the whole RELPATH,
+ * '*' matching '/' too (a leading "./" in the glob is ignored); a glob
+ * without '/' is matched against the last component only.
+ */
+bool kiln_glob_match(const char *glob, const char *relpath);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * kiln.h - the public interface of libkiln, the library behind the kiln tool.
+ *
+ * libkiln walks a tree of web assets and writes, next to each file that
+ * benefits, a precompressed sibling per content-coding: NAME.gz (gzip,
+ * RFC 1952, encoded by libdeflate) and NAME.br (brotli, RFC 7932), so that a
+ * server such as nginx (gzip_static, brotli_static) only ever sends prebuilt
+ * bytes.
+ *
+ * Conventions used by every function below:
+ *  - Sizes are in bytes, times in seconds (double) unless a name says _ns.
+ *  - Paths are byte strings (any bytes but NUL; not necessarily UTF-8).
+ *  - The library never prints, never exits and never aborts on bad input: it
+ *    returns a kiln_status and describes each file's outcome through the
+ *    callbacks the caller registers.  Wording, verbosity and exit codes are
+ *    the caller's business.
+ *  - Strings passed to callbacks are owned by the library and valid only for
+ *    the duration of the call.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+#define KILN_VERSION_STRING "0.1.0"
+
+/* Result of a library call, and the kind of a per-file error. */
+typedef enum kiln_status {
+	KILN_OK = 0,
+	KILN_ERR_INVALID,   /* an argument or option is out of range */
+	KILN_ERR_NOMEM,     /* an allocation failed */
+	KILN_ERR_IO,        /* a system call failed; errnum says why */
+	KILN_ERR_CHANGED,   /* the source changed while it was read */
+	KILN_ERR_VERIFY,    /* a sibling did not decode to its source */
+	KILN_ERR_UNSAFE,    /* refused: would write through or over a non-file */
+	KILN_ERR_ENCODER,   /* an encoder failed for a reason other than memory */
+	KILN_ERR_CANCELLED, /* kiln_run_cancel() was called */
+} kiln_status;
+
+/*
+ * Content-codings kiln can produce.  The names are the HTTP content-coding
+ * tokens of the IANA registry (RFC 9110 section 8.4.1): "gzip" and "br".
+ * The order is the order of preference when two siblings tie (gzip first:
+ * every client that accepts br also accepts gzip, not the reverse).
+ */
+typedef enum kiln_coding {
+	KILN_CODING_GZIP = 0,
+	KILN_CODING_BR = 1,
+	KILN_NCODINGS
+} kiln_coding;
+
+/* The decision kiln made for one file found under a tree. */
+typedef enum kiln_outcome {
+	KILN_OUTCOME_COMPRESSED, /* at least one sibling kept */
+	KILN_OUTCOME_SIBLING,    /* is itself a sibling or a kiln output */
+	KILN_OUTCOME_EXCLUDED,   /* matched --exclude, or no --include */
+	KILN_OUTCOME_MEDIA,      /* already-compressed content */
+	KILN_OUTCOME_SMALL,      /* smaller than min_size */
+	KILN_OUTCOME_NO_GAIN,    /* no encoding met max_ratio */
+	KILN_OUTCOME_SYMLINK,    /* a symbolic link, not followed */
+	KILN_OUTCOME_SPECIAL,    /* FIFO, socket or device: never opened */
+	KILN_OUTCOME_ERROR,      /* failed; see kiln_report.error */
+	KILN_NOUTCOMES
+} kiln_outcome;
+
+/* What happened to one content-coding of one file. */
+typedef enum kiln_coding_outcome {
+	KILN_CODING_OFF = 0, /* not requested, or the file was not compressed */
+	KILN_CODING_KEPT,    /* sibling written (or, dry run, would be) */
+	KILN_CODING_NO_GAIN, /* encoded, but not small enough to keep */
+} kiln_coding_outcome;
+
+/* An error: what failed, and the errno of the failing call (0 if none). */
+struct kiln_error {
+	kiln_status status;
+	int errnum;
+	/* Static lowercase phrase naming the failed step, e.g. "cannot open",
+	 * "cannot write sibling"; never NULL when status != KILN_OK. */
+	const char *what;
+	/* What to append to the report's path to name the file the error is
+	 * about: "" for the source itself, ".gz" for its gzip sibling, ... */
+	const char *suffix;
+};
+
+/*
+ * Options that shape a run.  Initialise with kiln_options_init(), then change
+ * fields.  The library copies what it needs in kiln_run_new(); the caller
+ * keeps ownership of the strings and arrays and may free them afterwards.
+ */
+struct kiln_options {
+	/* Bit set of (1u << kiln_coding); default: gzip only. */
+	unsigned codings;
+	/* libdeflate level 1..12; default 12 (the maximum). */
+	int gzip_level;
+	/* brotli quality 0..11; default 11 (the maximum).  The window is sized
+	 * to the file: the smallest lgwin in 10..24 whose window holds it. */
+	int brotli_quality;
+	/* Files smaller than this many bytes are "small"; default 256. */
+	uint64_t min_size;
+	/* A sibling is kept only if its size <= max_ratio * source size;
+	 * 0 < max_ratio <= 1, default 0.95. */
+	double max_ratio;
+	/* fnmatch(3) globs matched against the path relative to the tree root
+	 * (components joined by '/').  A glob containing '/' is matched against
+	 * the whole relative path and '*' also matches '/'; a glob without '/'
+	 * is matched against the file name alone.  A file matching any exclude
+	 * glob, or matching no include glob when there are any, is excluded. */
+	const char *const *include;
+	size_t n_include;
+	const char *const *exclude;
+	size_t n_exclude;
+	/* Follow symbolic links whose target stays inside the tree; default
+	 * false (links are reported as KILN_OUTCOME_SYMLINK and left alone). */
+	bool follow_symlinks;
+	/* Decode every kept sibling with an independent decoder (zlib inflate,
+	 * libbrotlidec) and compare it with the source before it is written. */
+	bool verify;
+	/* Decide, encode and report, but write nothing. */
+	bool dry_run;
+	/* Worker threads; 0 means the number of online CPUs. */
+	unsigned jobs;
+};
+
+/* Fill *opt with the defaults documented above.  Never fails. */
+void kiln_options_init(struct kiln_options *opt);
+
+/*
+ * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
+ * with *field (if non-NULL) set to a static name of the first bad field
+ * ("gzip_level", "brotli_quality", "max_ratio", "codings").
+ */
+kiln_status kiln_options_check(const struct kiln_options *opt, const char **field);
+
+/* One file's outcome, passed to kiln_callbacks.on_file. */
+struct kiln_report {
+	const char *root;    /* the tree root as given to kiln_run_tree() */
+	const char *path;    /* path relative to root, '/'-separated; "" means
+	                        the root itself (an error about the root) */
+	kiln_outcome outcome;
+	uint64_t size;       /* source size in bytes (0 if unknown) */
+	struct {
+		kiln_coding_outcome outcome;
+		uint64_t size;   /* encoded size in bytes, when encoded */
+	} coding[KILN_NCODINGS];
+	struct kiln_error error; /* set when outcome == KILN_OUTCOME_ERROR */
+};
+
+/*
+ * Callbacks.  Any may be NULL.  They are called from the library's worker
+ * threads, but never two at once for one run (the library serialises them),
+ * so a callback needs no locking of its own for state only it touches.
+ * A callback must not call back into the same kiln_run.
+ */
+struct kiln_callbacks {
+	/* After the walk of one tree: how many candidate files (regular files
+	 * that will be classified) and their total size in bytes. */
+	void (*on_plan)(void *user, const char *root, uint64_t files, uint64_t bytes);
+	/* Once per entry found under the tree, with its final outcome. */
+	void (*on_file)(void *user, const struct kiln_report *report);
+	void *user;
+};
+
+/* An opaque run: options, callbacks, worker state and live temporary files. */
+struct kiln_run;
+
+/*
+ * Create a run.  Copies *opt (and the glob strings) and *cb.  Returns NULL
+ * only when out of memory; check options first with kiln_options_check()
+ * (kiln_run_new() returns NULL for invalid options too).
+ * The result is freed with kiln_run_free().
+ */
+struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb);
+
+/*
+ * Walk the directory ROOT and write siblings as described at the top of this
+ * file, on opt.jobs threads.  Blocks until done.  Every entry found gets one
+ * on_file call.  Returns:
+ *   KILN_OK            the walk completed (individual files may still have
+ *                      failed: they were reported with KILN_OUTCOME_ERROR);
+ *   KILN_ERR_IO        ROOT itself could not be opened or is not a
+ *                      directory (also reported through on_file, path "");
+ *   KILN_ERR_NOMEM     out of memory before work could start;
+ *   KILN_ERR_CANCELLED kiln_run_cancel() was called.
+ * Guarantees, whatever happens: sources are only read, never written; a
+ * sibling appears under its final name only complete (temporary file in the
+ * same directory, then rename(2)); the sibling has the source's permission
+ * bits (mode & 0777) and exact atime/mtime (nanoseconds); encoded bytes
+ * depend only on the source bytes and the options, never on opt.jobs.
+ * Not thread-safe for one run; different runs may be used concurrently.
+ */
+kiln_status kiln_run_tree(struct kiln_run *run, const char *root);
+
+/*
+ * Ask a run to stop as soon as possible: no new file is started, files under
+ * way finish or are abandoned.  Async-signal-safe and thread-safe.
+ */
+void kiln_run_cancel(struct kiln_run *run);
+
+/*
+ * Unlink every temporary file the run currently has open.  Async-signal-safe:
+ * meant for a SIGINT/SIGTERM handler, after kiln_run_cancel(), before the
+ * handler re-raises the signal.  Temporary files are named ".kiln-XXXXXX.tmp"
+ * in the directory of the sibling they become.
+ */
+void kiln_run_remove_temps(struct kiln_run *run);
+
+/* Free a run.  NULL is allowed.  Must not be called while kiln_run_tree()
+ * is running on it. */
+void kiln_run_free(struct kiln_run *run);
+
+/* Static names, never NULL: "compressed", "sibling", "excluded", "media",
+ * "small", "no-gain", "symlink", "special", "error"; "gzip", "br"; the
+ * sibling suffixes ".gz", ".br". */
+const char *kiln_outcome_name(kiln_outcome outcome);
+const char *kiln_coding_name(kiln_coding coding);
+const char *kiln_coding_suffix(kiln_coding coding);
+
+/* Version strings of kiln and of the libraries it runs with, static. */
+const char *kiln_version(void);
+const char *kiln_libdeflate_version(void); /* the headers it was built with */
+const char *kiln_brotli_version(void);     /* the libbrotlienc it runs with */
+const char *kiln_zlib_version(void);       /* the zlib it runs with */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_H */

@@ -1,0 +1,58 @@
+/*
+ * pool.c - the thread pool.
+ *
+ * How kiln uses threads.  The walk lists the whole tree first (it is cheap:
+ * directory reads and lstat, no file contents).  The candidates are then
+ * sorted largest first and handed out through one atomic counter: each
+ * worker takes the next file, reads it, encodes it with every requested
+ * content-coding, verifies, writes the siblings, reports, and takes the next.
+ * Largest first means the long encodes start early and the small files fill
+ * the gaps at the end, so the run ends close to max(total work / N, the
+ * longest single file).  Workers share nothing mutable but that counter, the
+ * callback lock and the cancel flag; each owns its encoder states (reused
+ * from file to file) and its temporary-file slot.  Because every file is
+ * encoded independently from its own bytes, the output cannot depend on how
+ * many workers there are or which one took which file.
+ */
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct thread_arg {
+	void (*fn)(void *arg, unsigned worker);
+	void *arg;
+	unsigned worker;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *t = p;
+
+	t->fn(t->arg, t->worker);
+	return NULL;
+}
+
+unsigned kiln_pool_run(unsigned n, void (*fn)(void *arg, unsigned worker), void *arg)
+{
+	pthread_t *tids = NULL;
+	struct thread_arg *args = NULL;
+	unsigned started = 0;
+
+	if (n > 1) {
+		tids = calloc(n, sizeof(*tids));
+		args = calloc(n, sizeof(*args));
+	}
+	for (unsigned i = 1; tids && args && i < n; i++) {
+		args[started] = (struct thread_arg){ fn, arg, started + 1 };
+		if (pthread_create(&tids[started], NULL, thread_main, &args[started]) != 0)
+			break;
+		started++;
+	}
+	fn(arg, 0);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	free(tids);
+	free(args);
+	return started + 1;
+}

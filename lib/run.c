@@ -1,0 +1,445 @@
+/*
+ * run.c - a run: options, the per-tree plan, and the work done per file.
+ *
+ * kiln_run_tree() walks the tree (walk.c), reports what the walk already
+ * decided, sorts the candidates largest first and lets kiln_pool_run() work
+ * through them (the threading is described in pool.c).  For each candidate,
+ * process_file() applies the remaining outcome rules in order (media by
+ * magic bytes or extension, small), encodes, decides which siblings to keep,
+ * verifies, and hands the kept ones to the atomic writer (sibling.c).
+ */
+#include "kiln.h"
+
+#include "classify.h"
+#include "codec.h"
+#include "pool.h"
+#include "sibling.h"
+#include "source.h"
+#include "walk.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct worker {
+	void *codec_state[KILN_NCODINGS]; /* made on first use, reused */
+	struct kiln_tempslot slot;
+};
+
+struct kiln_run {
+	struct kiln_options opt;
+	char **globs; /* owned copies of opt.include then opt.exclude */
+	struct kiln_callbacks cb;
+	pthread_mutex_t cb_lock;
+	atomic_int cancelled;
+	unsigned nworkers;
+	struct worker *workers;
+
+	/* the tree under way */
+	const char *root;
+	struct kiln_walk walk;
+	size_t *order;     /* indexes of candidates, largest first */
+	size_t norder;
+	atomic_size_t next; /* next index into order */
+};
+
+void kiln_options_init(struct kiln_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->codings = 1u << KILN_CODING_GZIP;
+	opt->gzip_level = 12;
+	opt->brotli_quality = 11;
+	opt->min_size = 256;
+	opt->max_ratio = 0.95;
+}
+
+kiln_status kiln_options_check(const struct kiln_options *opt, const char **field)
+{
+	const char *bad = NULL;
+
+	if (opt->codings == 0 || (opt->codings & ~((1u << KILN_NCODINGS) - 1)))
+		bad = "codings";
+	else if (opt->gzip_level < 1 || opt->gzip_level > 12)
+		bad = "gzip_level";
+	else if (opt->brotli_quality < 0 || opt->brotli_quality > 11)
+		bad = "brotli_quality";
+	else if (!(opt->max_ratio > 0.0 && opt->max_ratio <= 1.0))
+		bad = "max_ratio";
+	if (field)
+		*field = bad;
+	return bad ? KILN_ERR_INVALID : KILN_OK;
+}
+
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 1024 ? 1024 : (unsigned)n;
+}
+
+struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb)
+{
+	struct kiln_run *run;
+	size_t nglobs = opt->n_include + opt->n_exclude;
+
+	if (kiln_options_check(opt, NULL) != KILN_OK)
+		return NULL;
+	run = calloc(1, sizeof(*run));
+	if (!run)
+		return NULL;
+	run->opt = *opt;
+	if (cb)
+		run->cb = *cb;
+	pthread_mutex_init(&run->cb_lock, NULL);
+	run->nworkers = opt->jobs ? opt->jobs : online_cpus();
+	run->workers = calloc(run->nworkers, sizeof(*run->workers));
+	run->globs = calloc(nglobs + 1, sizeof(char *));
+	if (!run->workers || !run->globs)
+		goto fail;
+	for (size_t i = 0; i < nglobs; i++) {
+		const char *g = i < opt->n_include ? opt->include[i]
+						   : opt->exclude[i - opt->n_include];
+		if (!(run->globs[i] = strdup(g)))
+			goto fail;
+	}
+	run->opt.include = (const char *const *)run->globs;
+	run->opt.exclude = (const char *const *)run->globs + opt->n_include;
+	return run;
+fail:
+	kiln_run_free(run);
+	return NULL;
+}
+
+void kiln_run_free(struct kiln_run *run)
+{
+	if (!run)
+		return;
+	for (unsigned w = 0; run->workers && w < run->nworkers; w++)
+		for (int c = 0; c < KILN_NCODINGS; c++)
+			if (run->workers[w].codec_state[c])
+				kiln_codecs[c]->state_free(run->workers[w].codec_state[c]);
+	for (size_t i = 0; run->globs && run->globs[i]; i++)
+		free(run->globs[i]);
+	free(run->globs);
+	free(run->workers);
+	pthread_mutex_destroy(&run->cb_lock);
+	free(run);
+}
+
+void kiln_run_cancel(struct kiln_run *run)
+{
+	atomic_store(&run->cancelled, 1);
+}
+
+void kiln_run_remove_temps(struct kiln_run *run)
+{
+	for (unsigned w = 0; w < run->nworkers; w++)
+		kiln_tempslot_unlink(&run->workers[w].slot);
+}
+
+static void report(struct kiln_run *run, const struct kiln_report *r)
+{
+	if (!run->cb.on_file)
+		return;
+	pthread_mutex_lock(&run->cb_lock);
+	run->cb.on_file(run->cb.user, r);
+	pthread_mutex_unlock(&run->cb_lock);
+}
+
+static void report_error(struct kiln_report *r, kiln_status st, int errnum,
+			 const char *what, const char *suffix)
+{
+	r->outcome = KILN_OUTCOME_ERROR;
+	r->error.status = st;
+	r->error.errnum = errnum;
+	r->error.what = what;
+	r->error.suffix = suffix;
+}
+
+static char *join(const char *root, const char *rel, const char *suffix)
+{
+	size_t a = strlen(root), b = strlen(rel), c = strlen(suffix);
+	char *p = malloc(a + b + c + 2);
+
+	if (p) {
+		memcpy(p, root, a);
+		p[a] = '/';
+		memcpy(p + a + 1, rel, b);
+		memcpy(p + a + 1 + b, suffix, c + 1);
+	}
+	return p;
+}
+
+/*
+ * Which encodings to keep, given each one's encoded size (0 = did not fit):
+ *  - each is kept if its size <= max_ratio * source size;
+ *  - when any other sibling is kept, gzip is kept too whenever it is smaller
+ *    than the source at all: gzip-only clients then get a prebuilt file, and
+ *    nginx's gzip_static adds Vary for every response of the asset;
+ *  - two kept siblings never have the same size, since nginx's ETag is
+ *    mtime-size and the siblings share the source's mtime: the later (less
+ *    widely supported) coding is dropped.
+ */
+static void decide(const struct kiln_options *opt, uint64_t size, const size_t enc[KILN_NCODINGS],
+		   bool keep[KILN_NCODINGS])
+{
+	bool other = false;
+
+	for (int c = 0; c < KILN_NCODINGS; c++) {
+		keep[c] = (opt->codings & (1u << c)) && enc[c] > 0 &&
+			  (double)enc[c] <= opt->max_ratio * (double)size;
+		if (c != KILN_CODING_GZIP && keep[c])
+			other = true;
+	}
+	if (other && enc[KILN_CODING_GZIP] > 0 && enc[KILN_CODING_GZIP] < size)
+		keep[KILN_CODING_GZIP] = true;
+	for (int c = 1; c < KILN_NCODINGS; c++)
+		for (int d = 0; d < c; d++)
+			if (keep[c] && keep[d] && enc[c] == enc[d])
+				keep[c] = false;
+}
+
+/* Room to give an encoder: anything larger could never be kept. */
+static size_t encode_cap(const struct kiln_options *opt, kiln_coding c, size_t size)
+{
+	if (c == KILN_CODING_GZIP && (opt->codings & ~(1u << KILN_CODING_GZIP)))
+		return size ? size - 1 : 0; /* may be kept if smaller at all */
+	return (size_t)(opt->max_ratio * (double)size);
+}
+
+static void process_file(struct kiln_run *run, struct worker *wk, const struct kiln_entry *e)
+{
+	const struct kiln_options *opt = &run->opt;
+	struct kiln_report r = { .root = run->root, .path = e->rel, .size = (uint64_t)e->st.st_size };
+	uint8_t head[KILN_MAGIC_BYTES], *src = NULL, *enc[KILN_NCODINGS] = { 0 };
+	size_t enc_len[KILN_NCODINGS] = { 0 };
+	bool keep[KILN_NCODINGS] = { 0 };
+	char *path = join(run->root, e->rel, "");
+	struct stat st;
+	ssize_t nhead;
+	size_t size;
+	int fd = -1;
+
+	if (!path) {
+		report_error(&r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
+		goto out;
+	}
+	fd = kiln_source_open(path, e->via_link, &e->st, &st, &r.error);
+	if (fd < 0) {
+		r.outcome = KILN_OUTCOME_ERROR;
+		goto out;
+	}
+	r.size = (uint64_t)st.st_size;
+	nhead = kiln_source_head(fd, head, sizeof(head));
+	if (nhead < 0) {
+		report_error(&r, KILN_ERR_IO, errno, "cannot read", "");
+		goto out;
+	}
+	if (kiln_media_extension(e->rel) || kiln_media_magic(head, (size_t)nhead)) {
+		r.outcome = KILN_OUTCOME_MEDIA;
+		goto out;
+	}
+	if (r.size < opt->min_size) {
+		r.outcome = KILN_OUTCOME_SMALL;
+		goto out;
+	}
+	if (kiln_source_read(fd, &st, &src, &r.error) != KILN_OK) {
+		r.outcome = KILN_OUTCOME_ERROR;
+		goto out;
+	}
+	size = (size_t)st.st_size;
+
+	for (int c = 0; c < KILN_NCODINGS; c++) {
+		const struct kiln_codec *codec = kiln_codecs[c];
+		size_t cap = encode_cap(opt, (kiln_coding)c, size);
+		kiln_status s;
+
+		if (!(opt->codings & (1u << c)))
+			continue;
+		if (!wk->codec_state[c] && !(wk->codec_state[c] = codec->state_new(opt))) {
+			report_error(&r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder", "");
+			goto out;
+		}
+		if (cap && !(enc[c] = malloc(cap))) {
+			report_error(&r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
+			goto out;
+		}
+		s = codec->encode(wk->codec_state[c], src, size, enc[c], cap, &enc_len[c]);
+		if (s != KILN_OK) {
+			report_error(&r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0,
+				     "encoder failed", codec->suffix);
+			goto out;
+		}
+		r.coding[c].outcome = KILN_CODING_NO_GAIN;
+		r.coding[c].size = enc_len[c];
+	}
+	decide(opt, r.size, enc_len, keep);
+
+	for (int c = 0; c < KILN_NCODINGS && opt->verify; c++) {
+		kiln_status s;
+		if (!keep[c])
+			continue;
+		s = kiln_codecs[c]->verify(enc[c], enc_len[c], src, size);
+		if (s != KILN_OK) {
+			report_error(&r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0,
+				     s == KILN_ERR_VERIFY ? "sibling does not decode to its source"
+							  : "cannot verify sibling",
+				     kiln_codecs[c]->suffix);
+			goto out;
+		}
+	}
+	if (!kiln_source_unchanged(fd, &st)) {
+		report_error(&r, KILN_ERR_CHANGED, 0, "file changed while being compressed", "");
+		goto out;
+	}
+
+	r.outcome = KILN_OUTCOME_NO_GAIN;
+	for (int c = 0; c < KILN_NCODINGS; c++) {
+		const char *suffix = kiln_codecs[c]->suffix;
+		char *sib;
+		if (!keep[c])
+			continue;
+		if (!opt->dry_run) {
+			if (atomic_load(&run->cancelled)) {
+				report_error(&r, KILN_ERR_CANCELLED, 0, "cancelled", "");
+				goto out;
+			}
+			if (!(sib = join(run->root, e->rel, suffix))) {
+				report_error(&r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
+				goto out;
+			}
+			kiln_status s = kiln_sibling_write(&wk->slot, sib, enc[c], enc_len[c],
+							   &st, &r.error);
+			free(sib);
+			if (s != KILN_OK) {
+				r.outcome = KILN_OUTCOME_ERROR;
+				r.error.suffix = suffix;
+				goto out;
+			}
+		}
+		r.coding[c].outcome = KILN_CODING_KEPT;
+		r.outcome = KILN_OUTCOME_COMPRESSED;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	for (int c = 0; c < KILN_NCODINGS; c++)
+		free(enc[c]);
+	free(src);
+	free(path);
+	report(run, &r);
+}
+
+static void work(void *arg, unsigned worker)
+{
+	struct kiln_run *run = arg;
+	struct worker *wk = &run->workers[worker];
+
+	for (;;) {
+		size_t i = atomic_fetch_add(&run->next, 1);
+		if (i >= run->norder || atomic_load(&run->cancelled))
+			return;
+		process_file(run, wk, &run->walk.v[run->order[i]]);
+	}
+}
+
+struct order_key {
+	uint64_t size;
+	size_t index;
+};
+
+/* Largest first; walk order (already deterministic) between equals. */
+static int by_size_desc(const void *a, const void *b)
+{
+	const struct order_key *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static char *strip_slashes(const char *root)
+{
+	char *r = strdup(root);
+	size_t n;
+
+	if (!r)
+		return NULL;
+	n = strlen(r);
+	while (n > 1 && r[n - 1] == '/')
+		r[--n] = '\0';
+	return r;
+}
+
+kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
+{
+	struct kiln_report r;
+	struct kiln_error root_err = { 0 };
+	struct order_key *keys = NULL;
+	uint64_t bytes = 0;
+	char *root = strip_slashes(root_arg);
+	kiln_status ret;
+
+	if (!root)
+		return KILN_ERR_NOMEM;
+	run->root = root;
+	memset(&run->walk, 0, sizeof(run->walk));
+	ret = kiln_walk(root, &run->opt, &run->walk, &root_err);
+	if (ret == KILN_ERR_IO) {
+		memset(&r, 0, sizeof(r));
+		r.root = root;
+		r.path = "";
+		r.outcome = KILN_OUTCOME_ERROR;
+		r.error = root_err;
+		report(run, &r);
+	}
+	if (ret != KILN_OK)
+		goto out;
+
+	keys = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*keys));
+	run->order = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*run->order));
+	if (!keys || !run->order) {
+		ret = KILN_ERR_NOMEM;
+		goto out;
+	}
+	run->norder = 0;
+	for (size_t i = 0; i < run->walk.n; i++) {
+		const struct kiln_entry *e = &run->walk.v[i];
+		if (e->outcome == KILN_OUTCOME_CANDIDATE)
+			keys[run->norder++] = (struct order_key){ (uint64_t)e->st.st_size, i };
+		bytes += S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
+	}
+	qsort(keys, run->norder, sizeof(*keys), by_size_desc);
+	for (size_t i = 0; i < run->norder; i++)
+		run->order[i] = keys[i].index;
+
+	if (run->cb.on_plan)
+		run->cb.on_plan(run->cb.user, root, run->walk.n, bytes);
+	/* what the walk decided alone is reported before any work starts */
+	for (size_t i = 0; i < run->walk.n; i++) {
+		const struct kiln_entry *e = &run->walk.v[i];
+		if (e->outcome == KILN_OUTCOME_CANDIDATE)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.root = root;
+		r.path = e->rel;
+		r.outcome = e->outcome;
+		r.size = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
+		r.error = e->err;
+		report(run, &r);
+	}
+	atomic_store(&run->next, 0);
+	kiln_pool_run(run->nworkers, work, run);
+	ret = atomic_load(&run->cancelled) ? KILN_ERR_CANCELLED : KILN_OK;
+out:
+	free(keys);
+	free(run->order);
+	run->order = NULL;
+	kiln_walk_free(&run->walk);
+	free(root);
+	run->root = NULL;
+	return ret;
+}

@@ -1,0 +1,114 @@
+/*
+ * sibling.c - create-temp, write, set metadata, rename.
+ *
+ * Order matters: data first, then fchmod (the temp file starts 0600), then
+ * futimens last, because any later write would move mtime again.  rename(2)
+ * does not touch the file's timestamps, so the final name carries the
+ * source's mtime, which is what nginx turns into Last-Modified and ETag.
+ */
+#include "sibling.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static kiln_status fail(struct kiln_error *err, kiln_status st, int errnum,
+			const char *what)
+{
+	err->status = st;
+	err->errnum = errnum;
+	err->what = what;
+	return st;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void slot_release(struct kiln_tempslot *slot)
+{
+	atomic_store(&slot->live, 0);
+}
+
+kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,
+			       const uint8_t *data, size_t len, const struct stat *src,
+			       struct kiln_error *err)
+{
+	const char *slash = strrchr(final_path, '/');
+	size_t dirlen = slash ? (size_t)(slash - final_path) + 1 : 0;
+	struct timespec times[2] = { src->st_atim, src->st_mtim };
+	struct stat st;
+	int fd, e;
+
+	if (strlen(slash ? slash + 1 : final_path) > NAME_MAX)
+		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "sibling name too long");
+	if (lstat(final_path, &st) == 0 && !S_ISREG(st.st_mode))
+		return fail(err, KILN_ERR_UNSAFE, 0,
+			    S_ISLNK(st.st_mode) ? "sibling path is a symbolic link, not replaced"
+			    : S_ISDIR(st.st_mode) ? "sibling path is a directory, not replaced"
+						  : "sibling path is not a regular file, not replaced");
+	if (dirlen + sizeof(".kiln-XXXXXX.tmp") > sizeof(slot->path))
+		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
+	memcpy(slot->path, final_path, dirlen);
+	memcpy(slot->path + dirlen, ".kiln-XXXXXX.tmp", sizeof(".kiln-XXXXXX.tmp"));
+	fd = mkostemps(slot->path, 4, O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, KILN_ERR_IO, errno, "cannot create temporary file");
+	atomic_store(&slot->live, 1);
+
+	if (write_all(fd, data, len) != 0) {
+		e = errno;
+		close(fd);
+		goto fail_unlink_write;
+	}
+	if (fchmod(fd, src->st_mode & 0777) != 0) {
+		e = errno;
+		close(fd);
+		kiln_tempslot_unlink(slot);
+		return fail(err, KILN_ERR_IO, e, "cannot set sibling permissions");
+	}
+	if (geteuid() == 0 && fchown(fd, src->st_uid, src->st_gid) != 0) {
+		/* best effort: a filesystem without owners is not an error */
+	}
+	if (futimens(fd, times) != 0) {
+		e = errno;
+		close(fd);
+		kiln_tempslot_unlink(slot);
+		return fail(err, KILN_ERR_IO, e, "cannot set sibling times");
+	}
+	if (close(fd) != 0) { /* NFS and some quotas report write errors here */
+		e = errno;
+		goto fail_unlink_write;
+	}
+	if (rename(slot->path, final_path) != 0) {
+		e = errno;
+		kiln_tempslot_unlink(slot);
+		return fail(err, KILN_ERR_IO, e, "cannot rename sibling into place");
+	}
+	slot_release(slot);
+	return KILN_OK;
+
+fail_unlink_write:
+	kiln_tempslot_unlink(slot);
+	return fail(err, KILN_ERR_IO, e, "cannot write sibling");
+}
+
+void kiln_tempslot_unlink(struct kiln_tempslot *slot)
+{
+	if (atomic_exchange(&slot->live, 0))
+		unlink(slot->path);
+}

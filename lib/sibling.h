@@ -1,0 +1,49 @@
+/*
+ * sibling.h - the atomic sibling writer.
+ *
+ * A sibling is never visible half-written: bytes go to a temporary file in
+ * the sibling's own directory (so rename(2) stays on one filesystem and is
+ * atomic), which gets the source's permission bits and timestamps and is then
+ * renamed over the final name.  Readers see the old sibling or the new one,
+ * never a mix, never a prefix.
+ *
+ * Each writer owns a kiln_tempslot that records the temporary file it has
+ * open, so that a signal handler can unlink it (kiln_tempslot_unlink() is
+ * async-signal-safe).  A temporary file survives only a SIGKILL or a crash;
+ * it has a recognisable name (".kiln-XXXXXX.tmp", see classify.h) and is never
+ * mistaken for an input.
+ */
+#ifndef KILN_SIBLING_H
+#define KILN_SIBLING_H
+
+#include "kiln.h"
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct kiln_tempslot {
+	atomic_int live;      /* 1 while path names a temp file we created */
+	char path[PATH_MAX];
+};
+
+/*
+ * Write DATA[0..len) as the file FINAL_PATH, atomically, with SRC's
+ * permission bits (mode & 0777), and SRC's atime and mtime to the nanosecond;
+ * when run as root, also SRC's owner and group (best effort).
+ * Refuses (KILN_ERR_UNSAFE) when FINAL_PATH exists and is not a regular file:
+ * a symlink, directory or special file there is never followed or replaced.
+ * On any failure the temporary file is removed, FINAL_PATH is left as it
+ * was, and *err says what failed (err->what names CODING_NAME's sibling).
+ * SLOT must not be used by another thread at the same time.
+ */
+kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,
+			       const uint8_t *data, size_t len, const struct stat *src,
+			       struct kiln_error *err);
+
+/* Unlink SLOT's temporary file, if it has one.  Async-signal-safe. */
+void kiln_tempslot_unlink(struct kiln_tempslot *slot);
+
+#endif

@@ -1,0 +1,108 @@
+/* source.c - see source.h. */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void set_err(struct kiln_error *err, kiln_status st, int errnum, const char *what)
+{
+	err->status = st;
+	err->errnum = errnum;
+	err->what = what;
+	err->suffix = "";
+}
+
+int kiln_source_open(const char *path, bool follow, const struct stat *listed,
+		     struct stat *st, struct kiln_error *err)
+{
+	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+	int fd = open(path, flags);
+
+	if (fd < 0) {
+		set_err(err, KILN_ERR_IO, errno, "cannot open");
+		return -1;
+	}
+	if (fstat(fd, st) != 0) {
+		set_err(err, KILN_ERR_IO, errno, "cannot stat");
+		goto fail;
+	}
+	if (!S_ISREG(st->st_mode) || st->st_dev != listed->st_dev ||
+	    st->st_ino != listed->st_ino) {
+		set_err(err, KILN_ERR_CHANGED, 0, "file was replaced during the run");
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+ssize_t kiln_source_head(int fd, uint8_t *buf, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = pread(fd, buf, n, 0);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
+			     struct kiln_error *err)
+{
+	size_t size = (size_t)st->st_size, done = 0;
+	uint8_t *buf = NULL, extra;
+	ssize_t r;
+
+	*out = NULL;
+	if ((uint64_t)st->st_size > SIZE_MAX) {
+		set_err(err, KILN_ERR_NOMEM, EFBIG, "file too large to read");
+		return KILN_ERR_NOMEM;
+	}
+	if (size && !(buf = malloc(size))) {
+		set_err(err, KILN_ERR_NOMEM, ENOMEM, "cannot read");
+		return KILN_ERR_NOMEM;
+	}
+	while (done < size) {
+		size_t want = size - done > (1u << 30) ? (1u << 30) : size - done;
+		r = pread(fd, buf + done, want, (off_t)done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			set_err(err, KILN_ERR_IO, errno, "cannot read");
+			goto fail;
+		}
+		if (r == 0) {
+			set_err(err, KILN_ERR_CHANGED, 0, "file shrank while being read");
+			goto fail;
+		}
+		done += (size_t)r;
+	}
+	do
+		r = pread(fd, &extra, 1, (off_t)size);
+	while (r < 0 && errno == EINTR);
+	if (r != 0) {
+		set_err(err, r < 0 ? KILN_ERR_IO : KILN_ERR_CHANGED, r < 0 ? errno : 0,
+			r < 0 ? "cannot read" : "file grew while being read");
+		goto fail;
+	}
+	*out = buf;
+	return KILN_OK;
+fail:
+	free(buf);
+	return err->status;
+}
+
+bool kiln_source_unchanged(int fd, const struct stat *st)
+{
+	struct stat now;
+
+	return fstat(fd, &now) == 0 && now.st_ino == st->st_ino &&
+	       now.st_dev == st->st_dev && now.st_size == st->st_size &&
+	       now.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	       now.st_mtim.tv_nsec == st->st_mtim.tv_nsec &&
+	       now.st_ctim.tv_sec == st->st_ctim.tv_sec &&
+	       now.st_ctim.tv_nsec == st->st_ctim.tv_nsec;
+}

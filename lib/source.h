@@ -1,0 +1,47 @@
+/*
+ * source.h - opening and reading a source file without trusting it to hold
+ * still.
+ *
+ * A source is opened with O_NONBLOCK (a FIFO put in place of a listed file
+ * cannot hang the run) and O_NOFOLLOW unless it was reached through a link
+ * kiln was told to follow, then checked to be the very file the walk listed.
+ * It is read with read(2) into memory, not mmap(2): a file truncated under an
+ * mmap kills the reader with SIGBUS, a file truncated under read(2) is merely
+ * reported.  After encoding, kiln_source_unchanged() compares the file's
+ * identity, size and times with what was read, so a file rewritten during the
+ * run never gets a sibling of inconsistent content.
+ */
+#ifndef KILN_SOURCE_H
+#define KILN_SOURCE_H
+
+#include "kiln.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * Open PATH for reading and fstat it into *st.  LISTED is the stat the walk
+ * recorded; the open file must be a regular file with the same device and
+ * inode.  Returns an fd, or -1 with *err set.
+ */
+int kiln_source_open(const char *path, bool follow, const struct stat *listed,
+		     struct stat *st, struct kiln_error *err);
+
+/* Read up to N bytes from offset 0 into BUF; returns bytes read or -1. */
+ssize_t kiln_source_head(int fd, uint8_t *buf, size_t n);
+
+/*
+ * Read the whole file (ST->st_size bytes) into a new malloc'ed buffer *out
+ * (NULL for an empty file).  Fails with KILN_ERR_CHANGED if the file turns out
+ * shorter or longer than ST says.  The caller frees *out.
+ */
+kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
+			     struct kiln_error *err);
+
+/* True if FD still has ST's inode, size, mtime and ctime. */
+bool kiln_source_unchanged(int fd, const struct stat *st);
+
+#endif

@@ -1,0 +1,342 @@
+/*
+ * walk.c - depth-first listing of a tree with openat(2)/fdopendir(3).
+ *
+ * Each directory is read whole, its names sorted bytewise, so the listing
+ * does not depend on the filesystem's readdir order.  Knowing every name of a
+ * directory also answers "is app.js.gz the sibling of an app.js?" with a
+ * binary search instead of another stat.
+ *
+ * Symbolic links are not followed unless asked.  When they are, a link must
+ * resolve inside the root (checked on its realpath), and a link to a
+ * directory already on the current path is a loop.
+ */
+#include "walk.h"
+
+#include "classify.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ancestor {
+	dev_t dev;
+	ino_t ino;
+	const struct ancestor *up;
+};
+
+struct walker {
+	const char *root;
+	const char *root_real; /* realpath of root, for the inside-the-tree check */
+	const struct kiln_options *opt;
+	struct kiln_walk *out;
+};
+
+static struct kiln_entry *push(struct kiln_walk *w, const char *rel, const struct stat *st)
+{
+	struct kiln_entry *e;
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 256;
+		struct kiln_entry *v = realloc(w->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		w->v = v;
+		w->cap = cap;
+	}
+	e = &w->v[w->n];
+	memset(e, 0, sizeof(*e));
+	e->rel = strdup(rel);
+	if (!e->rel)
+		return NULL;
+	if (st)
+		e->st = *st;
+	e->outcome = KILN_OUTCOME_CANDIDATE;
+	w->n++;
+	return e;
+}
+
+static void set_error(struct kiln_entry *e, kiln_status st, int errnum, const char *what)
+{
+	e->outcome = KILN_OUTCOME_ERROR;
+	e->err.status = st;
+	e->err.errnum = errnum;
+	e->err.what = what;
+	e->err.suffix = "";
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_name(char **names, size_t n, const char *name)
+{
+	return bsearch(&name, names, n, sizeof(*names), cmp_names) != NULL;
+}
+
+static bool excluded(const struct kiln_options *opt, const char *rel)
+{
+	bool included = opt->n_include == 0;
+
+	for (size_t i = 0; i < opt->n_exclude; i++)
+		if (kiln_glob_match(opt->exclude[i], rel))
+			return true;
+	for (size_t i = 0; i < opt->n_include && !included; i++)
+		included = kiln_glob_match(opt->include[i], rel);
+	return !included;
+}
+
+/* Is the file at PATH, once all links are resolved, inside the root? */
+static bool inside_root(const struct walker *wk, const char *path)
+{
+	char *real = realpath(path, NULL);
+	size_t n = strlen(wk->root_real);
+	bool ok;
+
+	if (!real)
+		return false;
+	ok = strncmp(real, wk->root_real, n) == 0 &&
+	     (real[n] == '/' || real[n] == '\0' || (n == 1 && wk->root_real[0] == '/'));
+	free(real);
+	return ok;
+}
+
+static bool on_path(const struct ancestor *a, const struct stat *st)
+{
+	for (; a; a = a->up)
+		if (a->dev == st->st_dev && a->ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static kiln_status walk_dir(struct walker *wk, int dfd, const char *rel,
+			    const struct ancestor *up, bool follow);
+
+/* Decide one name of a directory.  Returns KILN_ERR_NOMEM or KILN_OK. */
+static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char **names,
+			 size_t n, const char *name, const struct ancestor *up)
+{
+	struct kiln_entry *e;
+	struct stat st;
+	size_t rlen = strlen(rel_dir), blen;
+	char *rel = malloc(rlen + strlen(name) + 2);
+	kiln_status ret = KILN_OK;
+
+	if (!rel)
+		return KILN_ERR_NOMEM;
+	if (rlen)
+		memcpy(rel, rel_dir, rlen), rel[rlen++] = '/';
+	strcpy(rel + rlen, name);
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		int err = errno;
+		if (!(e = push(wk->out, rel, NULL)))
+			goto nomem;
+		set_error(e, KILN_ERR_IO, err, "cannot stat");
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		ret = walk_dir(wk, dfd, rel, up, false);
+		goto out;
+	}
+	if (!(e = push(wk->out, rel, &st)))
+		goto nomem;
+
+	blen = kiln_sibling_base_len(name);
+	if (kiln_is_own_output(name) && !S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		/* only at the top: a "kiln-manifest.json" deeper down is an asset */
+		if (kiln_is_temp_name(name) || rlen == 0) {
+			e->outcome = KILN_OUTCOME_SIBLING;
+			goto out;
+		}
+	}
+	if (blen) {
+		char *base = strndup(name, blen);
+		bool sib;
+		if (!base)
+			goto nomem;
+		sib = has_name(names, n, base);
+		free(base);
+		if (sib) {
+			e->outcome = KILN_OUTCOME_SIBLING;
+			goto out;
+		}
+	}
+	if (excluded(wk->opt, rel)) {
+		e->outcome = KILN_OUTCOME_EXCLUDED;
+		goto out;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		struct stat tst;
+		char *full;
+		if (!wk->opt->follow_symlinks) {
+			e->outcome = KILN_OUTCOME_SYMLINK;
+			goto out;
+		}
+		if (fstatat(dfd, name, &tst, 0) != 0) {
+			set_error(e, KILN_ERR_IO, errno,
+				  errno == ELOOP ? "symbolic link loop" : "dangling symbolic link");
+			goto out;
+		}
+		full = malloc(strlen(wk->root) + strlen(rel) + 2);
+		if (!full)
+			goto nomem;
+		strcpy(full, wk->root);
+		strcat(full, "/");
+		strcat(full, rel);
+		bool inside = inside_root(wk, full);
+		free(full);
+		if (!inside) {
+			set_error(e, KILN_ERR_UNSAFE, 0, "symbolic link points outside the tree");
+			goto out;
+		}
+		e->st = tst;
+		e->via_link = true;
+		if (S_ISDIR(tst.st_mode)) {
+			/* the entry stands for the link itself; its files follow */
+			if (on_path(up, &tst)) {
+				set_error(e, KILN_ERR_UNSAFE, ELOOP, "symbolic link loop");
+				goto out;
+			}
+			wk->out->n--;
+			free(wk->out->v[wk->out->n].rel);
+			ret = walk_dir(wk, dfd, rel, up, true);
+			goto out;
+		}
+		st = tst;
+	}
+	if (!S_ISREG(st.st_mode))
+		e->outcome = KILN_OUTCOME_SPECIAL;
+out:
+	free(rel);
+	return ret;
+nomem:
+	free(rel);
+	return KILN_ERR_NOMEM;
+}
+
+/* Walk the directory named by REL ("" for the root) relative to PARENT_FD;
+ * FOLLOW when it is reached through a symbolic link (or is the root). */
+static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
+			    const struct ancestor *up, bool follow)
+{
+	const char *name = *rel ? strrchr(rel, '/') : NULL;
+	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK;
+	struct ancestor self;
+	struct stat st;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	kiln_status ret = KILN_OK;
+	struct dirent *d;
+	DIR *dir;
+	int fd;
+
+	name = *rel ? (name ? name + 1 : rel) : wk->root;
+	if (!follow) /* it was a directory when listed: never a link now */
+		flags |= O_NOFOLLOW;
+	fd = openat(parent_fd, name, flags);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int err = errno;
+		struct kiln_entry *e;
+		if (fd >= 0)
+			close(fd);
+		if (!(e = push(wk->out, rel, NULL)))
+			return KILN_ERR_NOMEM;
+		set_error(e, KILN_ERR_IO, err, "cannot open directory");
+		return KILN_OK;
+	}
+	if (on_path(up, &st)) {
+		struct kiln_entry *e = push(wk->out, rel, &st);
+		close(fd);
+		if (!e)
+			return KILN_ERR_NOMEM;
+		set_error(e, KILN_ERR_UNSAFE, ELOOP, "directory loop");
+		return KILN_OK;
+	}
+	self.dev = st.st_dev;
+	self.ino = st.st_ino;
+	self.up = up;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return KILN_ERR_NOMEM;
+	}
+	errno = 0;
+	while ((d = readdir(dir)) != NULL) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			char **v = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+			if (!v)
+				goto nomem;
+			names = v;
+		}
+		if (!(names[n] = strdup(d->d_name)))
+			goto nomem;
+		n++;
+	}
+	if (errno != 0) {
+		struct kiln_entry *e = push(wk->out, rel, &st);
+		if (!e)
+			goto nomem;
+		set_error(e, KILN_ERR_IO, errno, "cannot read directory");
+	}
+	qsort(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n && ret == KILN_OK; i++)
+		ret = visit(wk, dirfd(dir), rel, names, n, names[i], &self);
+	goto out;
+nomem:
+	ret = KILN_ERR_NOMEM;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(dir);
+	return ret;
+}
+
+kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
+		      struct kiln_walk *out, struct kiln_error *root_err)
+{
+	struct walker wk = { .root = root, .opt = opt, .out = out };
+	struct stat st;
+	char *real;
+	kiln_status ret;
+
+	root_err->suffix = "";
+	if (stat(root, &st) != 0) {
+		root_err->status = KILN_ERR_IO;
+		root_err->errnum = errno;
+		root_err->what = "cannot open directory";
+		return KILN_ERR_IO;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		root_err->status = KILN_ERR_IO;
+		root_err->errnum = ENOTDIR;
+		root_err->what = "cannot walk";
+		return KILN_ERR_IO;
+	}
+	real = realpath(root, NULL);
+	if (!real) {
+		root_err->status = KILN_ERR_IO;
+		root_err->errnum = errno;
+		root_err->what = "cannot resolve";
+		return KILN_ERR_IO;
+	}
+	wk.root_real = real;
+	ret = walk_dir(&wk, AT_FDCWD, "", NULL, true);
+	free(real);
+	return ret;
+}
+
+void kiln_walk_free(struct kiln_walk *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->v[i].rel);
+	free(w->v);
+	memset(w, 0, sizeof(*w));
+}

@@ -1,0 +1,49 @@
+/*
+ * walk.h - listing a tree.
+ *
+ * The walk is the only part of kiln that reads directories.  It produces
+ * every entry below the root in a deterministic order (byte order of names,
+ * depth first), with its lstat (or, for a followed link, stat) and the
+ * decisions that need only the name: sibling, kiln's own output, excluded,
+ * symlink, special file.  Entries left undecided are candidates, which the
+ * workers open and classify by content.
+ */
+#ifndef KILN_WALK_H
+#define KILN_WALK_H
+
+#include "kiln.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+/* outcome value of an entry still to be opened and classified by content */
+#define KILN_OUTCOME_CANDIDATE KILN_NOUTCOMES
+
+struct kiln_entry {
+	char *rel;              /* path relative to the root, '/'-separated */
+	struct stat st;         /* lstat, or stat of a followed link's target */
+	kiln_outcome outcome;   /* decided outcome, or KILN_OUTCOME_CANDIDATE */
+	bool via_link;          /* reached through a followed symbolic link */
+	struct kiln_error err;  /* when outcome == KILN_OUTCOME_ERROR */
+};
+
+struct kiln_walk {
+	struct kiln_entry *v;
+	size_t n, cap;
+};
+
+/*
+ * List ROOT (a directory path without trailing '/') into *out, which must be
+ * zeroed.  Per-entry problems (an unreadable subdirectory, a dangling or
+ * escaping link, a loop) become entries with KILN_OUTCOME_ERROR and the walk
+ * goes on.  Returns KILN_OK; KILN_ERR_IO with *root_err set if ROOT itself
+ * cannot be opened as a directory; KILN_ERR_NOMEM.  Free with
+ * kiln_walk_free() in every case.
+ */
+kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
+		      struct kiln_walk *out, struct kiln_error *root_err);
+
+void kiln_walk_free(struct kiln_walk *w);
+
+#endif
