@@ -229,12 +229,13 @@ static void print_verbose(struct ui *ui, const struct kiln_report *r)
 		for (int c = 0; c < KILN_NCODINGS; c++) {
 			if (r->coding[c].outcome == KILN_CODING_OFF)
 				continue;
-			fprintf(ui->err, ", %s ", kiln_coding_name((kiln_coding)c));
-			if (r->coding[c].outcome == KILN_CODING_KEPT)
-				fprintf(ui->err, "%llu B (%.1f%%)", (unsigned long long)r->coding[c].size,
+			fprintf(ui->err, ", %s %llu B", kiln_coding_name((kiln_coding)c),
+				(unsigned long long)r->coding[c].size);
+			if (r->size)
+				fprintf(ui->err, " (%.1f%%)",
 					100.0 * (double)r->coding[c].size / (double)r->size);
-			else
-				fputs("no-gain", ui->err);
+			if (r->coding[c].outcome != KILN_CODING_KEPT)
+				fputs(" no-gain", ui->err);
 		}
 	} else if (r->outcome == KILN_OUTCOME_MEDIA || r->outcome == KILN_OUTCOME_SMALL) {
 		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);

@@ -28,12 +28,16 @@ struct kiln_codec {
 	void *(*state_new)(const struct kiln_options *opt);
 	void (*state_free)(void *state);
 
+	/* Bytes of output room that encode() needs for IN_LEN bytes of input:
+	 * the format's worst case plus whatever slack the encoder wants. */
+	size_t (*bound)(size_t in_len);
+
 	/*
-	 * Encode IN[0..in_len) into OUT, which has room for CAP bytes.  Returns
-	 * KILN_OK with *out_len set; KILN_OK with *out_len == 0 when the result
-	 * does not fit in CAP bytes (the caller calls that "no gain"); or
-	 * KILN_ERR_NOMEM / KILN_ERR_ENCODER.  The output depends only on the
-	 * input and the options the state was made with.
+	 * Encode IN[0..in_len) into OUT, which has room for CAP bytes (CAP at
+	 * least bound(in_len)).  Returns KILN_OK with *out_len set; KILN_OK with
+	 * *out_len == 0 if it did not fit after all; or KILN_ERR_NOMEM /
+	 * KILN_ERR_ENCODER.  The output depends only on the input and the
+	 * options the state was made with, never on CAP.
 	 */
 	kiln_status (*encode)(void *state, const uint8_t *in, size_t in_len,
 			      uint8_t *out, size_t cap, size_t *out_len);

@@ -45,6 +45,11 @@ static void br_state_free(void *state)
 	free(state);
 }
 
+static size_t br_bound(size_t in_len)
+{
+	return BrotliEncoderMaxCompressedSize(in_len) + 16; /* 0 means overflow */
+}
+
 static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len,
 			     uint8_t *out, size_t cap, size_t *out_len)
 {
@@ -66,7 +71,7 @@ static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len,
 				  in_len > (1u << 30) ? (1u << 30) : (uint32_t)in_len);
 	while (!BrotliEncoderIsFinished(enc)) {
 		if (avail_out == 0)
-			goto out; /* does not fit: no gain */
+			goto out; /* does not fit */
 		if (!BrotliEncoderCompressStream(enc, BROTLI_OPERATION_FINISH, &avail_in,
 						 &next_in, &avail_out, &next_out, &total)) {
 			st = KILN_ERR_ENCODER;
@@ -114,6 +119,7 @@ const struct kiln_codec kiln_codec_brotli = {
 	.suffix = ".br",
 	.state_new = br_state_new,
 	.state_free = br_state_free,
+	.bound = br_bound,
 	.encode = br_encode,
 	.verify = br_verify,
 };

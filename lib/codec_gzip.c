@@ -24,6 +24,13 @@ static void gzip_state_free(void *state)
 	libdeflate_free_compressor(state);
 }
 
+static size_t gzip_bound(size_t in_len)
+{
+	/* libdeflate needs room beyond the final size while it writes, so give
+	 * it its own bound rather than the size we would keep */
+	return libdeflate_gzip_compress_bound(NULL, in_len);
+}
+
 static kiln_status gzip_encode(void *state, const uint8_t *in, size_t in_len,
 			       uint8_t *out, size_t cap, size_t *out_len)
 {
@@ -75,6 +82,7 @@ const struct kiln_codec kiln_codec_gzip = {
 	.suffix = ".gz",
 	.state_new = gzip_state_new,
 	.state_free = gzip_state_free,
+	.bound = gzip_bound,
 	.encode = gzip_encode,
 	.verify = gzip_verify,
 };

@@ -12,6 +12,7 @@
 
 #include "classify.h"
 #include "codec.h"
+#include "decide.h"
 #include "pool.h"
 #include "sibling.h"
 #include "source.h"
@@ -173,43 +174,6 @@ static char *join(const char *root, const char *rel, const char *suffix)
 	return p;
 }
 
-/*
- * Which encodings to keep, given each one's encoded size (0 = did not fit):
- *  - each is kept if its size <= max_ratio * source size;
- *  - when any other sibling is kept, gzip is kept too whenever it is smaller
- *    than the source at all: gzip-only clients then get a prebuilt file, and
- *    nginx's gzip_static adds Vary for every response of the asset;
- *  - two kept siblings never have the same size, since nginx's ETag is
- *    mtime-size and the siblings share the source's mtime: the later (less
- *    widely supported) coding is dropped.
- */
-static void decide(const struct kiln_options *opt, uint64_t size, const size_t enc[KILN_NCODINGS],
-		   bool keep[KILN_NCODINGS])
-{
-	bool other = false;
-
-	for (int c = 0; c < KILN_NCODINGS; c++) {
-		keep[c] = (opt->codings & (1u << c)) && enc[c] > 0 &&
-			  (double)enc[c] <= opt->max_ratio * (double)size;
-		if (c != KILN_CODING_GZIP && keep[c])
-			other = true;
-	}
-	if (other && enc[KILN_CODING_GZIP] > 0 && enc[KILN_CODING_GZIP] < size)
-		keep[KILN_CODING_GZIP] = true;
-	for (int c = 1; c < KILN_NCODINGS; c++)
-		for (int d = 0; d < c; d++)
-			if (keep[c] && keep[d] && enc[c] == enc[d])
-				keep[c] = false;
-}
-
-/* Room to give an encoder: anything larger could never be kept. */
-static size_t encode_cap(const struct kiln_options *opt, kiln_coding c, size_t size)
-{
-	if (c == KILN_CODING_GZIP && (opt->codings & ~(1u << KILN_CODING_GZIP)))
-		return size ? size - 1 : 0; /* may be kept if smaller at all */
-	return (size_t)(opt->max_ratio * (double)size);
-}
-
 static void process_file(struct kiln_run *run, struct worker *wk, const struct kiln_entry *e)
 {
 	const struct kiln_options *opt = &run->opt;
@@ -254,7 +218,7 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 
 	for (int c = 0; c < KILN_NCODINGS; c++) {
 		const struct kiln_codec *codec = kiln_codecs[c];
-		size_t cap = encode_cap(opt, (kiln_coding)c, size);
+		size_t cap = codec->bound(size);
 		kiln_status s;
 
 		if (!(opt->codings & (1u << c)))
@@ -263,7 +227,7 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 			report_error(&r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder", "");
 			goto out;
 		}
-		if (cap && !(enc[c] = malloc(cap))) {
+		if (!(enc[c] = malloc(cap))) {
 			report_error(&r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
 			goto out;
 		}
@@ -276,7 +240,7 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 		r.coding[c].outcome = KILN_CODING_NO_GAIN;
 		r.coding[c].size = enc_len[c];
 	}
-	decide(opt, r.size, enc_len, keep);
+	kiln_decide(opt, r.size, enc_len, keep);
 
 	for (int c = 0; c < KILN_NCODINGS && opt->verify; c++) {
 		kiln_status s;

@@ -285,7 +285,8 @@ static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
 			goto nomem;
 		set_error(e, KILN_ERR_IO, errno, "cannot read directory");
 	}
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_names);
 	for (size_t i = 0; i < n && ret == KILN_OK; i++)
 		ret = visit(wk, dirfd(dir), rel, names, n, names[i], &self);
 	goto out;

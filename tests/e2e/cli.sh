@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# cli.sh - the command line: usage errors, help and version, include and
+# exclude, bad files and directories, special files, symbolic links, names
+# that need escaping, and exit statuses.
+. "$(dirname "$0")/lib.sh"
+
+# Usage errors exit 2 and say why.
+usage_case() { # usage_case ARGS...
+	"$KILN" "$@" >"$T/out" 2>"$T/err"
+	local rc=$?
+	check "usage error exits 2: $*" [ $rc -eq 2 ]
+	check "usage error explains itself: $*" grep -q '^kiln: ' "$T/err"
+}
+mkdir -p "$T/empty"
+usage_case
+usage_case --gzip-level 13 "$T/empty"
+usage_case --gzip-level 0 "$T/empty"
+usage_case --gzip-level x "$T/empty"
+usage_case --brotli-quality 12 "$T/empty"
+usage_case --brotli-quality -1 "$T/empty"
+usage_case --max-ratio 0 "$T/empty"
+usage_case --max-ratio 1.5 "$T/empty"
+usage_case --max-ratio abc "$T/empty"
+usage_case --min-size -5 "$T/empty"
+usage_case -j 0 "$T/empty"
+usage_case --no-gzip "$T/empty"
+"$KILN" --no-such-option "$T/empty" >/dev/null 2>&1
+check "unknown option exits 2" [ $? -eq 2 ]
+
+"$KILN" --help >"$T/help" 2>&1
+check "--help exits 0" [ $? -eq 0 ]
+check "--help shows the usage" grep -q '^usage: kiln' "$T/help"
+"$KILN" --version >"$T/version" 2>&1
+check "--version exits 0" [ $? -eq 0 ]
+check "--version names libdeflate's version" grep -qE '^libdeflate [0-9]+\.[0-9]+' "$T/version"
+check "--version names brotli's version" grep -qE '^brotli [0-9]+\.[0-9]+\.[0-9]+' "$T/version"
+check "kiln compress DIR is kiln DIR" "$KILN" compress -q "$T/empty"
+
+# An empty directory is fine; a missing one or a file is an error (exit 1),
+# and the other DIRs are still processed.
+"$KILN" -q "$T/empty"
+check "empty DIR exits 0" [ $? -eq 0 ]
+fresh_site "$T/s"
+echo text >"$T/file"
+"$KILN" -q "$T/missing" "$T/file" "$T/s" 2>"$T/err"
+check "missing DIR exits 1" [ $? -eq 1 ]
+check "missing DIR is named" grep -qF "kiln: $T/missing: " "$T/err"
+check "a file as DIR is named" grep -qF "kiln: $T/file: " "$T/err"
+check "the good DIR is still processed" decodes_to "$T/s/index.html.gz" "$T/s/index.html"
+check "DIR/ with a trailing slash works" "$KILN" -q "$T/s/"
+
+# --include and --exclude (globs relative to DIR).
+fresh_site "$T/x"
+"$KILN" -q --exclude '*.json' --exclude 'docs/*' "$T/x"
+check "--exclude '*.json' (any depth)" [ ! -e "$T/x/data/products.json.gz" ]
+check "--exclude 'docs/*'" [ -z "$(find "$T/x/docs" -name '*.gz')" ]
+check "--exclude leaves the rest" [ -f "$T/x/index.html.gz" ]
+fresh_site "$T/i"
+"$KILN" -v --include '*.css' --include 'assets/*.js' "$T/i" 2>"$T/i.log"
+check "--include '*.css'" [ -f "$T/i/assets/app.css.gz" ]
+check "--include 'assets/*.js'" [ -f "$T/i/assets/app.js.gz" ]
+check "not included: excluded" [ ! -e "$T/i/index.html.gz" ]
+check "not included: reported excluded" grep -qF '/index.html: excluded' "$T/i.log"
+
+# A file it cannot read: exit 1, a clear message, the others still done.
+# As root everything is readable, so drop to nobody for this part.
+fresh_site "$T/u"
+chmod 000 "$T/u/assets/app.css"
+if [ "$(id -u)" -eq 0 ]; then
+	cp "$KILN" "$T/kiln-bin" && chmod 755 "$T/kiln-bin"
+	chown -R nobody "$T/u"
+	run_as() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+else
+	cp "$KILN" "$T/kiln-bin"
+	run_as() { "$@"; }
+fi
+run_as "$T/kiln-bin" -q "$T/u" 2>"$T/u.err"
+check "unreadable file exits 1" [ $? -eq 1 ]
+check "unreadable file is named with the reason" \
+	grep -qF "kiln: $T/u/assets/app.css: cannot open: Permission denied" "$T/u.err"
+check "others still compressed" decodes_to "$T/u/assets/app.js.gz" "$T/u/assets/app.js"
+check "no sibling for the unreadable file" [ ! -e "$T/u/assets/app.css.gz" ]
+check "only the one error" [ "$(grep -c '^kiln: ' "$T/u.err")" -eq 1 ]
+chmod 755 "$T/u/docs"
+chmod 000 "$T/u/docs"
+rm -f "$T/u"/*.gz
+run_as "$T/kiln-bin" -q "$T/u" 2>"$T/u.err"
+check "unreadable directory exits 1" [ $? -eq 1 ]
+check "unreadable directory is named" grep -qF "kiln: $T/u/docs: cannot open directory" "$T/u.err"
+check "others still compressed next to it" [ -f "$T/u/index.html.gz" ]
+chmod -R u+rwX "$T/u"
+
+# A FIFO, never opened (it would block), and a warning; symlinks not
+# followed by default; followed inside DIR with --follow-symlinks, refused
+# when they point outside.
+mkdir -p "$T/sp/d" "$T/outside"
+head -c 4000 "$FIXTURES/site/assets/app.js" >"$T/sp/d/real.js"
+cp "$T/sp/d/real.js" "$T/outside/secret.js"
+mkfifo "$T/sp/pipe.js"
+ln -s d/real.js "$T/sp/link.js"
+ln -s ../outside/secret.js "$T/sp/escape.js"
+ln -s nowhere.js "$T/sp/dangling.js"
+timeout 20 "$KILN" "$T/sp" 2>"$T/sp.err"
+rc=$?
+check "a FIFO does not hang the run" [ $rc -ne 124 ]
+check "FIFO and links: exit 0 without --follow-symlinks" [ $rc -eq 0 ]
+check "FIFO warned about" grep -qF "kiln: $T/sp/pipe.js: warning: not a regular file" "$T/sp.err"
+check "links not followed by default" [ ! -e "$T/sp/link.js.gz" ]
+timeout 20 "$KILN" -q --follow-symlinks "$T/sp" 2>"$T/sp.err"
+check "--follow-symlinks: errors exit 1" [ $? -eq 1 ]
+check "--follow-symlinks: link inside DIR compressed" decodes_to "$T/sp/link.js.gz" "$T/sp/d/real.js"
+check "--follow-symlinks: link outside refused" grep -qF "kiln: $T/sp/escape.js: symbolic link points outside the tree" "$T/sp.err"
+check "--follow-symlinks: nothing written for the outside link" [ ! -e "$T/sp/escape.js.gz" ]
+check "--follow-symlinks: nothing written outside" [ ! -e "$T/outside/secret.js.gz" ]
+check "--follow-symlinks: dangling link reported" grep -qF "kiln: $T/sp/dangling.js: dangling symbolic link" "$T/sp.err"
+
+# A sibling path that is a symlink or a directory is an error, never
+# followed or replaced.
+mkdir -p "$T/w"
+cp "$FIXTURES/site/index.html" "$T/w/a.html"
+cp "$FIXTURES/site/index.html" "$T/w/b.html"
+cp "$FIXTURES/site/index.html" "$T/w/c.html"
+echo precious >"$T/precious"
+ln -s "$T/precious" "$T/w/a.html.gz"
+mkdir "$T/w/b.html.gz"
+"$KILN" -q "$T/w" 2>"$T/w.err"
+check "sibling path not a file: exit 1" [ $? -eq 1 ]
+check "symlink at the sibling path not followed" [ "$(cat "$T/precious")" = precious ]
+check "symlink at the sibling path kept" [ -L "$T/w/a.html.gz" ]
+check "symlink at the sibling path reported" grep -qF "kiln: $T/w/a.html.gz: sibling path is a symbolic link" "$T/w.err"
+check "directory at the sibling path reported" grep -qF "kiln: $T/w/b.html.gz: sibling path is a directory" "$T/w.err"
+check "the third file still compressed" decodes_to "$T/w/c.html.gz" "$T/w/c.html"
+
+# Names that need escaping in messages; they still get their siblings.
+mkdir -p "$T/names"
+for n in $'new\nline.js' $'tab\tname.js' 'back\slash.js' '-leading.js' 'quote"s.js' $'\xff\xfe-latin1.js' 'a..b.js' 'file.' '.hidden.js'; do
+	cp "$FIXTURES/site/assets/app.js" "$T/names/$n"
+done
+"$KILN" -v "$T/names" 2>"$T/names.err"
+check "odd names: exit 0" [ $? -eq 0 ]
+for n in $'new\nline.js' $'tab\tname.js' 'back\slash.js' '-leading.js' 'quote"s.js' $'\xff\xfe-latin1.js' 'a..b.js' 'file.' '.hidden.js'; do
+	check "sibling for $(printf %q "$n")" decodes_to "$T/names/$n.gz" "$T/names/$n"
+done
+check "newline escaped in messages" grep -qF 'new\nline.js: compressed' "$T/names.err"
+check "tab escaped in messages" grep -qF 'tab\tname.js: compressed' "$T/names.err"
+check "invalid UTF-8 escaped in messages" grep -qF '\xff\xfe-latin1.js: compressed' "$T/names.err"
+check "no raw control character printed" not grep -q $'\t' "$T/names.err"
+
+finish

@@ -1,0 +1,58 @@
+/* test_decide.c - the keep rules: max ratio per encoding, gzip kept beside
+ * another sibling when smaller at all, no two siblings of one size. */
+#include "decide.h"
+
+#include "check.h"
+
+static struct kiln_options opts(unsigned codings, double ratio)
+{
+	struct kiln_options o;
+
+	kiln_options_init(&o);
+	o.codings = codings;
+	o.max_ratio = ratio;
+	return o;
+}
+
+#define GZ (1u << KILN_CODING_GZIP)
+#define BR (1u << KILN_CODING_BR)
+
+int main(void)
+{
+	struct kiln_options o = opts(GZ, 0.95);
+	bool keep[KILN_NCODINGS];
+
+	/* gzip alone: 950 of 1000 is exactly 0.95, kept; 951 is not */
+	kiln_decide(&o, 1000, (size_t[]){ 950, 0 }, keep);
+	CHECK(keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR]);
+	kiln_decide(&o, 1000, (size_t[]){ 951, 0 }, keep);
+	CHECK(!keep[KILN_CODING_GZIP]);
+	kiln_decide(&o, 1000, (size_t[]){ 0, 0 }, keep); /* did not fit */
+	CHECK(!keep[KILN_CODING_GZIP]);
+	/* a br size is ignored when br is off */
+	kiln_decide(&o, 1000, (size_t[]){ 500, 400 }, keep);
+	CHECK(keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR]);
+
+	o = opts(GZ | BR, 0.95);
+	kiln_decide(&o, 1000, (size_t[]){ 600, 500 }, keep);
+	CHECK(keep[KILN_CODING_GZIP] && keep[KILN_CODING_BR]);
+	/* br kept: gzip kept too while smaller than the source at all */
+	kiln_decide(&o, 1000, (size_t[]){ 990, 900 }, keep);
+	CHECK(keep[KILN_CODING_GZIP] && keep[KILN_CODING_BR]);
+	kiln_decide(&o, 1000, (size_t[]){ 999, 900 }, keep);
+	CHECK(keep[KILN_CODING_GZIP]);
+	kiln_decide(&o, 1000, (size_t[]){ 1000, 900 }, keep);
+	CHECK(!keep[KILN_CODING_GZIP] && keep[KILN_CODING_BR]);
+	/* br not kept: gzip judged on its own */
+	kiln_decide(&o, 1000, (size_t[]){ 990, 980 }, keep);
+	CHECK(!keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR]);
+	/* same size: keep gzip, drop br (ETag "mtime-size" would collide) */
+	kiln_decide(&o, 1000, (size_t[]){ 700, 700 }, keep);
+	CHECK(keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR]);
+	/* gzip off: br alone */
+	o = opts(BR, 0.95);
+	kiln_decide(&o, 1000, (size_t[]){ 0, 700 }, keep);
+	CHECK(!keep[KILN_CODING_GZIP] && keep[KILN_CODING_BR]);
+
+	return check_exit("test_decide");
+}

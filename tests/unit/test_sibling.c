@@ -1,0 +1,183 @@
+/*
+ * test_sibling.c - the atomic writer: content, permission bits and times
+ * copied, an existing sibling replaced whole, symlinks/directories/special
+ * files at the sibling path refused and left alone, no temporary file left
+ * behind on success or failure, and the signal-time cleanup.
+ */
+#include "sibling.h"
+
+#include "check.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static char *at(const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static int i;
+	char *p = buf[i++ % 4];
+
+	snprintf(p, PATH_MAX, "%s/%s", dir, name);
+	return p;
+}
+
+static int count_temps(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, ".kiln-", 6) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void put(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	chmod(path, mode);
+}
+
+static bool has(const char *path, const char *text)
+{
+	char buf[256];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)strlen(text) && memcmp(buf, text, (size_t)n) == 0;
+}
+
+static void test_write(void)
+{
+	struct kiln_tempslot slot = { 0 };
+	struct kiln_error err = { 0 };
+	struct timespec times[2] = { { 1000000000, 123456789 }, { 1234567890, 987654321 } };
+	struct stat src, st;
+
+	put(at("a.js"), "source bytes", 0640);
+	CHECK(utimensat(AT_FDCWD, at("a.js"), times, 0) == 0);
+	CHECK(stat(at("a.js"), &src) == 0);
+	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"encoded", 7, &src,
+				 &err) == KILN_OK);
+	CHECK(stat(at("a.js.gz"), &st) == 0); /* before reading it moves atime */
+	CHECK((st.st_mode & 07777) == 0640);
+	CHECK(st.st_mtim.tv_sec == 1234567890 && st.st_mtim.tv_nsec == 987654321);
+	CHECK(st.st_atim.tv_sec == 1000000000 && st.st_atim.tv_nsec == 123456789);
+	CHECK(has(at("a.js.gz"), "encoded"));
+	CHECK(count_temps() == 0);
+	CHECK(atomic_load(&slot.live) == 0);
+
+	/* an existing sibling is replaced whole, by a new inode */
+	ino_t old = st.st_ino;
+	int fd = open(at("a.js.gz"), O_RDONLY); /* a reader holding the old file */
+	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"v2", 2, &src,
+				 &err) == KILN_OK);
+	CHECK(has(at("a.js.gz"), "v2"));
+	CHECK(stat(at("a.js.gz"), &st) == 0 && st.st_ino != old);
+	char buf[16];
+	CHECK(read(fd, buf, sizeof(buf)) == 7 && memcmp(buf, "encoded", 7) == 0);
+	close(fd);
+	/* the source is untouched */
+	CHECK(has(at("a.js"), "source bytes"));
+	CHECK(count_temps() == 0);
+}
+
+static void test_refusals(void)
+{
+	struct kiln_tempslot slot = { 0 };
+	struct kiln_error err = { 0 };
+	struct stat src, st;
+
+	put(at("b.js"), "b", 0644);
+	put(at("target"), "precious", 0644);
+	CHECK(stat(at("b.js"), &src) == 0);
+
+	/* a symlink at the sibling path: not followed, not replaced */
+	CHECK(symlink("target", at("b.js.gz")) == 0);
+	CHECK(kiln_sibling_write(&slot, at("b.js.gz"), (const uint8_t *)"x", 1, &src,
+				 &err) == KILN_ERR_UNSAFE);
+	CHECK(err.status == KILN_ERR_UNSAFE && err.what != NULL);
+	CHECK(lstat(at("b.js.gz"), &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK(has(at("target"), "precious"));
+
+	/* a directory */
+	CHECK(mkdir(at("b.js.br"), 0755) == 0);
+	CHECK(kiln_sibling_write(&slot, at("b.js.br"), (const uint8_t *)"x", 1, &src,
+				 &err) == KILN_ERR_UNSAFE);
+	CHECK(lstat(at("b.js.br"), &st) == 0 && S_ISDIR(st.st_mode));
+
+	/* a FIFO */
+	CHECK(mkfifo(at("c.js.gz"), 0644) == 0);
+	CHECK(kiln_sibling_write(&slot, at("c.js.gz"), (const uint8_t *)"x", 1, &src,
+				 &err) == KILN_ERR_UNSAFE);
+	CHECK(lstat(at("c.js.gz"), &st) == 0 && S_ISFIFO(st.st_mode));
+
+	/* a directory that does not exist: I/O error with errno, nothing left */
+	CHECK(kiln_sibling_write(&slot, at("nodir/d.js.gz"), (const uint8_t *)"x", 1, &src,
+				 &err) == KILN_ERR_IO);
+	CHECK(err.errnum == ENOENT);
+
+	/* a name one byte over NAME_MAX: an error, never a truncated name */
+	char name[NAME_MAX + 2];
+	memset(name, 'n', NAME_MAX + 1);
+	name[NAME_MAX + 1] = '\0';
+	CHECK(kiln_sibling_write(&slot, at(name), (const uint8_t *)"x", 1, &src, &err) ==
+	      KILN_ERR_IO);
+	CHECK(err.errnum == ENAMETOOLONG);
+	CHECK(count_temps() == 0);
+	CHECK(atomic_load(&slot.live) == 0);
+}
+
+static void test_tempslot_unlink(void)
+{
+	struct kiln_tempslot slot = { 0 };
+	struct stat st;
+
+	snprintf(slot.path, sizeof(slot.path), "%s", at(".kiln-abcdef.tmp"));
+	put(slot.path, "partial", 0600);
+	atomic_store(&slot.live, 1);
+	kiln_tempslot_unlink(&slot);
+	CHECK(stat(slot.path, &st) != 0 && errno == ENOENT);
+	CHECK(atomic_load(&slot.live) == 0);
+	/* a slot that is not live unlinks nothing */
+	put(slot.path, "someone else's", 0600);
+	kiln_tempslot_unlink(&slot);
+	CHECK(stat(slot.path, &st) == 0);
+	unlink(slot.path);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, sizeof(dir), "%s/kiln-test-XXXXXX", tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_write();
+	test_refusals();
+	test_tempslot_unlink();
+	if (check_failures == 0) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+	return check_exit("test_sibling");
+}
