@@ -73,11 +73,17 @@ static void usage(FILE *f)
 	      "  -j, --jobs N             worker threads (default: online CPUs)\n"
 	      "      --verify             decode every kept sibling and compare with its source\n"
 	      "  -n, --dry-run            decide and report, write nothing\n"
+	      "Artifacts (written after each DIR):\n"
+	      "      --manifest PATH      write the JSON manifest to PATH (default DIR/kiln-manifest.json)\n"
+	      "      --no-manifest        do not write the manifest\n"
+	      "      --nginx-conf PATH    write the nginx snippet to PATH (default DIR/kiln.nginx.conf)\n"
+	      "      --no-nginx-conf      do not write the nginx snippet\n"
 	      "Output:\n"
 	      "      --progress           show a progress line (default when stderr is a terminal)\n"
 	      "      --no-progress        never show the progress line\n"
 	      "  -q, --quiet              print errors only\n"
 	      "  -v, --verbose            print one line per file\n"
+	      "      --json               print the run summary as one JSON object on stdout\n"
 	      "  -h, --help               print this help and exit\n"
 	      "  -V, --version            print versions and exit\n"
 	      "\n"
@@ -117,7 +123,8 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 enum {
 	OPT_BROTLI = 256, OPT_NO_BROTLI, OPT_NO_GZIP, OPT_GZIP_LEVEL, OPT_BROTLI_QUALITY,
 	OPT_MIN_SIZE, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
-	OPT_PROGRESS, OPT_NO_PROGRESS,
+	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
+	OPT_NO_NGINX_CONF, OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -136,6 +143,11 @@ static const struct option long_options[] = {
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "no-manifest", no_argument, NULL, OPT_NO_MANIFEST },
+	{ "nginx-conf", required_argument, NULL, OPT_NGINX_CONF },
+	{ "no-nginx-conf", no_argument, NULL, OPT_NO_NGINX_CONF },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -148,6 +160,7 @@ struct cli {
 	const char **include, **exclude;
 	enum ui_verbosity verbosity;
 	int progress; /* -1 auto, 0 off, 1 on */
+	bool json;
 };
 
 /* Returns -1 to go on, or an exit status. */
@@ -203,6 +216,21 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_VERIFY: cli->opt.verify = true; break;
 		case 'n': cli->opt.dry_run = true; break;
+		case OPT_MANIFEST:
+			if (!*optarg)
+				return usage_error("--manifest takes a file path");
+			cli->opt.manifest_path = optarg;
+			cli->opt.write_manifest = true;
+			break;
+		case OPT_NO_MANIFEST: cli->opt.write_manifest = false; break;
+		case OPT_NGINX_CONF:
+			if (!*optarg)
+				return usage_error("--nginx-conf takes a file path");
+			cli->opt.nginx_conf_path = optarg;
+			cli->opt.write_nginx_conf = true;
+			break;
+		case OPT_NO_NGINX_CONF: cli->opt.write_nginx_conf = false; break;
+		case OPT_JSON: cli->json = true; break;
 		case OPT_PROGRESS: cli->progress = 1; break;
 		case OPT_NO_PROGRESS: cli->progress = 0; break;
 		case 'q': cli->verbosity = UI_QUIET; break;
@@ -247,11 +275,16 @@ int main(int argc, char **argv)
 		status = usage_error("no DIR given");
 		goto out;
 	}
+	if (argc - first > 1 && (cli.opt.manifest_path || cli.opt.nginx_conf_path)) {
+		status = usage_error("--manifest and --nginx-conf name one file: give one DIR");
+		goto out;
+	}
 	progress = cli.progress < 0 ? (cli.verbosity > UI_QUIET && isatty(STDERR_FILENO))
 				    : cli.progress == 1;
 	ui = ui_new(stderr, cli.verbosity, progress);
 	cb.on_plan = ui_on_plan;
 	cb.on_file = ui_on_file;
+	cb.on_artifact = ui_on_artifact;
 	cb.user = ui;
 	run = ui ? kiln_run_new(&cli.opt, &cb) : NULL;
 	if (!run) {
@@ -267,11 +300,15 @@ int main(int argc, char **argv)
 			ui_error(ui, argv[i], "out of memory", 0);
 			failed = true;
 		} else if (st != KILN_OK) {
-			failed = true; /* already reported through on_file */
+			failed = true; /* already reported through a callback */
 		}
 	}
 	ui_finish(ui);
 	status = failed || ui_errors(ui) ? EXIT_FAILED : EXIT_OK;
+	if (cli.json && ui_print_json(ui, stdout) != 0) {
+		fputs("kiln: cannot write the JSON summary\n", stderr);
+		status = EXIT_FAILED;
+	}
 out:
 	signal_run = NULL;
 	kiln_run_free(run);

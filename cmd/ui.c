@@ -10,6 +10,7 @@
 #include "ui.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ struct ui {
 	uint64_t total_files, total_bytes, done_files, done_bytes;
 	uint64_t count[KILN_NOUTCOMES];
 	uint64_t bytes_in[KILN_NCODINGS], bytes_out[KILN_NCODINGS];
+	uint64_t artifact_errors;
+	json_t *errors; /* [{"path", "reason"}], for --json */
 };
 
 static double now(void)
@@ -39,33 +42,26 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Length of the valid UTF-8 sequence at S that is not a control, or 0. */
-static size_t utf8_printable(const unsigned char *s)
+/* Length of the printable UTF-8 character at S, or 0 for a control
+ * character (C0, DEL, C1) or a byte that is not valid UTF-8. */
+static size_t printable_len(const char *s)
 {
-	if (s[0] >= 0x20 && s[0] < 0x7f)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf && (s[1] & 0xc0) == 0x80)
-		return (s[0] == 0xc2 && s[1] < 0xa0) ? 0 : 2; /* C1 controls */
-	if (s[0] >= 0xe0 && s[0] <= 0xef && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
-		if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
-			return 0; /* overlong, surrogate */
-		return 3;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4 && (s[1] & 0xc0) == 0x80 &&
-	    (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
-		if ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = kiln_utf8_len(s);
+
+	if (n == 1 && (u[0] < 0x20 || u[0] == 0x7f))
+		return 0;
+	if (n == 2 && u[0] == 0xc2 && u[1] < 0xa0)
+		return 0;
+	return n;
 }
 
 void ui_put_escaped(FILE *f, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	const char *s = str;
 
 	while (*s) {
-		size_t n = utf8_printable(s);
+		size_t n = printable_len(s);
 		if (n && *s != '\\') {
 			fwrite(s, 1, n, f);
 			s += n;
@@ -76,7 +72,7 @@ void ui_put_escaped(FILE *f, const char *str)
 		case '\n': fputs("\\n", f); break;
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
-		default: fprintf(f, "\\x%02x", *s); break;
+		default: fprintf(f, "\\x%02x", (unsigned char)*s); break;
 		}
 		s++;
 	}
@@ -155,6 +151,7 @@ struct ui *ui_new(FILE *err, enum ui_verbosity verbosity, bool progress)
 	ui->verbosity = verbosity;
 	ui->progress = progress;
 	ui->start = now();
+	ui->errors = json_array();
 	pthread_mutex_init(&ui->lock, NULL);
 	pthread_cond_init(&ui->wake, NULL);
 	if (progress && pthread_create(&ui->ticker, NULL, ticker_main, ui) == 0)
@@ -181,6 +178,7 @@ void ui_free(struct ui *ui)
 	stop_ticker(ui);
 	pthread_cond_destroy(&ui->wake);
 	pthread_mutex_destroy(&ui->lock);
+	json_decref(ui->errors);
 	free(ui);
 }
 
@@ -208,16 +206,53 @@ static void put_path(struct ui *ui, const struct kiln_report *r, const char *suf
 	fputs(suffix, ui->err);
 }
 
+/* Print "kiln: PATH: reason" and keep it for the JSON summary.  PATH is
+ * printed already escaped by the caller's put function. */
+static void error_line(struct ui *ui, const char *escaped_path, const char *what, int errnum)
+{
+	char reason[512];
+	json_t *rec;
+
+	snprintf(reason, sizeof(reason), "%s%s%s", what ? what : "failed", errnum ? ": " : "",
+		 errnum ? strerror(errnum) : "");
+	fprintf(ui->err, "kiln: %s: %s\n", escaped_path, reason);
+	rec = json_pack("{s:s, s:s}", "path", escaped_path, "reason", reason);
+	if (rec && ui->errors)
+		json_array_append_new(ui->errors, rec);
+	else
+		json_decref(rec);
+}
+
+/* The escaped "ROOT/PATH" + suffix of a report, malloc'ed. */
+static char *report_path(const struct kiln_report *r, const char *suffix)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	ui_put_escaped(f, r->root);
+	if (*r->path) {
+		if (strcmp(r->root, "/") != 0)
+			fputc('/', f);
+		ui_put_escaped(f, r->path);
+	}
+	ui_put_escaped(f, suffix);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 static void print_error(struct ui *ui, const struct kiln_report *r)
 {
 	const struct kiln_error *e = &r->error;
+	char *path = report_path(r, e->suffix ? e->suffix : "");
 
-	fputs("kiln: ", ui->err);
-	put_path(ui, r, e->suffix ? e->suffix : "");
-	fprintf(ui->err, ": %s", e->what ? e->what : "failed");
-	if (e->errnum)
-		fprintf(ui->err, ": %s", strerror(e->errnum));
-	fputc('\n', ui->err);
+	error_line(ui, path ? path : r->path, e->what, e->errnum);
+	free(path);
 }
 
 static void print_verbose(struct ui *ui, const struct kiln_report *r)
@@ -273,22 +308,85 @@ void ui_on_file(void *user, const struct kiln_report *r)
 	pthread_mutex_unlock(&ui->lock);
 }
 
+static char *escaped(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	ui_put_escaped(f, s);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 void ui_error(struct ui *ui, const char *path, const char *what, int errnum)
 {
+	char *p = escaped(path);
+
 	pthread_mutex_lock(&ui->lock);
 	clear_line(ui);
-	fputs("kiln: ", ui->err);
-	ui_put_escaped(ui->err, path);
-	fprintf(ui->err, ": %s", what);
-	if (errnum)
-		fprintf(ui->err, ": %s", strerror(errnum));
-	fputc('\n', ui->err);
+	error_line(ui, p ? p : "?", what, errnum);
+	ui->artifact_errors++;
 	pthread_mutex_unlock(&ui->lock);
+	free(p);
+}
+
+void ui_on_artifact(void *user, const char *what, const char *path, const struct kiln_error *err)
+{
+	struct ui *ui = user;
+	char *p = escaped(path);
+
+	pthread_mutex_lock(&ui->lock);
+	clear_line(ui);
+	if (err) {
+		char reason[256];
+		snprintf(reason, sizeof(reason), "cannot write the %s: %s", what,
+			 err->what ? err->what : "failed");
+		error_line(ui, p ? p : "?", reason, err->errnum);
+		ui->artifact_errors++;
+	} else if (ui->verbosity >= UI_VERBOSE) {
+		fprintf(ui->err, "%s: %s written\n", p ? p : "?", what);
+	}
+	pthread_mutex_unlock(&ui->lock);
+	free(p);
 }
 
 uint64_t ui_errors(const struct ui *ui)
 {
-	return ui->count[KILN_OUTCOME_ERROR];
+	return ui->count[KILN_OUTCOME_ERROR] + ui->artifact_errors;
+}
+
+int ui_print_json(struct ui *ui, FILE *f)
+{
+	json_t *root = json_object(), *files = json_object(), *bytes = json_object();
+	int ret = -1;
+
+	if (!root || !files || !bytes)
+		goto out;
+	for (int o = 0; o < KILN_NOUTCOMES; o++)
+		json_object_set_new(files, kiln_outcome_name((kiln_outcome)o),
+				    json_integer((json_int_t)ui->count[o]));
+	for (int c = 0; c < KILN_NCODINGS; c++)
+		json_object_set_new(bytes, kiln_coding_name((kiln_coding)c),
+				    json_pack("{s:I, s:I}", "in", (json_int_t)ui->bytes_in[c],
+					      "out", (json_int_t)ui->bytes_out[c]));
+	json_object_set(root, "files", files);
+	json_object_set(root, "bytes", bytes);
+	json_object_set_new(root, "elapsed_seconds", json_real(now() - ui->start));
+	json_object_set(root, "errors", ui->errors);
+	if (json_dumpf(root, f, JSON_COMPACT | JSON_REAL_PRECISION(6)) == 0 && fputc('\n', f) != EOF &&
+	    fflush(f) == 0)
+		ret = 0;
+out:
+	json_decref(files);
+	json_decref(bytes);
+	json_decref(root);
+	return ret;
 }
 
 void ui_finish(struct ui *ui)

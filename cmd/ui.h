@@ -28,6 +28,14 @@ void ui_free(struct ui *ui);
 void ui_on_plan(void *user, const char *root, uint64_t files, uint64_t bytes);
 void ui_on_file(void *user, const struct kiln_report *report);
 
+/* Callback for kiln_callbacks.on_artifact. */
+void ui_on_artifact(void *user, const char *what, const char *path, const struct kiln_error *err);
+
+/* Print the summary as one JSON object on F: counts by outcome, bytes in
+ * and out per encoding, elapsed seconds, and the errors (path, reason).
+ * Returns 0, or -1 if it could not be built or written. */
+int ui_print_json(struct ui *ui, FILE *f);
+
 /* A run-level error not tied to one file's report: "kiln: PATH: what". */
 void ui_error(struct ui *ui, const char *path, const char *what, int errnum);
 

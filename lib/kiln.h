@@ -128,6 +128,15 @@ struct kiln_options {
 	bool dry_run;
 	/* Worker threads; 0 means the number of online CPUs. */
 	unsigned jobs;
+	/* Write the manifest (see kiln_manifest_default_name) after each tree:
+	 * to manifest_path, or ROOT/kiln-manifest.json when that is NULL.
+	 * Default true.  Writing it means hashing every file. */
+	bool write_manifest;
+	const char *manifest_path;
+	/* Write the nginx snippet: to nginx_conf_path, or ROOT/kiln.nginx.conf
+	 * when that is NULL.  Default true. */
+	bool write_nginx_conf;
+	const char *nginx_conf_path;
 };
 
 /* Fill *opt with the defaults documented above.  Never fails. */
@@ -150,8 +159,14 @@ struct kiln_report {
 	struct {
 		kiln_coding_outcome outcome;
 		uint64_t size;   /* encoded size in bytes, when encoded */
+		uint8_t sha256[32]; /* SHA-256 of the sibling, when KEPT */
 	} coding[KILN_NCODINGS];
 	struct kiln_error error; /* set when outcome == KILN_OUTCOME_ERROR */
+	/* Digests of the source, when hashed is true (regular files that were
+	 * read while a manifest is to be written). */
+	bool hashed;
+	uint8_t sha256[32];
+	uint8_t sha384[48];
 };
 
 /*
@@ -166,6 +181,11 @@ struct kiln_callbacks {
 	void (*on_plan)(void *user, const char *root, uint64_t files, uint64_t bytes);
 	/* Once per entry found under the tree, with its final outcome. */
 	void (*on_file)(void *user, const struct kiln_report *report);
+	/* After each tree, once per artifact (WHAT is "manifest" or "nginx
+	 * snippet") with the PATH written, and ERR NULL on success or the
+	 * reason it could not be written. */
+	void (*on_artifact)(void *user, const char *what, const char *path,
+			    const struct kiln_error *err);
 	void *user;
 };
 
@@ -182,12 +202,15 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 
 /*
  * Walk the directory ROOT and write siblings as described at the top of this
- * file, on opt.jobs threads.  Blocks until done.  Every entry found gets one
+ * file, on opt.jobs threads, then the manifest and nginx snippet (unless
+ * turned off, or a dry run).  Blocks until done.  Every entry found gets one
  * on_file call.  Returns:
  *   KILN_OK            the walk completed (individual files may still have
  *                      failed: they were reported with KILN_OUTCOME_ERROR);
  *   KILN_ERR_IO        ROOT itself could not be opened or is not a
- *                      directory (also reported through on_file, path "");
+ *                      directory (also reported through on_file, path ""),
+ *                      or an artifact could not be written (reported
+ *                      through on_artifact);
  *   KILN_ERR_NOMEM     out of memory before work could start;
  *   KILN_ERR_CANCELLED kiln_run_cancel() was called.
  * Guarantees, whatever happens: sources are only read, never written; a
@@ -213,6 +236,11 @@ void kiln_run_cancel(struct kiln_run *run);
  */
 void kiln_run_remove_temps(struct kiln_run *run);
 
+/* Default file names of the artifacts, at the top of a tree: they are never
+ * taken for inputs there.  Static strings. */
+#define KILN_MANIFEST_NAME "kiln-manifest.json"
+#define KILN_NGINX_CONF_NAME "kiln.nginx.conf"
+
 /* Free a run.  NULL is allowed.  Must not be called while kiln_run_tree()
  * is running on it. */
 void kiln_run_free(struct kiln_run *run);
@@ -223,6 +251,14 @@ void kiln_run_free(struct kiln_run *run);
 const char *kiln_outcome_name(kiln_outcome outcome);
 const char *kiln_coding_name(kiln_coding coding);
 const char *kiln_coding_suffix(kiln_coding coding);
+
+/*
+ * Length in bytes (1..4) of the well-formed UTF-8 sequence at the start of
+ * the NUL-terminated string S (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF), or 0 if S starts with a byte that does not begin
+ * one (or with NUL).  Used to escape names for messages and the manifest.
+ */
+size_t kiln_utf8_len(const char *s);
 
 /* Version strings of kiln and of the libraries it runs with, static. */
 const char *kiln_version(void);

@@ -13,6 +13,9 @@
 #include "classify.h"
 #include "codec.h"
 #include "decide.h"
+#include "hash.h"
+#include "manifest.h"
+#include "snippet.h"
 #include "pool.h"
 #include "sibling.h"
 #include "source.h"
@@ -42,7 +45,10 @@ struct kiln_run {
 	/* the tree under way */
 	const char *root;
 	struct kiln_walk walk;
-	size_t *order;     /* indexes of candidates, largest first */
+	size_t *order;     /* indexes of entries to open, largest first */
+	struct kiln_report *reports; /* one per walk entry, for the manifest */
+	bool hashing;      /* digests are needed (a manifest will be written) */
+	bool artifact_failed;
 	size_t norder;
 	atomic_size_t next; /* next index into order */
 };
@@ -55,6 +61,8 @@ void kiln_options_init(struct kiln_options *opt)
 	opt->brotli_quality = 11;
 	opt->min_size = 256;
 	opt->max_ratio = 0.95;
+	opt->write_manifest = true;
+	opt->write_nginx_conf = true;
 }
 
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field)
@@ -174,47 +182,14 @@ static char *join(const char *root, const char *rel, const char *suffix)
 	return p;
 }
 
-static void process_file(struct kiln_run *run, struct worker *wk, const struct kiln_entry *e)
+/* Encode, decide, verify and write the siblings of SRC[0..size). */
+static void compress_file(struct kiln_run *run, struct worker *wk, const struct kiln_entry *e,
+			  int fd, const struct stat *st, const uint8_t *src, struct kiln_report *r)
 {
 	const struct kiln_options *opt = &run->opt;
-	struct kiln_report r = { .root = run->root, .path = e->rel, .size = (uint64_t)e->st.st_size };
-	uint8_t head[KILN_MAGIC_BYTES], *src = NULL, *enc[KILN_NCODINGS] = { 0 };
-	size_t enc_len[KILN_NCODINGS] = { 0 };
+	size_t size = (size_t)st->st_size, enc_len[KILN_NCODINGS] = { 0 };
+	uint8_t *enc[KILN_NCODINGS] = { 0 };
 	bool keep[KILN_NCODINGS] = { 0 };
-	char *path = join(run->root, e->rel, "");
-	struct stat st;
-	ssize_t nhead;
-	size_t size;
-	int fd = -1;
-
-	if (!path) {
-		report_error(&r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
-		goto out;
-	}
-	fd = kiln_source_open(path, e->via_link, &e->st, &st, &r.error);
-	if (fd < 0) {
-		r.outcome = KILN_OUTCOME_ERROR;
-		goto out;
-	}
-	r.size = (uint64_t)st.st_size;
-	nhead = kiln_source_head(fd, head, sizeof(head));
-	if (nhead < 0) {
-		report_error(&r, KILN_ERR_IO, errno, "cannot read", "");
-		goto out;
-	}
-	if (kiln_media_extension(e->rel) || kiln_media_magic(head, (size_t)nhead)) {
-		r.outcome = KILN_OUTCOME_MEDIA;
-		goto out;
-	}
-	if (r.size < opt->min_size) {
-		r.outcome = KILN_OUTCOME_SMALL;
-		goto out;
-	}
-	if (kiln_source_read(fd, &st, &src, &r.error) != KILN_OK) {
-		r.outcome = KILN_OUTCOME_ERROR;
-		goto out;
-	}
-	size = (size_t)st.st_size;
 
 	for (int c = 0; c < KILN_NCODINGS; c++) {
 		const struct kiln_codec *codec = kiln_codecs[c];
@@ -224,77 +199,145 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 		if (!(opt->codings & (1u << c)))
 			continue;
 		if (!wk->codec_state[c] && !(wk->codec_state[c] = codec->state_new(opt))) {
-			report_error(&r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder", "");
+			report_error(r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder", "");
 			goto out;
 		}
 		if (!(enc[c] = malloc(cap))) {
-			report_error(&r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
+			report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
 			goto out;
 		}
 		s = codec->encode(wk->codec_state[c], src, size, enc[c], cap, &enc_len[c]);
 		if (s != KILN_OK) {
-			report_error(&r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0,
-				     "encoder failed", codec->suffix);
+			report_error(r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0, "encoder failed",
+				     codec->suffix);
 			goto out;
 		}
-		r.coding[c].outcome = KILN_CODING_NO_GAIN;
-		r.coding[c].size = enc_len[c];
+		r->coding[c].outcome = KILN_CODING_NO_GAIN;
+		r->coding[c].size = enc_len[c];
 	}
-	kiln_decide(opt, r.size, enc_len, keep);
+	kiln_decide(opt, r->size, enc_len, keep);
 
-	for (int c = 0; c < KILN_NCODINGS && opt->verify; c++) {
+	for (int c = 0; c < KILN_NCODINGS; c++) {
 		kiln_status s;
 		if (!keep[c])
 			continue;
-		s = kiln_codecs[c]->verify(enc[c], enc_len[c], src, size);
+		s = opt->verify ? kiln_codecs[c]->verify(enc[c], enc_len[c], src, size) : KILN_OK;
 		if (s != KILN_OK) {
-			report_error(&r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0,
+			report_error(r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0,
 				     s == KILN_ERR_VERIFY ? "sibling does not decode to its source"
 							  : "cannot verify sibling",
 				     kiln_codecs[c]->suffix);
 			goto out;
 		}
+		if (run->hashing && kiln_sha256(enc[c], enc_len[c], r->coding[c].sha256) != KILN_OK) {
+			report_error(r, KILN_ERR_NOMEM, ENOMEM, "cannot hash", kiln_codecs[c]->suffix);
+			goto out;
+		}
 	}
-	if (!kiln_source_unchanged(fd, &st)) {
-		report_error(&r, KILN_ERR_CHANGED, 0, "file changed while being compressed", "");
+	if (!kiln_source_unchanged(fd, st)) {
+		report_error(r, KILN_ERR_CHANGED, 0, "file changed while being compressed", "");
 		goto out;
 	}
 
-	r.outcome = KILN_OUTCOME_NO_GAIN;
+	r->outcome = KILN_OUTCOME_NO_GAIN;
 	for (int c = 0; c < KILN_NCODINGS; c++) {
 		const char *suffix = kiln_codecs[c]->suffix;
+		kiln_status s;
 		char *sib;
 		if (!keep[c])
 			continue;
 		if (!opt->dry_run) {
 			if (atomic_load(&run->cancelled)) {
-				report_error(&r, KILN_ERR_CANCELLED, 0, "cancelled", "");
+				report_error(r, KILN_ERR_CANCELLED, 0, "cancelled", "");
 				goto out;
 			}
 			if (!(sib = join(run->root, e->rel, suffix))) {
-				report_error(&r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
+				report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
 				goto out;
 			}
-			kiln_status s = kiln_sibling_write(&wk->slot, sib, enc[c], enc_len[c],
-							   &st, &r.error);
+			s = kiln_sibling_write(&wk->slot, sib, enc[c], enc_len[c], st, &r->error);
 			free(sib);
 			if (s != KILN_OK) {
-				r.outcome = KILN_OUTCOME_ERROR;
-				r.error.suffix = suffix;
+				r->outcome = KILN_OUTCOME_ERROR;
+				r->error.suffix = suffix;
 				goto out;
 			}
 		}
-		r.coding[c].outcome = KILN_CODING_KEPT;
-		r.outcome = KILN_OUTCOME_COMPRESSED;
+		r->coding[c].outcome = KILN_CODING_KEPT;
+		r->outcome = KILN_OUTCOME_COMPRESSED;
 	}
+out:
+	for (int c = 0; c < KILN_NCODINGS; c++)
+		free(enc[c]);
+}
+
+/*
+ * Decide one file the walk left open (or excluded, when it still has to be
+ * hashed for the manifest), and fill *R with the outcome.
+ */
+static void process_file(struct kiln_run *run, struct worker *wk, const struct kiln_entry *e,
+			 struct kiln_report *r)
+{
+	const struct kiln_options *opt = &run->opt;
+	uint8_t head[KILN_MAGIC_BYTES], *src = NULL;
+	char *path = join(run->root, e->rel, "");
+	struct stat st;
+	ssize_t nhead;
+	int fd = -1;
+
+	if (!path) {
+		report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
+		goto out;
+	}
+	fd = kiln_source_open(path, e->via_link, &e->st, &st, &r->error);
+	if (fd < 0) {
+		r->outcome = KILN_OUTCOME_ERROR;
+		goto out;
+	}
+	r->size = (uint64_t)st.st_size;
+	if (e->outcome == KILN_OUTCOME_EXCLUDED) {
+		r->outcome = KILN_OUTCOME_EXCLUDED;
+	} else {
+		nhead = kiln_source_head(fd, head, sizeof(head));
+		if (nhead < 0) {
+			report_error(r, KILN_ERR_IO, errno, "cannot read", "");
+			goto out;
+		}
+		if (kiln_media_extension(e->rel) || kiln_media_magic(head, (size_t)nhead))
+			r->outcome = KILN_OUTCOME_MEDIA;
+		else if (r->size < opt->min_size)
+			r->outcome = KILN_OUTCOME_SMALL;
+	}
+	if (r->outcome != KILN_OUTCOME_CANDIDATE) {
+		/* not compressed: hash it in chunks if the manifest needs it */
+		if (run->hashing) {
+			if (kiln_source_hash(fd, &st, r->sha256, r->sha384, &r->error) != KILN_OK)
+				r->outcome = KILN_OUTCOME_ERROR;
+			else
+				r->hashed = true;
+		}
+		goto out;
+	}
+	if (kiln_source_read(fd, &st, &src, &r->error) != KILN_OK) {
+		r->outcome = KILN_OUTCOME_ERROR;
+		goto out;
+	}
+	if (run->hashing) {
+		struct kiln_hasher *h = kiln_hasher_new();
+		if (h)
+			kiln_hasher_update(h, src, (size_t)st.st_size);
+		if (!h || kiln_hasher_final(h, r->sha256, r->sha384) != KILN_OK) {
+			report_error(r, KILN_ERR_NOMEM, ENOMEM, "cannot hash", "");
+			goto out;
+		}
+		r->hashed = true;
+	}
+	compress_file(run, wk, e, fd, &st, src, r);
 out:
 	if (fd >= 0)
 		close(fd);
-	for (int c = 0; c < KILN_NCODINGS; c++)
-		free(enc[c]);
 	free(src);
 	free(path);
-	report(run, &r);
 }
 
 static void work(void *arg, unsigned worker)
@@ -306,7 +349,10 @@ static void work(void *arg, unsigned worker)
 		size_t i = atomic_fetch_add(&run->next, 1);
 		if (i >= run->norder || atomic_load(&run->cancelled))
 			return;
-		process_file(run, wk, &run->walk.v[run->order[i]]);
+		size_t k = run->order[i];
+		struct kiln_report *r = &run->reports[k];
+		process_file(run, wk, &run->walk.v[k], r);
+		report(run, r);
 	}
 }
 
@@ -338,11 +384,56 @@ static char *strip_slashes(const char *root)
 	return r;
 }
 
+/* Stat an artifact path that exists, so the walk can tell it is ours. */
+static void note_own(const char *path, struct stat *own, size_t *n)
+{
+	if (path && stat(path, &own[*n]) == 0 && S_ISREG(own[*n].st_mode))
+		(*n)++;
+}
+
+static void write_artifacts(struct kiln_run *run, const char *root)
+{
+	const struct kiln_options *opt = &run->opt;
+	struct kiln_tempslot *slot = &run->workers[0].slot; /* the pool is done */
+	struct kiln_error err = { 0 };
+	bool have_br = false;
+	char *path;
+
+	for (size_t i = 0; i < run->walk.n; i++)
+		have_br |= run->reports[i].coding[KILN_CODING_BR].outcome == KILN_CODING_KEPT;
+	if (opt->write_manifest) {
+		path = opt->manifest_path ? strdup(opt->manifest_path)
+					  : join(root, KILN_MANIFEST_NAME, "");
+		if (!path || kiln_manifest_write(path, opt, run->reports, run->walk.n, slot,
+						 &err) != KILN_OK)
+			run->artifact_failed = true;
+		if (run->cb.on_artifact)
+			run->cb.on_artifact(run->cb.user, "manifest",
+					    path ? path : KILN_MANIFEST_NAME,
+					    err.status == KILN_OK && path ? NULL : &err);
+		free(path);
+	}
+	memset(&err, 0, sizeof(err));
+	if (opt->write_nginx_conf) {
+		path = opt->nginx_conf_path ? strdup(opt->nginx_conf_path)
+					    : join(root, KILN_NGINX_CONF_NAME, "");
+		if (!path || kiln_snippet_write(path, opt, have_br, slot, &err) != KILN_OK)
+			run->artifact_failed = true;
+		if (run->cb.on_artifact)
+			run->cb.on_artifact(run->cb.user, "nginx snippet",
+					    path ? path : KILN_NGINX_CONF_NAME,
+					    err.status == KILN_OK && path ? NULL : &err);
+		free(path);
+	}
+}
+
 kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 {
 	struct kiln_report r;
 	struct kiln_error root_err = { 0 };
 	struct order_key *keys = NULL;
+	struct stat own[2];
+	size_t nown = 0;
 	uint64_t bytes = 0;
 	char *root = strip_slashes(root_arg);
 	kiln_status ret;
@@ -350,8 +441,14 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 	if (!root)
 		return KILN_ERR_NOMEM;
 	run->root = root;
+	run->artifact_failed = false;
+	run->hashing = run->opt.write_manifest && !run->opt.dry_run;
 	memset(&run->walk, 0, sizeof(run->walk));
-	ret = kiln_walk(root, &run->opt, &run->walk, &root_err);
+	if (run->opt.write_manifest)
+		note_own(run->opt.manifest_path, own, &nown);
+	if (run->opt.write_nginx_conf)
+		note_own(run->opt.nginx_conf_path, own, &nown);
+	ret = kiln_walk(root, &run->opt, own, nown, &run->walk, &root_err);
 	if (ret == KILN_ERR_IO) {
 		memset(&r, 0, sizeof(r));
 		r.root = root;
@@ -365,43 +462,55 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 
 	keys = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*keys));
 	run->order = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*run->order));
-	if (!keys || !run->order) {
+	run->reports = calloc(run->walk.n ? run->walk.n : 1, sizeof(*run->reports));
+	if (!keys || !run->order || !run->reports) {
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
 	run->norder = 0;
 	for (size_t i = 0; i < run->walk.n; i++) {
 		const struct kiln_entry *e = &run->walk.v[i];
-		if (e->outcome == KILN_OUTCOME_CANDIDATE)
-			keys[run->norder++] = (struct order_key){ (uint64_t)e->st.st_size, i };
-		bytes += S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
+		struct kiln_report *rep = &run->reports[i];
+		bool regular = S_ISREG(e->st.st_mode);
+
+		rep->root = root;
+		rep->path = e->rel;
+		rep->outcome = e->outcome;
+		rep->size = regular ? (uint64_t)e->st.st_size : 0;
+		rep->error = e->err;
+		bytes += rep->size;
+		/* excluded files are opened only to be hashed for the manifest */
+		if (e->outcome == KILN_OUTCOME_CANDIDATE ||
+		    (e->outcome == KILN_OUTCOME_EXCLUDED && regular && run->hashing))
+			keys[run->norder++] = (struct order_key){ rep->size, i };
 	}
 	qsort(keys, run->norder, sizeof(*keys), by_size_desc);
-	for (size_t i = 0; i < run->norder; i++)
+	for (size_t i = 0; i < run->norder; i++) {
 		run->order[i] = keys[i].index;
+		run->walk.v[keys[i].index].queued = true;
+	}
 
 	if (run->cb.on_plan)
 		run->cb.on_plan(run->cb.user, root, run->walk.n, bytes);
 	/* what the walk decided alone is reported before any work starts */
-	for (size_t i = 0; i < run->walk.n; i++) {
-		const struct kiln_entry *e = &run->walk.v[i];
-		if (e->outcome == KILN_OUTCOME_CANDIDATE)
-			continue;
-		memset(&r, 0, sizeof(r));
-		r.root = root;
-		r.path = e->rel;
-		r.outcome = e->outcome;
-		r.size = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
-		r.error = e->err;
-		report(run, &r);
-	}
+	for (size_t i = 0; i < run->walk.n; i++)
+		if (!run->walk.v[i].queued)
+			report(run, &run->reports[i]);
 	atomic_store(&run->next, 0);
 	kiln_pool_run(run->nworkers, work, run);
-	ret = atomic_load(&run->cancelled) ? KILN_ERR_CANCELLED : KILN_OK;
+	if (atomic_load(&run->cancelled)) {
+		ret = KILN_ERR_CANCELLED;
+		goto out;
+	}
+	if (!run->opt.dry_run)
+		write_artifacts(run, root);
+	ret = run->artifact_failed ? KILN_ERR_IO : KILN_OK;
 out:
 	free(keys);
 	free(run->order);
 	run->order = NULL;
+	free(run->reports);
+	run->reports = NULL;
 	kiln_walk_free(&run->walk);
 	free(root);
 	run->root = NULL;

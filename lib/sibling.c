@@ -44,23 +44,22 @@ static void slot_release(struct kiln_tempslot *slot)
 	atomic_store(&slot->live, 0);
 }
 
-kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,
-			       const uint8_t *data, size_t len, const struct stat *src,
-			       struct kiln_error *err)
+kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path,
+			      const uint8_t *data, size_t len,
+			      const struct kiln_file_meta *meta, struct kiln_error *err)
 {
 	const char *slash = strrchr(final_path, '/');
 	size_t dirlen = slash ? (size_t)(slash - final_path) + 1 : 0;
-	struct timespec times[2] = { src->st_atim, src->st_mtim };
 	struct stat st;
 	int fd, e;
 
 	if (strlen(slash ? slash + 1 : final_path) > NAME_MAX)
-		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "sibling name too long");
+		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "name too long");
 	if (lstat(final_path, &st) == 0 && !S_ISREG(st.st_mode))
 		return fail(err, KILN_ERR_UNSAFE, 0,
-			    S_ISLNK(st.st_mode) ? "sibling path is a symbolic link, not replaced"
-			    : S_ISDIR(st.st_mode) ? "sibling path is a directory, not replaced"
-						  : "sibling path is not a regular file, not replaced");
+			    S_ISLNK(st.st_mode) ? "is a symbolic link, not replaced"
+			    : S_ISDIR(st.st_mode) ? "is a directory, not replaced"
+						  : "is not a regular file, not replaced");
 	if (dirlen + sizeof(".kiln-XXXXXX.tmp") > sizeof(slot->path))
 		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
 	memcpy(slot->path, final_path, dirlen);
@@ -75,20 +74,20 @@ kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_pat
 		close(fd);
 		goto fail_unlink_write;
 	}
-	if (fchmod(fd, src->st_mode & 0777) != 0) {
+	if (fchmod(fd, meta->mode) != 0) {
 		e = errno;
 		close(fd);
 		kiln_tempslot_unlink(slot);
-		return fail(err, KILN_ERR_IO, e, "cannot set sibling permissions");
+		return fail(err, KILN_ERR_IO, e, "cannot set permissions");
 	}
-	if (geteuid() == 0 && fchown(fd, src->st_uid, src->st_gid) != 0) {
+	if (meta->set_owner && geteuid() == 0 && fchown(fd, meta->uid, meta->gid) != 0) {
 		/* best effort: a filesystem without owners is not an error */
 	}
-	if (futimens(fd, times) != 0) {
+	if (meta->times && futimens(fd, meta->times) != 0) {
 		e = errno;
 		close(fd);
 		kiln_tempslot_unlink(slot);
-		return fail(err, KILN_ERR_IO, e, "cannot set sibling times");
+		return fail(err, KILN_ERR_IO, e, "cannot set times");
 	}
 	if (close(fd) != 0) { /* NFS and some quotas report write errors here */
 		e = errno;
@@ -97,14 +96,30 @@ kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_pat
 	if (rename(slot->path, final_path) != 0) {
 		e = errno;
 		kiln_tempslot_unlink(slot);
-		return fail(err, KILN_ERR_IO, e, "cannot rename sibling into place");
+		return fail(err, KILN_ERR_IO, e, "cannot rename into place");
 	}
 	slot_release(slot);
 	return KILN_OK;
 
 fail_unlink_write:
 	kiln_tempslot_unlink(slot);
-	return fail(err, KILN_ERR_IO, e, "cannot write sibling");
+	return fail(err, KILN_ERR_IO, e, "cannot write");
+}
+
+kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,
+			       const uint8_t *data, size_t len, const struct stat *src,
+			       struct kiln_error *err)
+{
+	struct timespec times[2] = { src->st_atim, src->st_mtim };
+	struct kiln_file_meta meta = {
+		.mode = src->st_mode & 0777,
+		.times = times,
+		.uid = src->st_uid,
+		.gid = src->st_gid,
+		.set_owner = true,
+	};
+
+	return kiln_atomic_write(slot, final_path, data, len, &meta, err);
 }
 
 void kiln_tempslot_unlink(struct kiln_tempslot *slot)

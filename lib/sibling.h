@@ -19,6 +19,7 @@
 #include "kiln.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,24 @@ struct kiln_tempslot {
 	atomic_int live;      /* 1 while path names a temp file we created */
 	char path[PATH_MAX];
 };
+
+/* Metadata for kiln_atomic_write(). */
+struct kiln_file_meta {
+	mode_t mode;                   /* permission bits to set */
+	const struct timespec *times;  /* atime, mtime to set; NULL: now */
+	uid_t uid;                     /* owner to set when running as root */
+	gid_t gid;
+	bool set_owner;
+};
+
+/*
+ * Write DATA[0..len) as FINAL_PATH atomically (temporary file in the same
+ * directory, then rename), with META.  Same refusals and failure guarantees
+ * as kiln_sibling_write(), which is this with the source's metadata.
+ */
+kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path,
+			      const uint8_t *data, size_t len,
+			      const struct kiln_file_meta *meta, struct kiln_error *err);
 
 /*
  * Write DATA[0..len) as the file FINAL_PATH, atomically, with SRC's

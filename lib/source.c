@@ -1,6 +1,8 @@
 /* source.c - see source.h. */
 #include "source.h"
 
+#include "hash.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -92,6 +94,53 @@ kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
 	return KILN_OK;
 fail:
 	free(buf);
+	return err->status;
+}
+
+kiln_status kiln_source_hash(int fd, const struct stat *st, uint8_t sha256[32],
+			     uint8_t sha384[48], struct kiln_error *err)
+{
+	enum { CHUNK = 1 << 20 };
+	struct kiln_hasher *h = kiln_hasher_new();
+	uint8_t *buf = malloc(CHUNK);
+	off_t off = 0;
+	ssize_t r;
+
+	if (!h || !buf) {
+		set_err(err, KILN_ERR_NOMEM, ENOMEM, "cannot hash");
+		goto fail;
+	}
+	for (;;) {
+		r = pread(fd, buf, CHUNK, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			set_err(err, KILN_ERR_IO, errno, "cannot read");
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		kiln_hasher_update(h, buf, (size_t)r);
+		off += r;
+		if (off > st->st_size)
+			break;
+	}
+	if (off != st->st_size) {
+		set_err(err, KILN_ERR_CHANGED, 0,
+			off < st->st_size ? "file shrank while being read"
+					  : "file grew while being read");
+		goto fail;
+	}
+	free(buf);
+	if (kiln_hasher_final(h, sha256, sha384) != KILN_OK) {
+		set_err(err, KILN_ERR_NOMEM, ENOMEM, "cannot hash");
+		return KILN_ERR_NOMEM;
+	}
+	return KILN_OK;
+fail:
+	free(buf);
+	if (h)
+		kiln_hasher_final(h, NULL, NULL);
 	return err->status;
 }
 

@@ -41,6 +41,14 @@ ssize_t kiln_source_head(int fd, uint8_t *buf, size_t n);
 kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
 			     struct kiln_error *err);
 
+/*
+ * Hash the whole file (ST->st_size bytes) in chunks, without holding it in
+ * memory: SHA-256 and SHA-384 into the report-sized arrays.  Fails with
+ * KILN_ERR_CHANGED if the size turns out different.
+ */
+kiln_status kiln_source_hash(int fd, const struct stat *st, uint8_t sha256[32],
+			     uint8_t sha384[48], struct kiln_error *err);
+
 /* True if FD still has ST's inode, size, mtime and ctime. */
 bool kiln_source_unchanged(int fd, const struct stat *st);
 

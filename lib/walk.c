@@ -32,6 +32,8 @@ struct walker {
 	const char *root;
 	const char *root_real; /* realpath of root, for the inside-the-tree check */
 	const struct kiln_options *opt;
+	const struct stat *own;
+	size_t nown;
 	struct kiln_walk *out;
 };
 
@@ -150,6 +152,12 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 	if (kiln_is_own_output(name) && !S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		/* only at the top: a "kiln-manifest.json" deeper down is an asset */
 		if (kiln_is_temp_name(name) || rlen == 0) {
+			e->outcome = KILN_OUTCOME_SIBLING;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < wk->nown; i++) {
+		if (wk->own[i].st_dev == st.st_dev && wk->own[i].st_ino == st.st_ino) {
 			e->outcome = KILN_OUTCOME_SIBLING;
 			goto out;
 		}
@@ -301,9 +309,10 @@ out:
 }
 
 kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
-		      struct kiln_walk *out, struct kiln_error *root_err)
+		      const struct stat *own, size_t nown, struct kiln_walk *out,
+		      struct kiln_error *root_err)
 {
-	struct walker wk = { .root = root, .opt = opt, .out = out };
+	struct walker wk = { .root = root, .opt = opt, .own = own, .nown = nown, .out = out };
 	struct stat st;
 	char *real;
 	kiln_status ret;

@@ -25,6 +25,7 @@ struct kiln_entry {
 	struct stat st;         /* lstat, or stat of a followed link's target */
 	kiln_outcome outcome;   /* decided outcome, or KILN_OUTCOME_CANDIDATE */
 	bool via_link;          /* reached through a followed symbolic link */
+	bool queued;            /* handed to a worker (set by run.c) */
 	struct kiln_error err;  /* when outcome == KILN_OUTCOME_ERROR */
 };
 
@@ -35,14 +36,17 @@ struct kiln_walk {
 
 /*
  * List ROOT (a directory path without trailing '/') into *out, which must be
- * zeroed.  Per-entry problems (an unreadable subdirectory, a dangling or
+ * zeroed.  OWN[0..nown) are kiln's own artifacts written under other names
+ * (a --manifest path inside the tree): a file with one's device and inode is
+ * a kiln output, never an input.  Per-entry problems (an unreadable subdirectory, a dangling or
  * escaping link, a loop) become entries with KILN_OUTCOME_ERROR and the walk
  * goes on.  Returns KILN_OK; KILN_ERR_IO with *root_err set if ROOT itself
  * cannot be opened as a directory; KILN_ERR_NOMEM.  Free with
  * kiln_walk_free() in every case.
  */
 kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
-		      struct kiln_walk *out, struct kiln_error *root_err);
+		      const struct stat *own, size_t nown, struct kiln_walk *out,
+		      struct kiln_error *root_err);
 
 void kiln_walk_free(struct kiln_walk *w);
 

@@ -127,8 +127,8 @@ mkdir "$T/w/b.html.gz"
 check "sibling path not a file: exit 1" [ $? -eq 1 ]
 check "symlink at the sibling path not followed" [ "$(cat "$T/precious")" = precious ]
 check "symlink at the sibling path kept" [ -L "$T/w/a.html.gz" ]
-check "symlink at the sibling path reported" grep -qF "kiln: $T/w/a.html.gz: sibling path is a symbolic link" "$T/w.err"
-check "directory at the sibling path reported" grep -qF "kiln: $T/w/b.html.gz: sibling path is a directory" "$T/w.err"
+check "symlink at the sibling path reported" grep -qF "kiln: $T/w/a.html.gz: is a symbolic link, not replaced" "$T/w.err"
+check "directory at the sibling path reported" grep -qF "kiln: $T/w/b.html.gz: is a directory, not replaced" "$T/w.err"
 check "the third file still compressed" decodes_to "$T/w/c.html.gz" "$T/w/c.html"
 
 # Names that need escaping in messages; they still get their siblings.

@@ -1,0 +1,73 @@
+/* hash.c - SHA-256 and SHA-384 through libcrypto's EVP digests. */
+#include "hash.h"
+
+#include <openssl/evp.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+struct kiln_hasher {
+	EVP_MD_CTX *sha256, *sha384;
+};
+
+struct kiln_hasher *kiln_hasher_new(void)
+{
+	struct kiln_hasher *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->sha256 = EVP_MD_CTX_new();
+	h->sha384 = EVP_MD_CTX_new();
+	if (!h->sha256 || !h->sha384 || !EVP_DigestInit_ex(h->sha256, EVP_sha256(), NULL) ||
+	    !EVP_DigestInit_ex(h->sha384, EVP_sha384(), NULL)) {
+		EVP_MD_CTX_free(h->sha256);
+		EVP_MD_CTX_free(h->sha384);
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void kiln_hasher_update(struct kiln_hasher *h, const void *data, size_t len)
+{
+	EVP_DigestUpdate(h->sha256, data, len);
+	EVP_DigestUpdate(h->sha384, data, len);
+}
+
+kiln_status kiln_hasher_final(struct kiln_hasher *h, uint8_t sha256[KILN_SHA256_LEN],
+			      uint8_t sha384[KILN_SHA384_LEN])
+{
+	uint8_t a[EVP_MAX_MD_SIZE], b[EVP_MAX_MD_SIZE];
+	int ok = EVP_DigestFinal_ex(h->sha256, a, NULL) && EVP_DigestFinal_ex(h->sha384, b, NULL);
+
+	if (ok && sha256)
+		memcpy(sha256, a, KILN_SHA256_LEN);
+	if (ok && sha384)
+		memcpy(sha384, b, KILN_SHA384_LEN);
+	EVP_MD_CTX_free(h->sha256);
+	EVP_MD_CTX_free(h->sha384);
+	free(h);
+	return ok ? KILN_OK : KILN_ERR_NOMEM;
+}
+
+kiln_status kiln_sha256(const void *data, size_t len, uint8_t out[KILN_SHA256_LEN])
+{
+	return EVP_Digest(data, len, out, NULL, EVP_sha256(), NULL) ? KILN_OK : KILN_ERR_NOMEM;
+}
+
+void kiln_hex(const uint8_t *bytes, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+void kiln_sri_sha384(const uint8_t digest[KILN_SHA384_LEN], char *out)
+{
+	memcpy(out, "sha384-", 7);
+	EVP_EncodeBlock((unsigned char *)out + 7, digest, KILN_SHA384_LEN); /* 64 chars + NUL */
+}

@@ -1,0 +1,36 @@
+/*
+ * hash.h - the digests the manifest records, through OpenSSL's libcrypto EVP
+ * interface: SHA-256 (hex, for identity and incremental runs) and SHA-384
+ * (the Subresource Integrity value browsers check, W3C SRI section 3.5).
+ */
+#ifndef KILN_HASH_H
+#define KILN_HASH_H
+
+#include "kiln.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KILN_SHA256_LEN 32
+#define KILN_SHA384_LEN 48
+
+/* An incremental digest of both kinds at once (one pass over the data). */
+struct kiln_hasher;
+
+/* NULL when out of memory. */
+struct kiln_hasher *kiln_hasher_new(void);
+void kiln_hasher_update(struct kiln_hasher *h, const void *data, size_t len);
+/* Finish into SHA256 and SHA384 (either may be NULL) and free H. */
+kiln_status kiln_hasher_final(struct kiln_hasher *h, uint8_t sha256[KILN_SHA256_LEN],
+			      uint8_t sha384[KILN_SHA384_LEN]);
+
+/* SHA-256 of one buffer.  KILN_OK or KILN_ERR_NOMEM. */
+kiln_status kiln_sha256(const void *data, size_t len, uint8_t out[KILN_SHA256_LEN]);
+
+/* Lowercase hex of LEN bytes into OUT (2 * LEN + 1 bytes, NUL-terminated). */
+void kiln_hex(const uint8_t *bytes, size_t len, char *out);
+
+/* SRI value "sha384-" + base64 of DIGEST into OUT (at least 71 bytes). */
+void kiln_sri_sha384(const uint8_t digest[KILN_SHA384_LEN], char *out);
+
+#endif
