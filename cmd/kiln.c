@@ -2,11 +2,13 @@
  * kiln.c - the kiln program: options, signals, exit status.
  *
  * usage: kiln [compress] [OPTIONS] DIR...
+ *        kiln check [OPTIONS] DIR...
+ *        kiln clean [OPTIONS] DIR...
  *
  * Everything that decides or writes is in libkiln; this file turns the
  * command line into kiln_options, runs each DIR, and maps the outcome to an
  * exit status: 0 all done, 1 some file or DIR failed (the rest were still
- * processed), 2 usage error; killed by a signal, it removes its temporary
+ * processed), 2 usage error, 3 (check) the tree does not match its manifest; killed by a signal, it removes its temporary
  * files and dies of that same signal.
  */
 #include "kiln.h"
@@ -23,7 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_PROBLEMS = 3 };
+
+enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN };
 
 /* The run a signal handler must clean up after; the only global state. */
 static struct kiln_run *volatile signal_run;
@@ -55,7 +59,11 @@ static void install_signals(void)
 static void usage(FILE *f)
 {
 	fputs("usage: kiln [compress] [OPTIONS] DIR...\n"
-	      "Write precompressed .gz (and .br) siblings next to the web assets under each DIR.\n"
+	      "       kiln check [OPTIONS] DIR...\n"
+	      "       kiln clean [OPTIONS] DIR...\n"
+	      "Write precompressed .gz (and .br) siblings next to the web assets under each DIR;\n"
+	      "check a tree against its manifest without writing (exit 3 if it does not match);\n"
+	      "remove everything kiln wrote.\n"
 	      "\n"
 	      "Encodings:\n"
 	      "      --brotli             also write .br siblings (brotli)\n"
@@ -73,6 +81,10 @@ static void usage(FILE *f)
 	      "  -j, --jobs N             worker threads (default: online CPUs)\n"
 	      "      --verify             decode every kept sibling and compare with its source\n"
 	      "  -n, --dry-run            decide and report, write nothing\n"
+	      "  -f, --force              ignore the previous run: encode every file again\n"
+	      "      --cache DIR          reuse encodings from a content cache kept between runs\n"
+	      "                           (also KILN_CACHE_DIR)\n"
+	      "      --cache-max-size N   keep the cache under N bytes (K, M, G suffixes; default 1G)\n"
 	      "Artifacts (written after each DIR):\n"
 	      "      --manifest PATH      write the JSON manifest to PATH (default DIR/kiln-manifest.json)\n"
 	      "      --no-manifest        do not write the manifest\n"
@@ -87,7 +99,8 @@ static void usage(FILE *f)
 	      "  -h, --help               print this help and exit\n"
 	      "  -V, --version            print versions and exit\n"
 	      "\n"
-	      "Exit status: 0 success, 1 a file or DIR failed, 2 usage error.\n",
+	      "Exit status: 0 success, 1 a file or DIR failed, 2 usage error,\n"
+	      "3 (check) the tree does not match its manifest.\n",
 	      f);
 }
 
@@ -120,11 +133,36 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return true;
 }
 
+/* A byte count with an optional K, M or G (binary) suffix. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	char digits[32];
+	size_t n = strlen(s);
+	uint64_t v;
+	int shift;
+
+	if (n == 0 || n >= sizeof(digits))
+		return false;
+	memcpy(digits, s, n + 1);
+	switch (digits[n - 1]) {
+	case 'K': case 'k': shift = 10; break;
+	case 'M': case 'm': shift = 20; break;
+	case 'G': case 'g': shift = 30; break;
+	default: shift = 0; break;
+	}
+	if (shift)
+		digits[--n] = '\0';
+	if (!parse_u64(digits, 0, UINT64_MAX >> shift, &v))
+		return false;
+	*out = v << shift;
+	return true;
+}
+
 enum {
 	OPT_BROTLI = 256, OPT_NO_BROTLI, OPT_NO_GZIP, OPT_GZIP_LEVEL, OPT_BROTLI_QUALITY,
 	OPT_MIN_SIZE, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
-	OPT_NO_NGINX_CONF, OPT_JSON,
+	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE,
 };
 
 static const struct option long_options[] = {
@@ -148,6 +186,9 @@ static const struct option long_options[] = {
 	{ "nginx-conf", required_argument, NULL, OPT_NGINX_CONF },
 	{ "no-nginx-conf", no_argument, NULL, OPT_NO_NGINX_CONF },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "force", no_argument, NULL, 'f' },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -179,7 +220,10 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		fputs("kiln: out of memory\n", stderr);
 		return EXIT_FAILED;
 	}
-	while ((c = getopt_long(argc, argv, "j:nqvhV", long_options, NULL)) != -1) {
+	cli->opt.cache_dir = getenv("KILN_CACHE_DIR");
+	if (cli->opt.cache_dir && !*cli->opt.cache_dir)
+		cli->opt.cache_dir = NULL;
+	while ((c = getopt_long(argc, argv, "j:fnqvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_BROTLI: cli->opt.codings |= 1u << KILN_CODING_BR; break;
 		case OPT_NO_BROTLI: cli->opt.codings &= ~(1u << KILN_CODING_BR); break;
@@ -231,6 +275,16 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_NO_NGINX_CONF: cli->opt.write_nginx_conf = false; break;
 		case OPT_JSON: cli->json = true; break;
+		case 'f': cli->opt.force = true; break;
+		case OPT_CACHE:
+			if (!*optarg)
+				return usage_error("--cache takes a directory");
+			cli->opt.cache_dir = optarg;
+			break;
+		case OPT_CACHE_MAX_SIZE:
+			if (!parse_size(optarg, &cli->opt.cache_max_size))
+				return usage_error("--cache-max-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
+			break;
 		case OPT_PROGRESS: cli->progress = 1; break;
 		case OPT_NO_PROGRESS: cli->progress = 0; break;
 		case 'q': cli->verbosity = UI_QUIET; break;
@@ -259,10 +313,14 @@ int main(int argc, char **argv)
 	struct kiln_run *run = NULL;
 	struct ui *ui = NULL;
 	bool failed = false, progress;
+	enum command cmd = CMD_COMPRESS;
+	uint64_t problems = 0, removed = 0;
 	int first, status;
 
-	/* a leading "compress" names the (default) command */
-	if (argc > 1 && strcmp(argv[1], "compress") == 0) {
+	/* a leading command word; none means compress */
+	if (argc > 1 && (strcmp(argv[1], "compress") == 0 || strcmp(argv[1], "check") == 0 ||
+			 strcmp(argv[1], "clean") == 0)) {
+		cmd = argv[1][1] == 'h' ? CMD_CHECK : argv[1][1] == 'l' ? CMD_CLEAN : CMD_COMPRESS;
 		argv[1] = argv[0];
 		argv++;
 		argc--;
@@ -281,10 +339,11 @@ int main(int argc, char **argv)
 	}
 	progress = cli.progress < 0 ? (cli.verbosity > UI_QUIET && isatty(STDERR_FILENO))
 				    : cli.progress == 1;
-	ui = ui_new(stderr, cli.verbosity, progress);
+	ui = ui_new(stderr, cli.verbosity, progress && cmd == CMD_COMPRESS);
 	cb.on_plan = ui_on_plan;
 	cb.on_file = ui_on_file;
 	cb.on_artifact = ui_on_artifact;
+	cb.on_event = ui_on_event;
 	cb.user = ui;
 	run = ui ? kiln_run_new(&cli.opt, &cb) : NULL;
 	if (!run) {
@@ -295,7 +354,14 @@ int main(int argc, char **argv)
 	signal_run = run;
 	install_signals();
 	for (int i = first; i < argc; i++) {
-		kiln_status st = kiln_run_tree(run, argv[i]);
+		uint64_t n = 0;
+		kiln_status st = cmd == CMD_CHECK   ? kiln_check_tree(run, argv[i], &n)
+				 : cmd == CMD_CLEAN ? kiln_clean_tree(run, argv[i], &n)
+						    : kiln_run_tree(run, argv[i]);
+		if (cmd == CMD_CHECK)
+			problems += n;
+		else
+			removed += n;
 		if (st == KILN_ERR_NOMEM) {
 			ui_error(ui, argv[i], "out of memory", 0);
 			failed = true;
@@ -303,8 +369,14 @@ int main(int argc, char **argv)
 			failed = true; /* already reported through a callback */
 		}
 	}
-	ui_finish(ui);
-	status = failed || ui_errors(ui) ? EXIT_FAILED : EXIT_OK;
+	if (cmd == CMD_COMPRESS)
+		ui_finish(ui);
+	else
+		ui_finish_command(ui, cmd == CMD_CHECK ? "check" : "clean",
+				  cmd == CMD_CHECK ? problems : removed);
+	status = failed || ui_errors(ui) ? EXIT_FAILED
+		 : problems			 ? EXIT_PROBLEMS
+						 : EXIT_OK;
 	if (cli.json && ui_print_json(ui, stdout) != 0) {
 		fputs("kiln: cannot write the JSON summary\n", stderr);
 		status = EXIT_FAILED;

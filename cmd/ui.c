@@ -30,7 +30,7 @@ struct ui {
 	uint64_t total_files, total_bytes, done_files, done_bytes;
 	uint64_t count[KILN_NOUTCOMES];
 	uint64_t bytes_in[KILN_NCODINGS], bytes_out[KILN_NCODINGS];
-	uint64_t artifact_errors;
+	uint64_t artifact_errors, removed, unchanged;
 	json_t *errors; /* [{"path", "reason"}], for --json */
 };
 
@@ -271,6 +271,10 @@ static void print_verbose(struct ui *ui, const struct kiln_report *r)
 					100.0 * (double)r->coding[c].size / (double)r->size);
 			if (r->coding[c].outcome != KILN_CODING_KEPT)
 				fputs(" no-gain", ui->err);
+			else if (r->coding[c].origin == KILN_ORIGIN_CACHE)
+				fputs(" from cache", ui->err);
+			else if (r->coding[c].origin == KILN_ORIGIN_PREVIOUS)
+				fputs(" unchanged", ui->err);
 		}
 	} else if (r->outcome == KILN_OUTCOME_MEDIA || r->outcome == KILN_OUTCOME_SMALL) {
 		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);
@@ -286,6 +290,14 @@ void ui_on_file(void *user, const struct kiln_report *r)
 	ui->done_files++;
 	ui->done_bytes += r->size;
 	ui->count[r->outcome]++;
+	if (r->outcome == KILN_OUTCOME_COMPRESSED) {
+		bool all_previous = true;
+		for (int c = 0; c < KILN_NCODINGS; c++)
+			if (r->coding[c].outcome == KILN_CODING_KEPT &&
+			    r->coding[c].origin != KILN_ORIGIN_PREVIOUS)
+				all_previous = false;
+		ui->unchanged += all_previous;
+	}
 	for (int c = 0; c < KILN_NCODINGS; c++) {
 		if (r->coding[c].outcome != KILN_CODING_KEPT)
 			continue;
@@ -356,6 +368,76 @@ void ui_on_artifact(void *user, const char *what, const char *path, const struct
 	free(p);
 }
 
+/* "gzip" / "brotli": how a person names the coding in a message. */
+static const char *coding_word(int coding)
+{
+	return coding == KILN_CODING_BR ? "brotli" : coding == KILN_CODING_GZIP ? "gzip" : "";
+}
+
+void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
+		 const struct kiln_error *err)
+{
+	struct ui *ui = user;
+	char *p = escaped(path), what[200];
+	const char *detail = err && err->what ? err->what : NULL;
+
+	pthread_mutex_lock(&ui->lock);
+	clear_line(ui);
+	switch (ev) {
+	case KILN_EVENT_REMOVED:
+		ui->removed++;
+		if (ui->verbosity >= UI_VERBOSE)
+			fprintf(ui->err, "%s: removed\n", p ? p : "?");
+		break;
+	case KILN_EVENT_TEMP_REMOVED:
+		if (ui->verbosity >= UI_VERBOSE)
+			fprintf(ui->err, "%s: %s\n", p ? p : "?", kiln_event_name(ev));
+		break;
+	case KILN_EVENT_FOREIGN:
+	case KILN_EVENT_STATE_IGNORED:
+		if (ui->verbosity >= UI_NORMAL)
+			fprintf(ui->err, "kiln: %s: warning: %s%s%s\n", p ? p : "?", kiln_event_name(ev),
+				detail ? ": " : "", detail ? detail : "");
+		break;
+	case KILN_EVENT_REMOVE_FAILED:
+	case KILN_EVENT_CACHE_FAILED:
+		snprintf(what, sizeof(what), "%s%s%s", kiln_event_name(ev), detail ? ": " : "",
+			 detail ? detail : "");
+		error_line(ui, p ? p : "?", what, err ? err->errnum : 0);
+		ui->artifact_errors++;
+		break;
+	case KILN_EVENT_MISSING_SIBLING:
+	case KILN_EVENT_STALE_SIBLING:
+		/* check's findings: always printed, they are its output */
+		fprintf(ui->err, "kiln: %s: %s %s sibling\n", p ? p : "?",
+			ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing", coding_word(coding));
+		break;
+	default:
+		fprintf(ui->err, "kiln: %s: %s%s%s\n", p ? p : "?", kiln_event_name(ev),
+			detail ? ": " : "", detail ? detail : "");
+		break;
+	}
+	pthread_mutex_unlock(&ui->lock);
+	free(p);
+}
+
+void ui_finish_command(struct ui *ui, const char *command, uint64_t n)
+{
+	pthread_mutex_lock(&ui->lock);
+	clear_line(ui);
+	if (ui->verbosity >= UI_NORMAL) {
+		if (strcmp(command, "check") == 0)
+			fprintf(ui->err, "kiln: check: %llu problem%s, %llu error%s\n",
+				(unsigned long long)n, n == 1 ? "" : "s",
+				(unsigned long long)ui_errors(ui), ui_errors(ui) == 1 ? "" : "s");
+		else
+			fprintf(ui->err, "kiln: clean: %llu file%s removed, %llu error%s\n",
+				(unsigned long long)n, n == 1 ? "" : "s",
+				(unsigned long long)ui_errors(ui), ui_errors(ui) == 1 ? "" : "s");
+	}
+	pthread_mutex_unlock(&ui->lock);
+}
+
 uint64_t ui_errors(const struct ui *ui)
 {
 	return ui->count[KILN_OUTCOME_ERROR] + ui->artifact_errors;
@@ -377,6 +459,8 @@ int ui_print_json(struct ui *ui, FILE *f)
 					      "out", (json_int_t)ui->bytes_out[c]));
 	json_object_set(root, "files", files);
 	json_object_set(root, "bytes", bytes);
+	json_object_set_new(root, "removed", json_integer((json_int_t)ui->removed));
+	json_object_set_new(root, "unchanged", json_integer((json_int_t)ui->unchanged));
 	json_object_set_new(root, "elapsed_seconds", json_real(now() - ui->start));
 	json_object_set(root, "errors", ui->errors);
 	if (json_dumpf(root, f, JSON_COMPACT | JSON_REAL_PRECISION(6)) == 0 && fputc('\n', f) != EOF &&
@@ -414,7 +498,10 @@ void ui_finish(struct ui *ui)
 			if (ui->count[if_any[i]])
 				fprintf(ui->err, "%llu %s, ", (unsigned long long)ui->count[if_any[i]],
 					kiln_outcome_name(if_any[i]));
-		fprintf(ui->err, "%llu errors", (unsigned long long)ui->count[KILN_OUTCOME_ERROR]);
+		fprintf(ui->err, "%llu errors, %llu removed", (unsigned long long)ui->count[KILN_OUTCOME_ERROR],
+			(unsigned long long)ui->removed);
+		if (ui->unchanged)
+			fprintf(ui->err, ", %llu unchanged", (unsigned long long)ui->unchanged);
 		for (int c = 0; c < KILN_NCODINGS; c++) {
 			char in[32], out[32];
 			if (!ui->bytes_in[c])

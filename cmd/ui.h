@@ -28,6 +28,13 @@ void ui_free(struct ui *ui);
 void ui_on_plan(void *user, const char *root, uint64_t files, uint64_t bytes);
 void ui_on_file(void *user, const struct kiln_report *report);
 
+/* Callback for kiln_callbacks.on_event. */
+void ui_on_event(void *user, kiln_event event, const char *path, int coding,
+		 const struct kiln_error *err);
+
+/* End of `kiln check` (N problems) or `kiln clean` (N files removed). */
+void ui_finish_command(struct ui *ui, const char *command, uint64_t n);
+
 /* Callback for kiln_callbacks.on_artifact. */
 void ui_on_artifact(void *user, const char *what, const char *path, const struct kiln_error *err);
 

@@ -72,6 +72,13 @@ typedef enum kiln_outcome {
 	KILN_NOUTCOMES
 } kiln_outcome;
 
+/* Where a kept sibling's bytes came from. */
+typedef enum kiln_origin {
+	KILN_ORIGIN_ENCODER = 0, /* encoded in this run */
+	KILN_ORIGIN_CACHE,       /* copied from the content cache */
+	KILN_ORIGIN_PREVIOUS,    /* the previous run's sibling, left in place */
+} kiln_origin;
+
 /* What happened to one content-coding of one file. */
 typedef enum kiln_coding_outcome {
 	KILN_CODING_OFF = 0, /* not requested, or the file was not compressed */
@@ -137,6 +144,17 @@ struct kiln_options {
 	 * when that is NULL.  Default true. */
 	bool write_nginx_conf;
 	const char *nginx_conf_path;
+	/* Ignore the previous run's manifest: encode every file again.  Without
+	 * it, a file whose content (SHA-256), coding settings and encoder
+	 * versions match the previous manifest, and whose recorded siblings are
+	 * still there with their recorded sizes, is not encoded again and its
+	 * siblings are not rewritten. */
+	bool force;
+	/* A content cache directory kept between runs (see kiln_run_tree), or
+	 * NULL; kept under cache_max_size bytes (default 1 GiB) by evicting the
+	 * least recently used entries. */
+	const char *cache_dir;
+	uint64_t cache_max_size;
 };
 
 /* Fill *opt with the defaults documented above.  Never fails. */
@@ -149,6 +167,28 @@ void kiln_options_init(struct kiln_options *opt);
  */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field);
 
+/* Events reported through kiln_callbacks.on_event. */
+typedef enum kiln_event {
+	/* compress, clean */
+	KILN_EVENT_REMOVED,          /* removed a sibling or artifact kiln wrote */
+	KILN_EVENT_REMOVE_FAILED,    /* could not remove it (ERR says why) */
+	KILN_EVENT_FOREIGN,          /* a sibling kiln did not write, left alone */
+	KILN_EVENT_TEMP_REMOVED,     /* removed a temporary file of a dead run */
+	KILN_EVENT_STATE_IGNORED,    /* the previous manifest was unusable */
+	KILN_EVENT_CACHE_FAILED,     /* the cache could not be used (ERR) */
+	/* check: each is a problem */
+	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
+	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */
+	KILN_EVENT_MISSING_SIBLING,  /* a sibling the manifest records is gone */
+	KILN_EVENT_STALE_SIBLING,    /* a sibling does not decode to its source */
+	KILN_EVENT_ORPHANED_SIBLING, /* a sibling whose source is gone */
+	KILN_EVENT_UNRECORDED_SIBLING, /* a sibling the manifest does not know */
+	KILN_NEVENTS
+} kiln_event;
+
+/* Static text for an event, e.g. "stale sibling", never NULL. */
+const char *kiln_event_name(kiln_event event);
+
 /* One file's outcome, passed to kiln_callbacks.on_file. */
 struct kiln_report {
 	const char *root;    /* the tree root as given to kiln_run_tree() */
@@ -160,6 +200,7 @@ struct kiln_report {
 		kiln_coding_outcome outcome;
 		uint64_t size;   /* encoded size in bytes, when encoded */
 		uint8_t sha256[32]; /* SHA-256 of the sibling, when KEPT */
+		kiln_origin origin; /* when KEPT */
 	} coding[KILN_NCODINGS];
 	struct kiln_error error; /* set when outcome == KILN_OUTCOME_ERROR */
 	/* Digests of the source, when hashed is true (regular files that were
@@ -181,6 +222,11 @@ struct kiln_callbacks {
 	void (*on_plan)(void *user, const char *root, uint64_t files, uint64_t bytes);
 	/* Once per entry found under the tree, with its final outcome. */
 	void (*on_file)(void *user, const struct kiln_report *report);
+	/* Things that happen beside a file's outcome; see kiln_event.  PATH is
+	 * the full path of the file concerned; CODING is the coding of the
+	 * sibling concerned or -1; ERR is NULL unless the event is a failure. */
+	void (*on_event)(void *user, kiln_event event, const char *path, int coding,
+			 const struct kiln_error *err);
 	/* After each tree, once per artifact (WHAT is "manifest" or "nginx
 	 * snippet") with the PATH written, and ERR NULL on success or the
 	 * reason it could not be written. */
@@ -213,6 +259,13 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
  *                      through on_artifact);
  *   KILN_ERR_NOMEM     out of memory before work could start;
  *   KILN_ERR_CANCELLED kiln_run_cancel() was called.
+ * Incremental: when the tree has a manifest from a previous run, a file
+ * whose content, coding settings and encoder versions match it keeps its
+ * siblings untouched (inode and mtime unchanged; the mtime is reset to the
+ * source's if only the source's mtime moved).  Siblings the previous
+ * manifest records are removed when their source is gone or no longer gets
+ * that sibling, if their content is still what kiln wrote.  With
+ * opt.cache_dir, encodings are looked up in and added to the content cache.
  * Guarantees, whatever happens: sources are only read, never written; a
  * sibling appears under its final name only complete (temporary file in the
  * same directory, then rename(2)); the sibling has the source's permission
@@ -221,6 +274,30 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
  * Not thread-safe for one run; different runs may be used concurrently.
  */
 kiln_status kiln_run_tree(struct kiln_run *run, const char *root);
+
+/*
+ * `kiln check`: compare the tree ROOT with its manifest (opt.manifest_path,
+ * or ROOT/kiln-manifest.json) and write nothing.  Every asset must be in the
+ * manifest with the same size and SHA-256, every sibling the manifest
+ * records must exist and decode to its current source, no sibling may exist
+ * that the manifest does not record, and every entry must still exist.
+ * Each problem is one on_event call (KILN_EVENT_NO_MANIFEST ..
+ * KILN_EVENT_UNRECORDED_SIBLING) and is counted in *problems.  I/O errors on
+ * files are reported through on_file.  Returns KILN_OK, or KILN_ERR_IO if
+ * ROOT cannot be walked.
+ */
+kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *problems);
+
+/*
+ * `kiln clean`: remove every sibling the manifest of ROOT records (only if
+ * its content still has the recorded SHA-256: anything else is reported as
+ * KILN_EVENT_FOREIGN and left), kiln's temporary files, the nginx snippet
+ * (only if it is one kiln generated) and the manifest itself.  Sources and
+ * every other file are left alone.  Each removal is a KILN_EVENT_REMOVED
+ * event, counted in *removed.  Returns KILN_OK; KILN_ERR_IO if the manifest
+ * is unreadable or something could not be removed.
+ */
+kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *removed);
 
 /*
  * Ask a run to stop as soon as possible: no new file is started, files under

@@ -189,6 +189,19 @@ static json_t *entry(const struct kiln_report *r, const char *key, bool encoded)
 		}
 		free(b64);
 	}
+	if (ok) {
+		/* sizes of encodings tried and not kept: a later run that sees the
+		 * same content need not encode them again to decide */
+		json_t *ng = json_object();
+		for (int c = 0; ng && ok && c < KILN_NCODINGS; c++)
+			if (r->coding[c].outcome == KILN_CODING_NO_GAIN && r->coding[c].size > 0)
+				ok = put_int(ng, kiln_codecs[c]->name, r->coding[c].size);
+		if (ng && ok && json_object_size(ng) > 0)
+			ok = json_object_set_new(e, "no_gain", ng) == 0;
+		else
+			json_decref(ng);
+		ok = ok && ng;
+	}
 	if (ok && r->outcome != KILN_OUTCOME_COMPRESSED) {
 		ok = put_str(e, "skipped", kiln_outcome_name(r->outcome));
 	} else if (ok) {

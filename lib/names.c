@@ -18,6 +18,26 @@ const char *kiln_outcome_name(kiln_outcome outcome)
 	return (unsigned)outcome < KILN_NOUTCOMES ? outcome_names[outcome] : "?";
 }
 
+static const char *const event_names[KILN_NEVENTS] = {
+	[KILN_EVENT_REMOVED] = "removed",
+	[KILN_EVENT_REMOVE_FAILED] = "cannot remove",
+	[KILN_EVENT_FOREIGN] = "sibling not written by kiln, left in place",
+	[KILN_EVENT_TEMP_REMOVED] = "removed a temporary file left by an interrupted run",
+	[KILN_EVENT_STATE_IGNORED] = "previous manifest ignored",
+	[KILN_EVENT_CACHE_FAILED] = "cache",
+	[KILN_EVENT_NO_MANIFEST] = "no manifest",
+	[KILN_EVENT_OUT_OF_DATE] = "manifest out of date",
+	[KILN_EVENT_MISSING_SIBLING] = "missing sibling",
+	[KILN_EVENT_STALE_SIBLING] = "stale sibling",
+	[KILN_EVENT_ORPHANED_SIBLING] = "orphaned sibling",
+	[KILN_EVENT_UNRECORDED_SIBLING] = "sibling not in the manifest",
+};
+
+const char *kiln_event_name(kiln_event event)
+{
+	return (unsigned)event < KILN_NEVENTS ? event_names[event] : "?";
+}
+
 const char *kiln_version(void)
 {
 	return KILN_VERSION_STRING;

@@ -8,50 +8,22 @@
  * magic bytes or extension, small), encodes, decides which siblings to keep,
  * verifies, and hands the kept ones to the atomic writer (sibling.c).
  */
-#include "kiln.h"
+#include "run.h"
 
 #include "classify.h"
 #include "codec.h"
 #include "decide.h"
 #include "hash.h"
 #include "manifest.h"
-#include "snippet.h"
 #include "pool.h"
-#include "sibling.h"
+#include "snippet.h"
 #include "source.h"
-#include "walk.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-struct worker {
-	void *codec_state[KILN_NCODINGS]; /* made on first use, reused */
-	struct kiln_tempslot slot;
-};
-
-struct kiln_run {
-	struct kiln_options opt;
-	char **globs; /* owned copies of opt.include then opt.exclude */
-	struct kiln_callbacks cb;
-	pthread_mutex_t cb_lock;
-	atomic_int cancelled;
-	unsigned nworkers;
-	struct worker *workers;
-
-	/* the tree under way */
-	const char *root;
-	struct kiln_walk walk;
-	size_t *order;     /* indexes of entries to open, largest first */
-	struct kiln_report *reports; /* one per walk entry, for the manifest */
-	bool hashing;      /* digests are needed (a manifest will be written) */
-	bool artifact_failed;
-	size_t norder;
-	atomic_size_t next; /* next index into order */
-};
 
 void kiln_options_init(struct kiln_options *opt)
 {
@@ -63,6 +35,7 @@ void kiln_options_init(struct kiln_options *opt)
 	opt->max_ratio = 0.95;
 	opt->write_manifest = true;
 	opt->write_nginx_conf = true;
+	opt->cache_max_size = (uint64_t)1 << 30;
 }
 
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field)
@@ -116,6 +89,17 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	}
 	run->opt.include = (const char *const *)run->globs;
 	run->opt.exclude = (const char *const *)run->globs + opt->n_include;
+	{
+		const char **strs[] = { &run->opt.manifest_path, &run->opt.nginx_conf_path,
+					&run->opt.cache_dir };
+		for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+			if (!*strs[i])
+				continue;
+			if (!(run->owned[i] = strdup(*strs[i])))
+				goto fail;
+			*strs[i] = run->owned[i];
+		}
+	}
 	return run;
 fail:
 	kiln_run_free(run);
@@ -133,7 +117,11 @@ void kiln_run_free(struct kiln_run *run)
 	for (size_t i = 0; run->globs && run->globs[i]; i++)
 		free(run->globs[i]);
 	free(run->globs);
+	for (size_t i = 0; i < sizeof(run->owned) / sizeof(run->owned[0]); i++)
+		free(run->owned[i]);
 	free(run->workers);
+	kiln_cache_close(run->cache);
+	kiln_state_free(&run->state);
 	pthread_mutex_destroy(&run->cb_lock);
 	free(run);
 }
@@ -149,7 +137,7 @@ void kiln_run_remove_temps(struct kiln_run *run)
 		kiln_tempslot_unlink(&run->workers[w].slot);
 }
 
-static void report(struct kiln_run *run, const struct kiln_report *r)
+void kiln_run_report(struct kiln_run *run, const struct kiln_report *r)
 {
 	if (!run->cb.on_file)
 		return;
@@ -168,7 +156,7 @@ static void report_error(struct kiln_report *r, kiln_status st, int errnum,
 	r->error.suffix = suffix;
 }
 
-static char *join(const char *root, const char *rel, const char *suffix)
+char *kiln_run_join(const char *root, const char *rel, const char *suffix)
 {
 	size_t a = strlen(root), b = strlen(rel), c = strlen(suffix);
 	char *p = malloc(a + b + c + 2);
@@ -182,44 +170,242 @@ static char *join(const char *root, const char *rel, const char *suffix)
 	return p;
 }
 
-/* Encode, decide, verify and write the siblings of SRC[0..size). */
+void kiln_run_event(struct kiln_run *run, kiln_event ev, const char *path, int coding,
+		    const struct kiln_error *err)
+{
+	if (!run->cb.on_event)
+		return;
+	pthread_mutex_lock(&run->cb_lock);
+	run->cb.on_event(run->cb.user, ev, path, coding, err);
+	pthread_mutex_unlock(&run->cb_lock);
+}
+
+bool kiln_run_file_sha256(const char *path, uint8_t out[32])
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct kiln_error err;
+	uint8_t sha384[48];
+	struct stat st;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	     kiln_source_hash(fd, &st, out, sha384, &err) == KILN_OK;
+	close(fd);
+	return ok;
+}
+
+/*
+ * A sibling kiln recorded (PREV, with its size and SHA-256) that should no
+ * longer exist: remove it if it is still what kiln wrote, else leave it and
+ * say so.  Nothing is removed in a dry run.
+ */
+void kiln_run_remove_recorded(struct kiln_run *run, const char *root, const char *rel,
+			      kiln_coding c, const struct kiln_prev_coding *prev)
+{
+	char *sib = kiln_run_join(root, rel, kiln_codecs[c]->suffix);
+	uint8_t sha[32];
+	struct stat st;
+
+	if (!sib)
+		return;
+	if (lstat(sib, &st) != 0) {
+		free(sib);
+		return; /* already gone */
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != prev->size ||
+	    !kiln_run_file_sha256(sib, sha) || memcmp(sha, prev->sha256, 32) != 0) {
+		kiln_run_event(run, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+	} else if (!run->opt.dry_run && unlink(sib) != 0) {
+		struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove stale sibling", "" };
+		kiln_run_event(run, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
+		run->remove_failed = true;
+	} else {
+		kiln_run_event(run, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+	}
+	free(sib);
+}
+
+/*
+ * Coding C of entry REL gets no sibling this run: remove the one the previous
+ * run wrote, or point out one kiln never wrote (nginx would serve it).
+ */
+static void no_sibling(struct kiln_run *run, const struct kiln_prev_entry *prev,
+		       const char *rel, kiln_coding c)
+{
+	struct stat st;
+	char *sib;
+
+	if (prev && prev->coding[c].kept) {
+		kiln_run_remove_recorded(run, run->root, rel, c, &prev->coding[c]);
+		return;
+	}
+	if (!(run->opt.codings & (1u << c)) || !(sib = kiln_run_join(run->root, rel, kiln_codecs[c]->suffix)))
+		return;
+	if (lstat(sib, &st) == 0)
+		kiln_run_event(run, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+	free(sib);
+}
+
+/*
+ * Is the previous run's sibling of coding C still usable: recorded, present
+ * as a regular file with the recorded size, and (with --verify) decoding to
+ * the source?  Brings its mode and mtime back to the source's if they moved.
+ */
+static bool previous_sibling_ok(struct kiln_run *run, const struct kiln_entry *e,
+				const struct kiln_prev_coding *prev, kiln_coding c,
+				const struct stat *src_st, const uint8_t *src)
+{
+	char *sib = kiln_run_join(run->root, e->rel, kiln_codecs[c]->suffix);
+	struct timespec times[2] = { src_st->st_atim, src_st->st_mtim };
+	struct stat st;
+	bool ok = false;
+	int fd;
+
+	if (!sib)
+		return false;
+	fd = open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != prev->size)
+		goto out;
+	if (run->opt.verify) {
+		uint8_t *buf = NULL;
+		struct kiln_error err;
+		bool good = kiln_source_read(fd, &st, &buf, &err) == KILN_OK &&
+			    kiln_codecs[c]->verify(buf, (size_t)st.st_size, src,
+						   (size_t)src_st->st_size) == KILN_OK;
+		free(buf);
+		if (!good)
+			goto out;
+	}
+	ok = true;
+	if (run->opt.dry_run)
+		goto out;
+	if ((st.st_mode & 0777) != (src_st->st_mode & 0777))
+		fchmod(fd, src_st->st_mode & 0777);
+	if (st.st_mtim.tv_sec != src_st->st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != src_st->st_mtim.tv_nsec)
+		futimens(fd, times); /* a touched source: same Last-Modified again */
+out:
+	if (fd >= 0)
+		close(fd);
+	free(sib);
+	return ok;
+}
+
+/* Get coding C of SRC into *out: from the cache, else by encoding (and then
+ * into the cache).  Sets *origin.  On failure fills *r's error. */
+static kiln_status obtain(struct kiln_run *run, struct worker *wk, kiln_coding c,
+			  const uint8_t *src, size_t size, const uint8_t sha[32], uint8_t **out,
+			  size_t *out_len, kiln_origin *origin, struct kiln_report *r)
+{
+	const struct kiln_options *opt = &run->opt;
+	const struct kiln_codec *codec = kiln_codecs[c];
+	char *cpath = NULL;
+	size_t cap;
+	kiln_status s;
+
+	if (run->cache) {
+		int param = c == KILN_CODING_GZIP ? opt->gzip_level : opt->brotli_quality;
+		const char *ver = c == KILN_CODING_GZIP ? kiln_libdeflate_version()
+							: kiln_brotli_version();
+		cpath = kiln_cache_path(run->cache, sha, c, param, ver);
+		/* a hit is decoded against the source before it is trusted */
+		if (cpath && kiln_cache_get(run->cache, cpath, out, out_len)) {
+			if (codec->verify(*out, *out_len, src, size) == KILN_OK) {
+				*origin = KILN_ORIGIN_CACHE;
+				free(cpath);
+				return KILN_OK;
+			}
+			free(*out);
+			*out = NULL;
+			unlink(cpath);
+		}
+	}
+	*origin = KILN_ORIGIN_ENCODER;
+	if (!wk->codec_state[c] && !(wk->codec_state[c] = codec->state_new(opt))) {
+		report_error(r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder", "");
+		goto fail;
+	}
+	cap = codec->bound(size);
+	if (!(*out = malloc(cap))) {
+		report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
+		goto fail;
+	}
+	s = codec->encode(wk->codec_state[c], src, size, *out, cap, out_len);
+	if (s != KILN_OK || *out_len == 0) {
+		report_error(r, s ? s : KILN_ERR_ENCODER, s == KILN_ERR_NOMEM ? ENOMEM : 0,
+			     "encoder failed", codec->suffix);
+		goto fail;
+	}
+	if (cpath && !opt->dry_run) {
+		struct kiln_error err = { 0 };
+		if (kiln_cache_put(run->cache, cpath, *out, *out_len, &wk->slot, &err) != KILN_OK) {
+			kiln_run_event(run, KILN_EVENT_CACHE_FAILED, cpath, (int)c, &err);
+			run->cache_failed = true;
+		}
+	}
+	free(cpath);
+	return KILN_OK;
+fail:
+	free(*out);
+	*out = NULL;
+	free(cpath);
+	return r->error.status;
+}
+
+/*
+ * Encode (or reuse), decide, verify and write the siblings of SRC.  PREV is
+ * the previous run's entry for this path (what kiln wrote there); REUSE says
+ * its content is this very content, so its results may be reused.
+ */
 static void compress_file(struct kiln_run *run, struct worker *wk, const struct kiln_entry *e,
-			  int fd, const struct stat *st, const uint8_t *src, struct kiln_report *r)
+			  const struct kiln_prev_entry *prev, bool reuse, int fd,
+			  const struct stat *st, const uint8_t *src, struct kiln_report *r)
 {
 	const struct kiln_options *opt = &run->opt;
 	size_t size = (size_t)st->st_size, enc_len[KILN_NCODINGS] = { 0 };
 	uint8_t *enc[KILN_NCODINGS] = { 0 };
-	bool keep[KILN_NCODINGS] = { 0 };
+	bool keep[KILN_NCODINGS] = { 0 }, have_prev[KILN_NCODINGS] = { 0 };
+	kiln_origin origin[KILN_NCODINGS] = { 0 };
 
+	/* what the previous run already knows about this very content */
 	for (int c = 0; c < KILN_NCODINGS; c++) {
-		const struct kiln_codec *codec = kiln_codecs[c];
-		size_t cap = codec->bound(size);
-		kiln_status s;
-
-		if (!(opt->codings & (1u << c)))
+		const struct kiln_prev_coding *pc = prev && reuse ? &prev->coding[c] : NULL;
+		if (!(opt->codings & (1u << c)) || !pc ||
+		    !kiln_state_coding_reusable(&run->state, opt, (kiln_coding)c))
 			continue;
-		if (!wk->codec_state[c] && !(wk->codec_state[c] = codec->state_new(opt))) {
-			report_error(r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder", "");
+		if (pc->kept)
+			have_prev[c] = previous_sibling_ok(run, e, pc, (kiln_coding)c, st, src);
+		else
+			have_prev[c] = pc->tried;
+		if (have_prev[c])
+			enc_len[c] = (size_t)pc->size;
+	}
+	for (int c = 0; c < KILN_NCODINGS; c++) {
+		if (!(opt->codings & (1u << c)) || have_prev[c])
+			continue;
+		if (obtain(run, wk, (kiln_coding)c, src, size, r->sha256, &enc[c], &enc_len[c],
+			   &origin[c], r) != KILN_OK)
 			goto out;
-		}
-		if (!(enc[c] = malloc(cap))) {
-			report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
-			goto out;
-		}
-		s = codec->encode(wk->codec_state[c], src, size, enc[c], cap, &enc_len[c]);
-		if (s != KILN_OK) {
-			report_error(r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0, "encoder failed",
-				     codec->suffix);
-			goto out;
-		}
-		r->coding[c].outcome = KILN_CODING_NO_GAIN;
-		r->coding[c].size = enc_len[c];
 	}
 	kiln_decide(opt, r->size, enc_len, keep);
+	for (int c = 0; c < KILN_NCODINGS; c++) {
+		if (opt->codings & (1u << c)) {
+			r->coding[c].outcome = KILN_CODING_NO_GAIN;
+			r->coding[c].size = enc_len[c];
+		}
+		/* kept now, but only its size was known: get the bytes */
+		if (keep[c] && !enc[c] && !(have_prev[c] && prev->coding[c].kept) &&
+		    obtain(run, wk, (kiln_coding)c, src, size, r->sha256, &enc[c], &enc_len[c],
+			   &origin[c], r) != KILN_OK)
+			goto out;
+	}
 
 	for (int c = 0; c < KILN_NCODINGS; c++) {
 		kiln_status s;
-		if (!keep[c])
+		if (!keep[c] || !enc[c])
 			continue;
 		s = opt->verify ? kiln_codecs[c]->verify(enc[c], enc_len[c], src, size) : KILN_OK;
 		if (s != KILN_OK) {
@@ -244,14 +430,19 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 		const char *suffix = kiln_codecs[c]->suffix;
 		kiln_status s;
 		char *sib;
-		if (!keep[c])
+		if (!keep[c]) {
+			no_sibling(run, prev, e->rel, (kiln_coding)c);
 			continue;
-		if (!opt->dry_run) {
+		}
+		if (!enc[c]) { /* the previous run's sibling, checked above */
+			r->coding[c].origin = KILN_ORIGIN_PREVIOUS;
+			memcpy(r->coding[c].sha256, prev->coding[c].sha256, 32);
+		} else if (!opt->dry_run) {
 			if (atomic_load(&run->cancelled)) {
 				report_error(r, KILN_ERR_CANCELLED, 0, "cancelled", "");
 				goto out;
 			}
-			if (!(sib = join(run->root, e->rel, suffix))) {
+			if (!(sib = kiln_run_join(run->root, e->rel, suffix))) {
 				report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
 				goto out;
 			}
@@ -262,6 +453,9 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 				r->error.suffix = suffix;
 				goto out;
 			}
+			r->coding[c].origin = origin[c];
+		} else {
+			r->coding[c].origin = origin[c];
 		}
 		r->coding[c].outcome = KILN_CODING_KEPT;
 		r->outcome = KILN_OUTCOME_COMPRESSED;
@@ -280,7 +474,8 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 {
 	const struct kiln_options *opt = &run->opt;
 	uint8_t head[KILN_MAGIC_BYTES], *src = NULL;
-	char *path = join(run->root, e->rel, "");
+	const struct kiln_prev_entry *prev = kiln_state_find(&run->state, e->rel);
+	char *path = kiln_run_join(run->root, e->rel, "");
 	struct stat st;
 	ssize_t nhead;
 	int fd = -1;
@@ -311,18 +506,22 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 	if (r->outcome != KILN_OUTCOME_CANDIDATE) {
 		/* not compressed: hash it in chunks if the manifest needs it */
 		if (run->hashing) {
-			if (kiln_source_hash(fd, &st, r->sha256, r->sha384, &r->error) != KILN_OK)
+			if (kiln_source_hash(fd, &st, r->sha256, r->sha384, &r->error) != KILN_OK) {
 				r->outcome = KILN_OUTCOME_ERROR;
-			else
-				r->hashed = true;
+				goto out;
+			}
+			r->hashed = true;
 		}
+		for (int c = 0; c < KILN_NCODINGS; c++)
+			no_sibling(run, prev, e->rel, (kiln_coding)c);
 		goto out;
 	}
 	if (kiln_source_read(fd, &st, &src, &r->error) != KILN_OK) {
 		r->outcome = KILN_OUTCOME_ERROR;
 		goto out;
 	}
-	if (run->hashing) {
+	/* hashed even without a manifest when the content may be reused */
+	if (run->hashing || prev || run->cache) {
 		struct kiln_hasher *h = kiln_hasher_new();
 		if (h)
 			kiln_hasher_update(h, src, (size_t)st.st_size);
@@ -332,7 +531,12 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 		}
 		r->hashed = true;
 	}
-	compress_file(run, wk, e, fd, &st, src, r);
+	/* changed content or --force: nothing to reuse, but what kiln wrote
+	 * before is still known, for removal */
+	compress_file(run, wk, e, prev,
+		      prev && !opt->force && prev->size == r->size &&
+			      memcmp(prev->sha256, r->sha256, 32) == 0,
+		      fd, &st, src, r);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -352,7 +556,7 @@ static void work(void *arg, unsigned worker)
 		size_t k = run->order[i];
 		struct kiln_report *r = &run->reports[k];
 		process_file(run, wk, &run->walk.v[k], r);
-		report(run, r);
+		kiln_run_report(run, r);
 	}
 }
 
@@ -391,6 +595,12 @@ static void note_own(const char *path, struct stat *own, size_t *n)
 		(*n)++;
 }
 
+char *kiln_run_manifest_path(const struct kiln_run *run, const char *root)
+{
+	return run->opt.manifest_path ? strdup(run->opt.manifest_path)
+				      : kiln_run_join(root, KILN_MANIFEST_NAME, "");
+}
+
 static void write_artifacts(struct kiln_run *run, const char *root)
 {
 	const struct kiln_options *opt = &run->opt;
@@ -402,8 +612,7 @@ static void write_artifacts(struct kiln_run *run, const char *root)
 	for (size_t i = 0; i < run->walk.n; i++)
 		have_br |= run->reports[i].coding[KILN_CODING_BR].outcome == KILN_CODING_KEPT;
 	if (opt->write_manifest) {
-		path = opt->manifest_path ? strdup(opt->manifest_path)
-					  : join(root, KILN_MANIFEST_NAME, "");
+		path = run->manifest_path;
 		if (!path || kiln_manifest_write(path, opt, run->reports, run->walk.n, slot,
 						 &err) != KILN_OK)
 			run->artifact_failed = true;
@@ -411,12 +620,11 @@ static void write_artifacts(struct kiln_run *run, const char *root)
 			run->cb.on_artifact(run->cb.user, "manifest",
 					    path ? path : KILN_MANIFEST_NAME,
 					    err.status == KILN_OK && path ? NULL : &err);
-		free(path);
 	}
 	memset(&err, 0, sizeof(err));
 	if (opt->write_nginx_conf) {
 		path = opt->nginx_conf_path ? strdup(opt->nginx_conf_path)
-					    : join(root, KILN_NGINX_CONF_NAME, "");
+					    : kiln_run_join(root, KILN_NGINX_CONF_NAME, "");
 		if (!path || kiln_snippet_write(path, opt, have_br, slot, &err) != KILN_OK)
 			run->artifact_failed = true;
 		if (run->cb.on_artifact)
@@ -424,6 +632,57 @@ static void write_artifacts(struct kiln_run *run, const char *root)
 					    path ? path : KILN_NGINX_CONF_NAME,
 					    err.status == KILN_OK && path ? NULL : &err);
 		free(path);
+	}
+}
+
+/* Siblings the previous manifest records for sources that are gone. */
+static void remove_deleted(struct kiln_run *run, const char *root)
+{
+	for (size_t i = 0; i < run->state.n; i++) {
+		const struct kiln_prev_entry *pe = &run->state.v[i];
+		if (pe->seen)
+			continue;
+		for (int c = 0; c < KILN_NCODINGS; c++)
+			if (pe->coding[c].kept)
+				kiln_run_remove_recorded(run, root, pe->rel, (kiln_coding)c,
+							 &pe->coding[c]);
+	}
+}
+
+/* Temporary files left by a run that was killed: remove the stale ones. */
+static void remove_dead_temps(struct kiln_run *run, const char *root)
+{
+	for (size_t i = 0; i < run->walk.n && !run->opt.dry_run; i++) {
+		const struct kiln_entry *e = &run->walk.v[i];
+		const char *base = strrchr(e->rel, '/');
+		char *path;
+
+		if (!kiln_is_temp_name(base ? base + 1 : e->rel) || !S_ISREG(e->st.st_mode))
+			continue;
+		path = kiln_run_join(root, e->rel, "");
+		if (path && kiln_temp_is_stale(path) && unlink(path) == 0)
+			kiln_run_event(run, KILN_EVENT_TEMP_REMOVED, path, -1, NULL);
+		free(path);
+	}
+}
+
+/* Load the previous manifest (unless there is none to read), and open the
+ * cache.  Problems with either are events, never fatal. */
+static void load_state(struct kiln_run *run, const char *root)
+{
+	struct kiln_error err = { 0 };
+
+	kiln_state_free(&run->state);
+	run->manifest_path = kiln_run_manifest_path(run, root);
+	if (run->manifest_path && run->opt.write_manifest &&
+	    kiln_state_load(run->manifest_path, &run->state, &err) != KILN_OK)
+		kiln_run_event(run, KILN_EVENT_STATE_IGNORED, run->manifest_path, -1, &err);
+	if (run->opt.cache_dir && !run->cache) {
+		run->cache = kiln_cache_open(run->opt.cache_dir, run->opt.cache_max_size, &err);
+		if (!run->cache) {
+			kiln_run_event(run, KILN_EVENT_CACHE_FAILED, run->opt.cache_dir, -1, &err);
+			run->cache_failed = true;
+		}
 	}
 }
 
@@ -441,7 +700,7 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 	if (!root)
 		return KILN_ERR_NOMEM;
 	run->root = root;
-	run->artifact_failed = false;
+	run->artifact_failed = run->remove_failed = run->cache_failed = false;
 	run->hashing = run->opt.write_manifest && !run->opt.dry_run;
 	memset(&run->walk, 0, sizeof(run->walk));
 	if (run->opt.write_manifest)
@@ -455,10 +714,11 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 		r.path = "";
 		r.outcome = KILN_OUTCOME_ERROR;
 		r.error = root_err;
-		report(run, &r);
+		kiln_run_report(run, &r);
 	}
 	if (ret != KILN_OK)
 		goto out;
+	load_state(run, root);
 
 	keys = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*keys));
 	run->order = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*run->order));
@@ -471,6 +731,7 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 	for (size_t i = 0; i < run->walk.n; i++) {
 		const struct kiln_entry *e = &run->walk.v[i];
 		struct kiln_report *rep = &run->reports[i];
+		struct kiln_prev_entry *pe = kiln_state_find(&run->state, e->rel);
 		bool regular = S_ISREG(e->st.st_mode);
 
 		rep->root = root;
@@ -479,9 +740,13 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 		rep->size = regular ? (uint64_t)e->st.st_size : 0;
 		rep->error = e->err;
 		bytes += rep->size;
+		/* still there (as an asset, or failing this time): not deleted */
+		if (pe && e->outcome != KILN_OUTCOME_SIBLING)
+			pe->seen = true;
 		/* excluded files are opened only to be hashed for the manifest */
 		if (e->outcome == KILN_OUTCOME_CANDIDATE ||
-		    (e->outcome == KILN_OUTCOME_EXCLUDED && regular && run->hashing))
+		    (e->outcome == KILN_OUTCOME_EXCLUDED && regular &&
+		     (run->hashing || (pe && (pe->coding[0].kept || pe->coding[1].kept)))))
 			keys[run->norder++] = (struct order_key){ rep->size, i };
 	}
 	qsort(keys, run->norder, sizeof(*keys), by_size_desc);
@@ -495,16 +760,20 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 	/* what the walk decided alone is reported before any work starts */
 	for (size_t i = 0; i < run->walk.n; i++)
 		if (!run->walk.v[i].queued)
-			report(run, &run->reports[i]);
+			kiln_run_report(run, &run->reports[i]);
 	atomic_store(&run->next, 0);
 	kiln_pool_run(run->nworkers, work, run);
 	if (atomic_load(&run->cancelled)) {
 		ret = KILN_ERR_CANCELLED;
 		goto out;
 	}
+	remove_deleted(run, root);
+	remove_dead_temps(run, root);
 	if (!run->opt.dry_run)
 		write_artifacts(run, root);
-	ret = run->artifact_failed ? KILN_ERR_IO : KILN_OK;
+	if (run->cache && !run->opt.dry_run)
+		kiln_cache_trim(run->cache);
+	ret = run->artifact_failed || run->remove_failed || run->cache_failed ? KILN_ERR_IO : KILN_OK;
 out:
 	free(keys);
 	free(run->order);
@@ -512,6 +781,9 @@ out:
 	free(run->reports);
 	run->reports = NULL;
 	kiln_walk_free(&run->walk);
+	kiln_state_free(&run->state);
+	free(run->manifest_path);
+	run->manifest_path = NULL;
 	free(root);
 	run->root = NULL;
 	return ret;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 static kiln_status fail(struct kiln_error *err, kiln_status st, int errnum,
@@ -68,6 +70,8 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 	if (fd < 0)
 		return fail(err, KILN_ERR_IO, errno, "cannot create temporary file");
 	atomic_store(&slot->live, 1);
+	/* held until close: a later run can tell a live temp from a dead one's */
+	flock(fd, LOCK_EX | LOCK_NB);
 
 	if (write_all(fd, data, len) != 0) {
 		e = errno;
@@ -120,6 +124,23 @@ kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_pat
 	};
 
 	return kiln_atomic_write(slot, final_path, data, len, &meta, err);
+}
+
+bool kiln_temp_is_stale(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct timespec now;
+	struct stat st;
+	bool stale;
+
+	if (fd < 0)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	stale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		now.tv_sec - st.st_ctim.tv_sec > KILN_TEMP_STALE_SECONDS &&
+		flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return stale;
 }
 
 void kiln_tempslot_unlink(struct kiln_tempslot *slot)

@@ -62,6 +62,15 @@ kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_pat
 			       const uint8_t *data, size_t len, const struct stat *src,
 			       struct kiln_error *err);
 
+/* A temporary file older than this, that no process holds locked, was left
+ * by a run that died (SIGKILL, power loss). */
+#define KILN_TEMP_STALE_SECONDS 10
+
+/* True if the kiln temporary file at PATH is stale: its writer holds no lock
+ * on it and its status last changed over KILN_TEMP_STALE_SECONDS ago.  Live
+ * writers lock their temporary file from creation to rename. */
+bool kiln_temp_is_stale(const char *path);
+
 /* Unlink SLOT's temporary file, if it has one.  Async-signal-safe. */
 void kiln_tempslot_unlink(struct kiln_tempslot *slot);
 

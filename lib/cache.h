@@ -1,0 +1,58 @@
+/*
+ * cache.h - a content cache of encoded results that outlives the tree.
+ *
+ * Bundlers recreate dist/ from scratch, so state kept inside the tree is
+ * lost on every CI build; a cache directory kept between builds is not.  An
+ * entry holds one encoding of one source, keyed by the source's SHA-256, the
+ * content-coding, its level or quality and the encoder's version, so a hit
+ * is byte-for-byte what encoding again would produce.
+ *
+ * Safe under concurrent kiln processes: entries are written with the atomic
+ * writer (a reader sees a whole entry or none; two writers of one key write
+ * the same bytes), and a reader holds its entry open, so eviction by another
+ * process cannot cut it short.  Every entry carries its payload's length and
+ * SHA-256; a truncated or corrupt entry is a miss and is removed, never used.
+ * Recency is the entry's mtime, refreshed on every hit; kiln_cache_trim()
+ * evicts least recently used entries first.
+ */
+#ifndef KILN_CACHE_H
+#define KILN_CACHE_H
+
+#include "kiln.h"
+#include "sibling.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kiln_cache;
+
+/* Open (creating if needed) the cache directory DIR, to be kept under
+ * MAX_BYTES.  NULL with *err set on failure. */
+struct kiln_cache *kiln_cache_open(const char *dir, uint64_t max_bytes, struct kiln_error *err);
+void kiln_cache_close(struct kiln_cache *cache);
+
+/* The cache file name for a key: "<sha256 hex>.<coding>-<param>-<version>"
+ * under a two-character fan-out directory; malloc'ed, NULL if out of memory.
+ * PARAM is the level or quality. */
+char *kiln_cache_path(const struct kiln_cache *cache, const uint8_t src_sha256[32],
+		      kiln_coding c, int param, const char *version);
+
+/*
+ * Look up PATH (from kiln_cache_path()).  On a hit, *data (malloc'ed, the
+ * caller frees) and *len hold the encoded bytes and the entry's mtime is
+ * refreshed; returns true.  A miss, or an entry that fails its own checks
+ * (which is then removed), returns false.  Thread-safe.
+ */
+bool kiln_cache_get(struct kiln_cache *cache, const char *path, uint8_t **data, size_t *len);
+
+/* Store DATA[0..len) under PATH atomically.  SLOT: the caller's temporary
+ * file slot.  KILN_OK, or an error with *err set (e.g. ENOSPC). */
+kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uint8_t *data,
+			   size_t len, struct kiln_tempslot *slot, struct kiln_error *err);
+
+/* Evict least recently used entries until the cache holds at most its
+ * maximum.  Returns the number of entries removed. */
+size_t kiln_cache_trim(struct kiln_cache *cache);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * run.h - the inside of a kiln_run, shared by the modules that drive a tree:
+ * run.c (compress), check.c and clean.c.  Not part of the public interface.
+ */
+#ifndef KILN_RUN_H
+#define KILN_RUN_H
+
+#include "kiln.h"
+
+#include "cache.h"
+#include "sibling.h"
+#include "state.h"
+#include "walk.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+struct worker {
+	void *codec_state[KILN_NCODINGS]; /* made on first use, reused */
+	struct kiln_tempslot slot;
+};
+
+struct kiln_run {
+	struct kiln_options opt;
+	char **globs; /* owned copies of opt.include then opt.exclude */
+	struct kiln_callbacks cb;
+	pthread_mutex_t cb_lock;
+	atomic_int cancelled;
+	unsigned nworkers;
+	struct worker *workers;
+
+	/* the tree under way */
+	const char *root;
+	struct kiln_walk walk;
+	size_t *order;     /* indexes of entries to open, largest first */
+	struct kiln_report *reports; /* one per walk entry, for the manifest */
+	bool hashing;      /* digests are needed (a manifest will be written) */
+	bool artifact_failed, remove_failed, cache_failed;
+	char *manifest_path; /* where this tree's manifest is read and written */
+	struct kiln_state state; /* the previous run's manifest, if any */
+	struct kiln_cache *cache;
+	char *owned[4];    /* copies of the option strings below */
+	size_t norder;
+	atomic_size_t next; /* next index into order */
+};
+
+/* "ROOT/REL" + SUFFIX, malloc'ed; NULL when out of memory. */
+char *kiln_run_join(const char *root, const char *rel, const char *suffix);
+
+/* Callbacks, serialised by the run's lock; each is a no-op when unset. */
+void kiln_run_report(struct kiln_run *run, const struct kiln_report *r);
+void kiln_run_event(struct kiln_run *run, kiln_event ev, const char *path, int coding,
+		    const struct kiln_error *err);
+
+/* SHA-256 of the regular file at PATH (links not followed); false if it
+ * cannot be read. */
+bool kiln_run_file_sha256(const char *path, uint8_t out[32]);
+
+/*
+ * A sibling kiln recorded (PREV, with its size and SHA-256) that should no
+ * longer exist: remove it if it is still what kiln wrote, else leave it and
+ * report KILN_EVENT_FOREIGN.  Nothing is removed in a dry run.
+ */
+void kiln_run_remove_recorded(struct kiln_run *run, const char *root, const char *rel,
+			      kiln_coding c, const struct kiln_prev_coding *prev);
+
+/* The manifest path for ROOT: opt.manifest_path or ROOT/kiln-manifest.json. */
+char *kiln_run_manifest_path(const struct kiln_run *run, const char *root);
+
+#endif
