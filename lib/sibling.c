@@ -41,6 +41,26 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* Does the file at PATH hold exactly DATA[0..len)? */
+static bool same_content(const char *path, const uint8_t *data, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	uint8_t buf[65536];
+	size_t done = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	while (done < len && (n = read(fd, buf, sizeof(buf))) > 0) {
+		if ((size_t)n > len - done || memcmp(buf, data + done, (size_t)n) != 0)
+			break;
+		done += (size_t)n;
+	}
+	n = done == len ? read(fd, buf, 1) : -1;
+	close(fd);
+	return done == len && n == 0;
+}
+
 static void slot_release(struct kiln_tempslot *slot)
 {
 	atomic_store(&slot->live, 0);
@@ -57,11 +77,16 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 
 	if (strlen(slash ? slash + 1 : final_path) > NAME_MAX)
 		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "name too long");
-	if (lstat(final_path, &st) == 0 && !S_ISREG(st.st_mode))
+	if (lstat(final_path, &st) != 0)
+		st.st_mode = 0;
+	else if (!S_ISREG(st.st_mode))
 		return fail(err, KILN_ERR_UNSAFE, 0,
 			    S_ISLNK(st.st_mode) ? "is a symbolic link, not replaced"
 			    : S_ISDIR(st.st_mode) ? "is a directory, not replaced"
 						  : "is not a regular file, not replaced");
+	if (meta->keep_if_same && S_ISREG(st.st_mode) && (size_t)st.st_size == len &&
+	    same_content(final_path, data, len))
+		return KILN_OK; /* nothing changed: no new inode, no new mtime */
 	if (dirlen + sizeof(".kiln-XXXXXX.tmp") > sizeof(slot->path))
 		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
 	memcpy(slot->path, final_path, dirlen);

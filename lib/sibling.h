@@ -37,6 +37,7 @@ struct kiln_file_meta {
 	uid_t uid;                     /* owner to set when running as root */
 	gid_t gid;
 	bool set_owner;
+	bool keep_if_same;             /* leave an identical existing file alone */
 };
 
 /*
