@@ -85,6 +85,9 @@ static void usage(FILE *f)
 	      "      --cache DIR          reuse encodings from a content cache kept between runs\n"
 	      "                           (also KILN_CACHE_DIR)\n"
 	      "      --cache-max-size N   keep the cache under N bytes (K, M, G suffixes; default 1G)\n"
+	      "      --max-file-size N    refuse to compress larger files (K, M, G; 0: no limit;\n"
+	      "                           default 256M)\n"
+	      "      --fsync              make every write durable before renaming it into place\n"
 	      "Artifacts (written after each DIR):\n"
 	      "      --manifest PATH      write the JSON manifest to PATH (default DIR/kiln-manifest.json)\n"
 	      "      --no-manifest        do not write the manifest\n"
@@ -162,7 +165,7 @@ enum {
 	OPT_BROTLI = 256, OPT_NO_BROTLI, OPT_NO_GZIP, OPT_GZIP_LEVEL, OPT_BROTLI_QUALITY,
 	OPT_MIN_SIZE, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
-	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE,
+	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_FSYNC,
 };
 
 static const struct option long_options[] = {
@@ -189,6 +192,8 @@ static const struct option long_options[] = {
 	{ "force", no_argument, NULL, 'f' },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
+	{ "max-file-size", required_argument, NULL, OPT_MAX_FILE_SIZE },
+	{ "fsync", no_argument, NULL, OPT_FSYNC },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -281,6 +286,11 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 				return usage_error("--cache takes a directory");
 			cli->opt.cache_dir = optarg;
 			break;
+		case OPT_MAX_FILE_SIZE:
+			if (!parse_size(optarg, &cli->opt.max_file_size))
+				return usage_error("--max-file-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
+			break;
+		case OPT_FSYNC: cli->opt.fsync = true; break;
 		case OPT_CACHE_MAX_SIZE:
 			if (!parse_size(optarg, &cli->opt.cache_max_size))
 				return usage_error("--cache-max-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);

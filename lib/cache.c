@@ -145,9 +145,10 @@ bad:
 }
 
 kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uint8_t *data,
-			   size_t len, struct kiln_tempslot *slot, struct kiln_error *err)
+			   size_t len, bool fsync, struct kiln_tempslot *slot,
+			   struct kiln_error *err)
 {
-	struct kiln_file_meta meta = { .mode = 0644 };
+	struct kiln_file_meta meta = { .mode = 0644, .fsync = fsync };
 	uint8_t *buf = malloc(HEADER + len);
 	char *dir = strdup(path), *slash;
 	kiln_status st;

@@ -46,10 +46,11 @@ char *kiln_cache_path(const struct kiln_cache *cache, const uint8_t src_sha256[3
  */
 bool kiln_cache_get(struct kiln_cache *cache, const char *path, uint8_t **data, size_t *len);
 
-/* Store DATA[0..len) under PATH atomically.  SLOT: the caller's temporary
- * file slot.  KILN_OK, or an error with *err set (e.g. ENOSPC). */
+/* Store DATA[0..len) under PATH atomically (durably with FSYNC).  SLOT:
+ * the caller's temporary file slot.  KILN_OK, or an error with *err set (e.g. ENOSPC). */
 kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uint8_t *data,
-			   size_t len, struct kiln_tempslot *slot, struct kiln_error *err);
+			   size_t len, bool fsync, struct kiln_tempslot *slot,
+			   struct kiln_error *err);
 
 /* Evict least recently used entries until the cache holds at most its
  * maximum.  Returns the number of entries removed. */

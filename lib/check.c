@@ -173,8 +173,7 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root_arg, uint64_t
 			run->remove_failed = true;
 			break;
 		case KILN_OUTCOME_SIBLING:
-			if (kiln_is_temp_name(base) || (strchr(e->rel, '/') == NULL &&
-							kiln_is_own_output(base)) ||
+			if (kiln_is_own_output(base) ||
 			    (nown && own[0].st_ino == e->st.st_ino && own[0].st_dev == e->st.st_dev))
 				break;
 			if (!recorded_sibling(&run->state, e->rel) && (path = kiln_run_join(root, e->rel, ""))) {

@@ -23,7 +23,7 @@ extern const char *const kiln_sibling_suffixes[];
 size_t kiln_sibling_base_len(const char *name);
 
 /* True for the names kiln itself writes in a tree: the manifest, the nginx
- * snippet and temporary files (see kiln_is_temp_name()). */
+ * snippet and temporary files (see kiln_is_temp_name()), at any depth. */
 bool kiln_is_own_output(const char *name);
 
 /* True for kiln's temporary file names: ".kiln-" 6 characters ".tmp". */

@@ -155,6 +155,15 @@ struct kiln_options {
 	 * least recently used entries. */
 	const char *cache_dir;
 	uint64_t cache_max_size;
+	/* Files that would be compressed but are larger than this many bytes
+	 * are refused (an error), since encoding holds the file and its
+	 * encodings in memory: peak memory is about jobs * 3 * max_file_size
+	 * plus the encoders' own.  Default 256 MiB; 0 means no limit. */
+	uint64_t max_file_size;
+	/* fsync(2) every sibling, manifest and cache entry before renaming it
+	 * into place, and its directory after: siblings survive power loss,
+	 * at a cost in speed.  Default false. */
+	bool fsync;
 };
 
 /* Fill *opt with the defaults documented above.  Never fails. */

@@ -256,7 +256,7 @@ kiln_status kiln_manifest_write(const char *path, const struct kiln_options *opt
 				const struct kiln_report *reports, size_t n,
 				struct kiln_tempslot *slot, struct kiln_error *err)
 {
-	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true };
+	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true, .fsync = opt->fsync };
 	char *text = kiln_manifest_dump(opt, reports, n);
 	kiln_status st;
 

@@ -36,6 +36,7 @@ void kiln_options_init(struct kiln_options *opt)
 	opt->write_manifest = true;
 	opt->write_nginx_conf = true;
 	opt->cache_max_size = (uint64_t)1 << 30;
+	opt->max_file_size = (uint64_t)256 << 20;
 }
 
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field)
@@ -341,7 +342,7 @@ static kiln_status obtain(struct kiln_run *run, struct worker *wk, kiln_coding c
 	}
 	if (cpath && !opt->dry_run) {
 		struct kiln_error err = { 0 };
-		if (kiln_cache_put(run->cache, cpath, *out, *out_len, &wk->slot, &err) != KILN_OK) {
+		if (kiln_cache_put(run->cache, cpath, *out, *out_len, opt->fsync, &wk->slot, &err) != KILN_OK) {
 			kiln_run_event(run, KILN_EVENT_CACHE_FAILED, cpath, (int)c, &err);
 			run->cache_failed = true;
 		}
@@ -446,7 +447,8 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 				report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
 				goto out;
 			}
-			s = kiln_sibling_write(&wk->slot, sib, enc[c], enc_len[c], st, &r->error);
+			s = kiln_sibling_write(&wk->slot, sib, enc[c], enc_len[c], st, opt->fsync,
+					       &r->error);
 			free(sib);
 			if (s != KILN_OK) {
 				r->outcome = KILN_OUTCOME_ERROR;
@@ -514,6 +516,10 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 		}
 		for (int c = 0; c < KILN_NCODINGS; c++)
 			no_sibling(run, prev, e->rel, (kiln_coding)c);
+		goto out;
+	}
+	if (opt->max_file_size && r->size > opt->max_file_size) {
+		report_error(r, KILN_ERR_INVALID, EFBIG, "larger than --max-file-size, not compressed", "");
 		goto out;
 	}
 	if (kiln_source_read(fd, &st, &src, &r->error) != KILN_OK) {

@@ -61,6 +61,24 @@ static bool same_content(const char *path, const uint8_t *data, size_t len)
 	return done == len && n == 0;
 }
 
+/* fsync the directory holding PATH (its first DIRLEN bytes, or "."). */
+static int sync_dir(const char *path, size_t dirlen)
+{
+	char dir[PATH_MAX];
+	int fd, ret;
+
+	if (dirlen == 0)
+		strcpy(dir, ".");
+	else
+		memcpy(dir, path, dirlen), dir[dirlen] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = fsync(fd);
+	close(fd);
+	return ret;
+}
+
 static void slot_release(struct kiln_tempslot *slot)
 {
 	atomic_store(&slot->live, 0);
@@ -84,6 +102,11 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 			    S_ISLNK(st.st_mode) ? "is a symbolic link, not replaced"
 			    : S_ISDIR(st.st_mode) ? "is a directory, not replaced"
 						  : "is not a regular file, not replaced");
+	/* kiln gives siblings their source's mode: a sibling with no write bit
+	 * beside a writable source was made read-only on purpose */
+	if (meta->refuse_read_only && S_ISREG(st.st_mode) && (st.st_mode & 0222) == 0 &&
+	    (meta->mode & 0222) != 0)
+		return fail(err, KILN_ERR_UNSAFE, EACCES, "is read-only, not replaced");
 	if (meta->keep_if_same && S_ISREG(st.st_mode) && (size_t)st.st_size == len &&
 	    same_content(final_path, data, len))
 		return KILN_OK; /* nothing changed: no new inode, no new mtime */
@@ -118,6 +141,11 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 		kiln_tempslot_unlink(slot);
 		return fail(err, KILN_ERR_IO, e, "cannot set times");
 	}
+	if (meta->fsync && fsync(fd) != 0) {
+		e = errno;
+		close(fd);
+		goto fail_unlink_write;
+	}
 	if (close(fd) != 0) { /* NFS and some quotas report write errors here */
 		e = errno;
 		goto fail_unlink_write;
@@ -128,6 +156,8 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 		return fail(err, KILN_ERR_IO, e, "cannot rename into place");
 	}
 	slot_release(slot);
+	if (meta->fsync && sync_dir(final_path, dirlen) != 0)
+		return fail(err, KILN_ERR_IO, errno, "cannot sync directory");
 	return KILN_OK;
 
 fail_unlink_write:
@@ -137,7 +167,7 @@ fail_unlink_write:
 
 kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,
 			       const uint8_t *data, size_t len, const struct stat *src,
-			       struct kiln_error *err)
+			       bool fsync, struct kiln_error *err)
 {
 	struct timespec times[2] = { src->st_atim, src->st_mtim };
 	struct kiln_file_meta meta = {
@@ -146,6 +176,8 @@ kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_pat
 		.uid = src->st_uid,
 		.gid = src->st_gid,
 		.set_owner = true,
+		.fsync = fsync,
+		.refuse_read_only = true,
 	};
 
 	return kiln_atomic_write(slot, final_path, data, len, &meta, err);

@@ -38,6 +38,9 @@ struct kiln_file_meta {
 	gid_t gid;
 	bool set_owner;
 	bool keep_if_same;             /* leave an identical existing file alone */
+	bool fsync;                    /* make it durable before and after rename */
+	bool refuse_read_only;         /* an existing file without write bits is
+	                                  an error, unless MODE has none either */
 };
 
 /*
@@ -61,11 +64,11 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
  */
 kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,
 			       const uint8_t *data, size_t len, const struct stat *src,
-			       struct kiln_error *err);
+			       bool fsync, struct kiln_error *err);
 
 /* A temporary file older than this, that no process holds locked, was left
  * by a run that died (SIGKILL, power loss). */
-#define KILN_TEMP_STALE_SECONDS 10
+#define KILN_TEMP_STALE_SECONDS 2
 
 /* True if the kiln temporary file at PATH is stale: its writer holds no lock
  * on it and its status last changed over KILN_TEMP_STALE_SECONDS ago.  Live

@@ -96,7 +96,7 @@ char *kiln_snippet_text(const struct kiln_options *opt, bool have_br)
 kiln_status kiln_snippet_write(const char *path, const struct kiln_options *opt, bool have_br,
 			       struct kiln_tempslot *slot, struct kiln_error *err)
 {
-	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true };
+	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true, .fsync = opt->fsync };
 	char *text = kiln_snippet_text(opt, have_br);
 	kiln_status st;
 

@@ -149,12 +149,10 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 		goto nomem;
 
 	blen = kiln_sibling_base_len(name);
-	if (kiln_is_own_output(name) && !S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		/* only at the top: a "kiln-manifest.json" deeper down is an asset */
-		if (kiln_is_temp_name(name) || rlen == 0) {
-			e->outcome = KILN_OUTCOME_SIBLING;
-			goto out;
-		}
+	/* at any depth: a run over a subdirectory leaves its own there */
+	if (kiln_is_own_output(name) && !S_ISLNK(st.st_mode)) {
+		e->outcome = KILN_OUTCOME_SIBLING;
+		goto out;
 	}
 	for (size_t i = 0; i < wk->nown; i++) {
 		if (wk->own[i].st_dev == st.st_dev && wk->own[i].st_ino == st.st_ino) {

@@ -72,7 +72,7 @@ static void test_write(void)
 	put(at("a.js"), "source bytes", 0640);
 	CHECK(utimensat(AT_FDCWD, at("a.js"), times, 0) == 0);
 	CHECK(stat(at("a.js"), &src) == 0);
-	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"encoded", 7, &src,
+	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"encoded", 7, &src, false,
 				 &err) == KILN_OK);
 	CHECK(stat(at("a.js.gz"), &st) == 0); /* before reading it moves atime */
 	CHECK((st.st_mode & 07777) == 0640);
@@ -85,7 +85,7 @@ static void test_write(void)
 	/* an existing sibling is replaced whole, by a new inode */
 	ino_t old = st.st_ino;
 	int fd = open(at("a.js.gz"), O_RDONLY); /* a reader holding the old file */
-	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"v2", 2, &src,
+	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"v2", 2, &src, true,
 				 &err) == KILN_OK);
 	CHECK(has(at("a.js.gz"), "v2"));
 	CHECK(stat(at("a.js.gz"), &st) == 0 && st.st_ino != old);
@@ -109,7 +109,7 @@ static void test_refusals(void)
 
 	/* a symlink at the sibling path: not followed, not replaced */
 	CHECK(symlink("target", at("b.js.gz")) == 0);
-	CHECK(kiln_sibling_write(&slot, at("b.js.gz"), (const uint8_t *)"x", 1, &src,
+	CHECK(kiln_sibling_write(&slot, at("b.js.gz"), (const uint8_t *)"x", 1, &src, false,
 				 &err) == KILN_ERR_UNSAFE);
 	CHECK(err.status == KILN_ERR_UNSAFE && err.what != NULL);
 	CHECK(lstat(at("b.js.gz"), &st) == 0 && S_ISLNK(st.st_mode));
@@ -117,18 +117,18 @@ static void test_refusals(void)
 
 	/* a directory */
 	CHECK(mkdir(at("b.js.br"), 0755) == 0);
-	CHECK(kiln_sibling_write(&slot, at("b.js.br"), (const uint8_t *)"x", 1, &src,
+	CHECK(kiln_sibling_write(&slot, at("b.js.br"), (const uint8_t *)"x", 1, &src, false,
 				 &err) == KILN_ERR_UNSAFE);
 	CHECK(lstat(at("b.js.br"), &st) == 0 && S_ISDIR(st.st_mode));
 
 	/* a FIFO */
 	CHECK(mkfifo(at("c.js.gz"), 0644) == 0);
-	CHECK(kiln_sibling_write(&slot, at("c.js.gz"), (const uint8_t *)"x", 1, &src,
+	CHECK(kiln_sibling_write(&slot, at("c.js.gz"), (const uint8_t *)"x", 1, &src, false,
 				 &err) == KILN_ERR_UNSAFE);
 	CHECK(lstat(at("c.js.gz"), &st) == 0 && S_ISFIFO(st.st_mode));
 
 	/* a directory that does not exist: I/O error with errno, nothing left */
-	CHECK(kiln_sibling_write(&slot, at("nodir/d.js.gz"), (const uint8_t *)"x", 1, &src,
+	CHECK(kiln_sibling_write(&slot, at("nodir/d.js.gz"), (const uint8_t *)"x", 1, &src, false,
 				 &err) == KILN_ERR_IO);
 	CHECK(err.errnum == ENOENT);
 
@@ -136,7 +136,7 @@ static void test_refusals(void)
 	char name[NAME_MAX + 2];
 	memset(name, 'n', NAME_MAX + 1);
 	name[NAME_MAX + 1] = '\0';
-	CHECK(kiln_sibling_write(&slot, at(name), (const uint8_t *)"x", 1, &src, &err) ==
+	CHECK(kiln_sibling_write(&slot, at(name), (const uint8_t *)"x", 1, &src, false, &err) ==
 	      KILN_ERR_IO);
 	CHECK(err.errnum == ENAMETOOLONG);
 	CHECK(count_temps() == 0);
