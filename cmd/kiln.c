@@ -54,6 +54,10 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	/* over a file size limit or into a closed pipe, a write should fail
+	 * with an error kiln reports, not kill the process mid-file */
+	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static void usage(FILE *f)

@@ -7,6 +7,12 @@
  * Encoder state cannot be reset in brotli 1.0, so a fresh instance is made
  * per file; the per-thread state only carries the settings.  Verification
  * uses libbrotlidec's streaming decoder, compared chunk by chunk.
+ *
+ * libbrotlienc 1.0 calls exit() when an allocation fails, which would kill
+ * kiln mid-run with temporary files on disk.  The encoder therefore gets an
+ * allocator that, on failure, jumps back to br_encode() instead: that file
+ * fails with KILN_ERR_NOMEM, the encoder's partial state is abandoned (a
+ * leak, on a path that only runs out of memory), and the run goes on.
  */
 #include "codec.h"
 
@@ -14,6 +20,7 @@
 #include <brotli/encode.h>
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,18 +57,36 @@ static size_t br_bound(size_t in_len)
 	return BrotliEncoderMaxCompressedSize(in_len) + 16; /* 0 means overflow */
 }
 
-static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len,
-			     uint8_t *out, size_t cap, size_t *out_len)
+struct br_oom {
+	jmp_buf back;
+};
+
+static void *br_alloc(void *opaque, size_t n)
 {
-	const struct br_state *s = state;
+	void *p = malloc(n);
+
+	if (!p)
+		longjmp(((struct br_oom *)opaque)->back, 1);
+	return p;
+}
+
+static void br_free(void *opaque, void *p)
+{
+	(void)opaque;
+	free(p);
+}
+
+static kiln_status br_encode_with(struct br_oom *oom, const struct br_state *s,
+				  const uint8_t *in, size_t in_len, uint8_t *out, size_t cap,
+				  size_t *out_len)
+{
 	BrotliEncoderState *enc;
 	size_t avail_in = in_len, avail_out = cap, total = 0;
 	const uint8_t *next_in = in;
 	uint8_t *next_out = out;
 	kiln_status st = KILN_OK;
 
-	*out_len = 0;
-	enc = BrotliEncoderCreateInstance(NULL, NULL, NULL);
+	enc = BrotliEncoderCreateInstance(br_alloc, br_free, oom);
 	if (!enc)
 		return KILN_ERR_NOMEM;
 	BrotliEncoderSetParameter(enc, BROTLI_PARAM_QUALITY, (uint32_t)s->quality);
@@ -82,6 +107,17 @@ static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len,
 out:
 	BrotliEncoderDestroyInstance(enc);
 	return st;
+}
+
+static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len,
+			     uint8_t *out, size_t cap, size_t *out_len)
+{
+	struct br_oom oom;
+
+	*out_len = 0;
+	if (setjmp(oom.back) != 0)
+		return KILN_ERR_NOMEM; /* out of memory inside the encoder */
+	return br_encode_with(&oom, state, in, in_len, out, cap, out_len);
 }
 
 static kiln_status br_verify(const uint8_t *enc, size_t enc_len,

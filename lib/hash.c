@@ -6,20 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 struct kiln_hasher {
 	EVP_MD_CTX *sha256, *sha384;
 };
 
+/* Written once under pthread_once, read-only afterwards. */
+static EVP_MD *md_sha256, *md_sha384;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init(void)
+{
+	if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
+		return;
+	md_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+	md_sha384 = EVP_MD_fetch(NULL, "SHA384", NULL);
+}
+
+kiln_status kiln_hash_init(void)
+{
+	pthread_once(&init_once, init);
+	return md_sha256 && md_sha384 ? KILN_OK : KILN_ERR_NOMEM;
+}
+
 struct kiln_hasher *kiln_hasher_new(void)
 {
-	struct kiln_hasher *h = calloc(1, sizeof(*h));
+	struct kiln_hasher *h;
 
-	if (!h)
+	if (kiln_hash_init() != KILN_OK || !(h = calloc(1, sizeof(*h))))
 		return NULL;
 	h->sha256 = EVP_MD_CTX_new();
 	h->sha384 = EVP_MD_CTX_new();
-	if (!h->sha256 || !h->sha384 || !EVP_DigestInit_ex(h->sha256, EVP_sha256(), NULL) ||
-	    !EVP_DigestInit_ex(h->sha384, EVP_sha384(), NULL)) {
+	if (!h->sha256 || !h->sha384 || !EVP_DigestInit_ex(h->sha256, md_sha256, NULL) ||
+	    !EVP_DigestInit_ex(h->sha384, md_sha384, NULL)) {
 		EVP_MD_CTX_free(h->sha256);
 		EVP_MD_CTX_free(h->sha384);
 		free(h);
@@ -52,7 +72,9 @@ kiln_status kiln_hasher_final(struct kiln_hasher *h, uint8_t sha256[KILN_SHA256_
 
 kiln_status kiln_sha256(const void *data, size_t len, uint8_t out[KILN_SHA256_LEN])
 {
-	return EVP_Digest(data, len, out, NULL, EVP_sha256(), NULL) ? KILN_OK : KILN_ERR_NOMEM;
+	if (kiln_hash_init() != KILN_OK)
+		return KILN_ERR_NOMEM;
+	return EVP_Digest(data, len, out, NULL, md_sha256, NULL) ? KILN_OK : KILN_ERR_NOMEM;
 }
 
 void kiln_hex(const uint8_t *bytes, size_t len, char *out)

@@ -14,6 +14,15 @@
 #define KILN_SHA256_LEN 32
 #define KILN_SHA384_LEN 48
 
+/*
+ * Initialise libcrypto and fetch the two digests, once per process.  Every
+ * other function here fails cleanly (KILN_ERR_NOMEM / NULL) if this did not
+ * succeed.  Called by kiln_run_new(), so that a run never starts with
+ * libcrypto half-initialised (OpenSSL 3 does not survive a failed lazy
+ * initialisation under memory pressure).  Thread-safe.
+ */
+kiln_status kiln_hash_init(void);
+
 /* An incremental digest of both kinds at once (one pass over the data). */
 struct kiln_hasher;
 

@@ -68,7 +68,7 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	struct kiln_run *run;
 	size_t nglobs = opt->n_include + opt->n_exclude;
 
-	if (kiln_options_check(opt, NULL) != KILN_OK)
+	if (kiln_options_check(opt, NULL) != KILN_OK || kiln_hash_init() != KILN_OK)
 		return NULL;
 	run = calloc(1, sizeof(*run));
 	if (!run)
@@ -463,6 +463,12 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 		r->outcome = KILN_OUTCOME_COMPRESSED;
 	}
 out:
+	/* failed on new content: the siblings kiln wrote for the old content
+	 * must not outlive it, or nginx would serve them */
+	for (int c = 0; c < KILN_NCODINGS && r->outcome == KILN_OUTCOME_ERROR; c++)
+		if (prev && !reuse && prev->coding[c].kept && r->coding[c].outcome != KILN_CODING_KEPT &&
+		    r->error.status != KILN_ERR_UNSAFE)
+			kiln_run_remove_recorded(run, run->root, e->rel, (kiln_coding)c, &prev->coding[c]);
 	for (int c = 0; c < KILN_NCODINGS; c++)
 		free(enc[c]);
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# faults.sh - disk full, write/rename/fsync/close/malloc failures, files
+# that vanish or change under kiln: each is an error with exit 1 (never a
+# crash), no temporary file survives, sources are untouched, every sibling
+# left under a final name decodes to its source, and a previous good
+# sibling is left as it was.
+. "$(dirname "$0")/lib.sh"
+SHIM=${FAULT_SHIM:?FAULT_SHIM must name the fault-injection shim}
+
+# invariants DIR [SOURCES-DIGEST]: what must hold after any failure
+invariants() {
+	local d=$1 want=${2:-} bad=0 s
+	if [ -n "$(find "$d" -name '.kiln-*.tmp')" ]; then
+		echo "temporary files left: $(find "$d" -name '.kiln-*.tmp')" >&2; bad=1
+	fi
+	while IFS= read -r -d '' s; do
+		[ -e "${s%.*}" ] || continue
+		decodes_to "$s" "${s%.*}" || { echo "bad sibling: $s" >&2; bad=1; }
+	done < <(find "$d" -type f \( -name '*.gz' -o -name '*.br' \) ! -name archive.tar.gz -print0)
+	if [ -n "$want" ] && [ "$(sources_digest "$d")" != "$want" ]; then
+		echo "sources changed in $d" >&2; bad=1
+	fi
+	return $bad
+}
+
+orig=$(fresh_site "$T/o" && sources_digest "$T/o")
+
+# 1. A file size limit (ulimit -f): writes fail with EFBIG, as on a full disk.
+fresh_site "$T/u"
+(ulimit -f 4; "$KILN" --brotli -q "$T/u") 2>"$T/u.log"
+rc=$?
+check "ulimit -f: exit 1 (got $rc)" [ $rc -eq 1 ]
+check "ulimit -f: the failure is named" grep -q 'cannot write: File too large' "$T/u.log"
+check "ulimit -f: invariants" invariants "$T/u" "$orig"
+check "ulimit -f: small siblings still written" decodes_to "$T/u/about/index.html.gz" "$T/u/about/index.html"
+
+# 2. A real full disk: a small tmpfs (root only).
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=400k tmpfs "$T/mnt" 2>/dev/null; then
+	trap 'umount "$T/mnt" 2>/dev/null' EXIT
+	fresh_site "$T/mnt/s"
+	"$KILN" --brotli -q "$T/mnt/s" || fail "tmpfs: first run with room"
+	cp "$T/mnt/s/index.html.gz" "$T/index.html.gz.good"
+	echo "// a change" >>"$T/mnt/s/assets/app.js"
+	before=$(sources_digest "$T/mnt/s")
+	dd if=/dev/zero of="$T/mnt/filler" bs=1k count=1000 status=none 2>/dev/null # fill it up
+	"$KILN" --brotli -q "$T/mnt/s" 2>"$T/full.log"
+	rc=$?
+	check "disk full: exit 1 (got $rc)" [ $rc -eq 1 ]
+	check "disk full: said so" grep -q 'No space left on device' "$T/full.log"
+	check "disk full: no temporary file, sources untouched, nothing stale" invariants "$T/mnt/s" "$before"
+	check "disk full: the stale sibling of the changed file is gone" [ ! -e "$T/mnt/s/assets/app.js.gz" ]
+	check "disk full: a good sibling of an unchanged file left as it was" cmp -s "$T/mnt/s/index.html.gz" "$T/index.html.gz.good"
+	"$KILN" --brotli -q -f "$T/mnt/s" 2>"$T/full2.log"
+	check "disk full, forced rewrite: exit 1" [ $? -eq 1 ]
+	check "disk full, forced rewrite: previous good sibling left as it was" cmp -s "$T/mnt/s/index.html.gz" "$T/index.html.gz.good"
+	check "disk full, forced rewrite: invariants" invariants "$T/mnt/s" "$before"
+	rm -f "$T/mnt/filler"
+	"$KILN" --brotli -q "$T/mnt/s"
+	check "disk full: the next run with room repairs everything" "$KILN" check -q "$T/mnt/s"
+	umount "$T/mnt"
+	trap - EXIT
+else
+	echo "faults.sh: not root: the tmpfs part is skipped" >&2
+fi
+
+# 3. One failing call at a time, at every point of a run.
+sweep() { # sweep CALL MAX [kiln options]
+	local call=$1 max=$2 n rc; shift 2
+	for n in $(seq 1 "$max"); do
+		rm -rf "$T/f" && fresh_site "$T/f"
+		KILN_FAULT="$call:$n" LD_PRELOAD="$SHIM" "$KILN" -q --brotli "$@" "$T/f" 2>"$T/f.log"
+		rc=$?
+		check "$call:$n: exit 0 or 1, never a crash (got $rc)" [ $rc -le 1 ]
+		check "$call:$n: invariants" invariants "$T/f" "$orig"
+		if [ $rc -eq 1 ]; then
+			check "$call:$n: the error is reported" grep -qE '^kiln: .*(No space left on device|Cannot allocate memory|out of memory)' "$T/f.log"
+		fi
+	done
+}
+sweep write 45
+sweep rename 30
+sweep fsync 30 --fsync
+sweep futimens 30
+sweep fchmod 30
+sweep close 30
+sweep mkostemps 30
+rm -rf "$T/f" && fresh_site "$T/f"
+KILN_FAULT="write:+1" LD_PRELOAD="$SHIM" "$KILN" -q --brotli "$T/f" 2>/dev/null
+check "every write failing: exit 1" [ $? -eq 1 ]
+
+# malloc: a sample of points through the whole run.
+for n in $(seq 1 40) $(seq 41 37 3000); do
+	rm -rf "$T/m" && fresh_site "$T/m"
+	KILN_FAULT="malloc:$n" LD_PRELOAD="$SHIM" "$KILN" -q --brotli "$T/m" 2>"$T/m.log"
+	rc=$?
+	check "malloc:$n: exit 0 or 1, never a crash (got $rc)" [ $rc -le 1 ]
+	check "malloc:$n: invariants" invariants "$T/m" "$orig"
+done
+
+# 4. A file that vanishes between the walk and the read.
+fresh_site "$T/v"
+KILN_FAULT_VANISH=app.css LD_PRELOAD="$SHIM" "$KILN" -q --brotli "$T/v" 2>"$T/v.log"
+check "vanished file: exit 1" [ $? -eq 1 ]
+check "vanished file: named" grep -qF "kiln: $T/v/assets/app.css: cannot open: No such file or directory" "$T/v.log"
+check "vanished file: the rest done" decodes_to "$T/v/index.html.gz" "$T/v/index.html"
+
+# 5. A file that keeps changing while it is compressed.
+fresh_site "$T/c"
+for i in $(seq 1 4000); do cat "$FIXTURES/site/assets/app.js"; done >"$T/c/big.js"
+( while [ -e "$T/c/big.js" ] && [ ! -e "$T/c.done" ]; do echo "// more" >>"$T/c/big.js"; sleep 0.01; done ) &
+writer=$!
+"$KILN" -q --brotli --verify "$T/c" 2>"$T/c.log"
+rc=$?
+touch "$T/c.done"
+wait $writer
+check "changing file: exit 1" [ $rc -eq 1 ]
+check "changing file: detected" grep -qE "kiln: $T/c/big.js: file (changed while being compressed|grew while being read)" "$T/c.log"
+check "changing file: no sibling of inconsistent content" [ ! -e "$T/c/big.js.gz" ] && [ ! -e "$T/c/big.js.br" ]
+check "changing file: the rest done" decodes_to "$T/c/index.html.gz" "$T/c/index.html"
+
+finish

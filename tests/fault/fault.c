@@ -1,0 +1,196 @@
+/*
+ * fault.c - a fault-injection shim, loaded with LD_PRELOAD into the real
+ * kiln binary by tests/e2e/faults.sh.
+ *
+ * KILN_FAULT="CALL:N[:ERRNO]" makes the Nth call (1-based, counted over the
+ * whole process) of CALL fail with ERRNO (default ENOSPC; ENOMEM for
+ * malloc), and every later one too when N is prefixed with '+'.  CALL is
+ * one of write, rename, fsync, futimens, fchmod, close, mkostemps, malloc.
+ * KILN_FAULT_VANISH=NAME unlinks any file whose path ends in "/NAME" just
+ * before kiln opens it (a file that disappears between listing and reading).
+ * write and close faults only hit regular files (siblings, temporary files,
+ * the manifest, cache entries), never the terminal or pipes.
+ *
+ * malloc is counted from the start of the walk (the first fdopendir), not
+ * from process start: OpenSSL 3.0 does not survive an allocation failure
+ * inside its one-time initialisation, which kiln does before any work.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern void *__libc_malloc(size_t n);
+
+static atomic_long counter;
+static char fault_call[32];
+static long fault_n = -1;
+static int fault_errno;
+static int fault_sticky;
+static int configured;
+static atomic_int malloc_armed;
+
+static void configure(void)
+{
+	const char *spec = getenv("KILN_FAULT");
+	char buf[64];
+	char *colon;
+
+	configured = 1;
+	if (!spec || strlen(spec) >= sizeof(buf))
+		return;
+	strcpy(buf, spec);
+	colon = strchr(buf, ':');
+	if (!colon)
+		return;
+	*colon++ = '\0';
+	strncpy(fault_call, buf, sizeof(fault_call) - 1);
+	if (*colon == '+') {
+		fault_sticky = 1;
+		colon++;
+	}
+	fault_n = strtol(colon, &colon, 10);
+	fault_errno = strcmp(fault_call, "malloc") == 0 ? ENOMEM : ENOSPC;
+	if (*colon == ':')
+		fault_errno = atoi(colon + 1);
+}
+
+/* Should this call of CALL fail?  Counts calls of the configured CALL. */
+static int should_fail(const char *call)
+{
+	long n;
+
+	if (!configured)
+		configure();
+	if (fault_n < 0 || strcmp(call, fault_call) != 0)
+		return 0;
+	n = atomic_fetch_add(&counter, 1) + 1;
+	return fault_sticky ? n >= fault_n : n == fault_n;
+}
+
+/* Is FD a regular file (a sibling, temp file, manifest or cache entry)? */
+static int is_file(int fd)
+{
+	struct stat st;
+
+	return fd > 2 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (is_file(fd) && should_fail("write")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(write)(fd, buf, n);
+}
+
+int rename(const char *a, const char *b)
+{
+	if (should_fail("rename")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(rename)(a, b);
+}
+
+int fsync(int fd)
+{
+	if (should_fail("fsync")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(fsync)(fd);
+}
+
+int futimens(int fd, const struct timespec t[2])
+{
+	if (should_fail("futimens")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(futimens)(fd, t);
+}
+
+int fchmod(int fd, mode_t mode)
+{
+	if (should_fail("fchmod")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(fchmod)(fd, mode);
+}
+
+int close(int fd)
+{
+	if (is_file(fd) && should_fail("close")) {
+		REAL(close)(fd); /* the descriptor is gone either way, as on NFS */
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(close)(fd);
+}
+
+int mkostemps(char *tmpl, int suffixlen, int flags)
+{
+	if (should_fail("mkostemps")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(mkostemps)(tmpl, suffixlen, flags);
+}
+
+static void vanish(const char *path)
+{
+	const char *name = getenv("KILN_FAULT_VANISH");
+	size_t n, k;
+
+	if (!name || !path)
+		return;
+	n = strlen(path);
+	k = strlen(name);
+	if (n > k && path[n - k - 1] == '/' && strcmp(path + n - k, name) == 0)
+		unlink(path);
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode = 0;
+
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	if (!(flags & (O_CREAT | O_DIRECTORY)))
+		vanish(path);
+	return REAL(open)(path, flags, mode);
+}
+
+DIR *fdopendir(int fd)
+{
+	atomic_store(&malloc_armed, 1);
+	return REAL(fdopendir)(fd);
+}
+
+void *malloc(size_t n)
+{
+	/* no dlsym here: it may allocate; glibc exports its allocator */
+	if (configured && fault_n >= 0 && atomic_load(&malloc_armed) && should_fail("malloc")) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!configured && getenv("KILN_FAULT"))
+		configure();
+	return __libc_malloc(n);
+}
