@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,35 +30,62 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_PROBLEMS = 3 };
 
 enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN };
 
-/* The run a signal handler must clean up after; the only global state. */
-static struct kiln_run *volatile signal_run;
+/*
+ * Signals.  SIGINT, SIGTERM and SIGHUP are blocked in every thread and
+ * taken by one thread in sigwait(), which (in ordinary thread context, so it
+ * may take locks) cancels the run, removes its temporary files and makes it
+ * create no more, then dies of the same signal.  The run it cleans up is the
+ * only global state of the program.
+ */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static pthread_mutex_t signal_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kiln_run *signal_run;
 
-static void on_signal(int sig)
+static void *signal_main(void *arg)
 {
-	struct kiln_run *run = signal_run;
+	sigset_t *set = arg, one;
+	int sig;
 
-	if (run) {
-		kiln_run_cancel(run);
-		kiln_run_remove_temps(run);
+	if (sigwait(set, &sig) != 0)
+		return NULL;
+	pthread_mutex_lock(&signal_lock);
+	if (signal_run) {
+		kiln_run_cancel(signal_run);
+		kiln_run_remove_temps(signal_run);
 	}
 	signal(sig, SIG_DFL);
-	raise(sig);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig); /* the default action ends the whole process */
+	pthread_mutex_unlock(&signal_lock);
+	return NULL;
 }
 
+/* Block the fatal signals here (every thread made later inherits that) and
+ * start the thread that waits for them. */
 static void install_signals(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa;
+	static sigset_t set;
+	pthread_t tid;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&set, fatal_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (pthread_create(&tid, NULL, signal_main, &set) == 0)
+		pthread_detach(tid);
 	/* over a file size limit or into a closed pipe, a write should fail
 	 * with an error kiln reports, not kill the process mid-file */
 	signal(SIGXFSZ, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+static void set_signal_run(struct kiln_run *run)
+{
+	pthread_mutex_lock(&signal_lock);
+	signal_run = run;
+	pthread_mutex_unlock(&signal_lock);
 }
 
 static void usage(FILE *f)
@@ -72,19 +100,22 @@ static void usage(FILE *f)
 	      "Encodings:\n"
 	      "      --brotli             also write .br siblings (brotli)\n"
 	      "      --no-brotli          do not write .br siblings (default)\n"
-	      "      --no-gzip            do not write .gz siblings\n"
+	      "      --no-gzip            do not write .gz siblings (needs --brotli)\n"
 	      "      --gzip-level N       libdeflate level 1..12 (default 12)\n"
 	      "      --brotli-quality N   brotli quality 0..11 (default 11)\n"
 	      "Choosing files:\n"
 	      "      --min-size BYTES     files smaller than this are not compressed (default 256)\n"
-	      "      --max-ratio R        keep a sibling only if its size <= R * original (default 0.95)\n"
+	      "      --max-ratio R        keep a sibling only if its size <= R * original, 0 < R <= 1\n"
+	      "                           (default 0.95; with --brotli the .gz is also kept whenever\n"
+	      "                           it is smaller at all, if the .br is kept)\n"
 	      "      --include GLOB       only files matching GLOB (repeatable)\n"
 	      "      --exclude GLOB       skip files matching GLOB (repeatable)\n"
-	      "      --follow-symlinks    follow symbolic links that stay inside DIR\n"
+	      "      --follow-symlinks    follow links to files inside DIR (a link outside DIR, a\n"
+	      "                           dangling link or a loop is an error)\n"
 	      "Running:\n"
-	      "  -j, --jobs N             worker threads (default: online CPUs)\n"
+	      "  -j, --jobs N             worker threads, 1..4096 (default: online CPUs)\n"
 	      "      --verify             decode every kept sibling and compare with its source\n"
-	      "  -n, --dry-run            decide and report, write nothing\n"
+	      "  -n, --dry-run            decide (encoding in memory) and report, write nothing\n"
 	      "  -f, --force              ignore the previous run: encode every file again\n"
 	      "      --cache DIR          reuse encodings from a content cache kept between runs\n"
 	      "                           (also KILN_CACHE_DIR)\n"
@@ -255,12 +286,20 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		case OPT_MAX_RATIO:
 			errno = 0;
 			cli->opt.max_ratio = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(cli->opt.max_ratio > 0.0) ||
+			if (optarg[strspn(optarg, "0123456789.")] != '\0' || errno || end == optarg ||
+			    *end || !(cli->opt.max_ratio > 0.0) ||
 			    cli->opt.max_ratio > 1.0)
 				return usage_error("--max-ratio takes a ratio above 0 and at most 1, not '%s'", optarg);
 			break;
-		case OPT_INCLUDE: cli->include[cli->opt.n_include++] = optarg; break;
-		case OPT_EXCLUDE: cli->exclude[cli->opt.n_exclude++] = optarg; break;
+		case OPT_INCLUDE:
+		case OPT_EXCLUDE:
+			if (!*optarg)
+				return usage_error("--%s takes a non-empty glob", c == OPT_INCLUDE ? "include" : "exclude");
+			if (c == OPT_INCLUDE)
+				cli->include[cli->opt.n_include++] = optarg;
+			else
+				cli->exclude[cli->opt.n_exclude++] = optarg;
+			break;
 		case OPT_FOLLOW: cli->opt.follow_symlinks = true; break;
 		case 'j':
 			if (!parse_u64(optarg, 1, 4096, &v))
@@ -339,6 +378,7 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
+	argv[0] = (char *)"kiln"; /* getopt's own messages start "kiln: " */
 	status = parse_args(argc, argv, &cli);
 	if (status >= 0)
 		goto out;
@@ -353,6 +393,7 @@ int main(int argc, char **argv)
 	}
 	progress = cli.progress < 0 ? (cli.verbosity > UI_QUIET && isatty(STDERR_FILENO))
 				    : cli.progress == 1;
+	install_signals(); /* before any thread is made */
 	ui = ui_new(stderr, cli.verbosity, progress && cmd == CMD_COMPRESS);
 	cb.on_plan = ui_on_plan;
 	cb.on_file = ui_on_file;
@@ -365,8 +406,7 @@ int main(int argc, char **argv)
 		status = EXIT_FAILED;
 		goto out;
 	}
-	signal_run = run;
-	install_signals();
+	set_signal_run(run);
 	for (int i = first; i < argc; i++) {
 		uint64_t n = 0;
 		kiln_status st = cmd == CMD_CHECK   ? kiln_check_tree(run, argv[i], &n)
@@ -396,7 +436,7 @@ int main(int argc, char **argv)
 		status = EXIT_FAILED;
 	}
 out:
-	signal_run = NULL;
+	set_signal_run(NULL);
 	kiln_run_free(run);
 	ui_free(ui);
 	free(cli.include);

@@ -53,6 +53,11 @@ static size_t printable_len(const char *s)
 		return 0;
 	if (n == 2 && u[0] == 0xc2 && u[1] < 0xa0)
 		return 0;
+	/* bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069)
+	 * can make a name display as another */
+	if (n == 3 && u[0] == 0xe2 && ((u[1] == 0x80 && u[2] >= 0xaa && u[2] <= 0xae) ||
+				       (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)))
+		return 0;
 	return n;
 }
 
@@ -286,6 +291,10 @@ void ui_on_file(void *user, const struct kiln_report *r)
 {
 	struct ui *ui = user;
 
+	/* a file abandoned because the run was interrupted is not a failure of
+	 * its own: the interruption is what the exit status will say */
+	if (r->outcome == KILN_OUTCOME_ERROR && r->error.status == KILN_ERR_CANCELLED)
+		return;
 	pthread_mutex_lock(&ui->lock);
 	ui->done_files++;
 	ui->done_bytes += r->size;

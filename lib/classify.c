@@ -5,10 +5,12 @@
  * A file is media if either its extension or its first bytes say so: a PNG
  * renamed logo.txt is still a PNG, and a .woff2 is compressed even if its
  * header is damaged.  Magic checks are kept to signatures long or specific
- * enough not to fire on text (no check matches a byte sequence that can
- * start a UTF-8 or UTF-16 text file).
+ * enough not to fire on text, and count only in a header that could not
+ * start a text file (see looks_like_text()).
  */
 #include "classify.h"
+
+#include "kiln.h"
 
 #include <fnmatch.h>
 #include <string.h>
@@ -113,8 +115,43 @@ static const struct magic magics[] = {
 	{ 0, 4, "wOF2" },
 };
 
+/*
+ * Could these first bytes start a text file: no NUL or other C0 control but
+ * tab, newline, form feed and carriage return, no DEL, and valid UTF-8 (a
+ * sequence cut by the end of the window allowed)?  Every compressed format
+ * has binary bytes within its first 16 (sizes, versions, flags), so a
+ * signature only counts in a header that is not text: "GIF89a explained"
+ * and "ID3 tags" at the top of a Markdown file stay text.
+ */
+static bool looks_like_text(const unsigned char *buf, size_t n)
+{
+	char tmp[KILN_MAGIC_BYTES + 1];
+	size_t i = 0;
+
+	if (n > KILN_MAGIC_BYTES)
+		n = KILN_MAGIC_BYTES;
+	memcpy(tmp, buf, n);
+	tmp[n] = '\0';
+	while (i < n) {
+		unsigned char c = buf[i];
+		size_t k;
+		if (c == 0 || c == 0x7f || (c < 0x20 && c != '\t' && c != '\n' && c != '\f' && c != '\r'))
+			return false;
+		k = kiln_utf8_len(tmp + i);
+		if (k == 0) {
+			/* a valid lead byte whose sequence the window cuts short */
+			size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+			return need && i + need > n;
+		}
+		i += k;
+	}
+	return true;
+}
+
 bool kiln_media_magic(const unsigned char *buf, size_t n)
 {
+	if (looks_like_text(buf, n))
+		return false;
 	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++) {
 		const struct magic *m = &magics[i];
 		if (n < (size_t)m->offset + m->len)

@@ -315,10 +315,14 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 void kiln_run_cancel(struct kiln_run *run);
 
 /*
- * Unlink every temporary file the run currently has open.  Async-signal-safe:
- * meant for a SIGINT/SIGTERM handler, after kiln_run_cancel(), before the
- * handler re-raises the signal.  Temporary files are named ".kiln-XXXXXX.tmp"
- * in the directory of the sibling they become.
+ * Unlink every temporary file the run has on disk, and make the run create
+ * no new one: every later write fails as cancelled.  For a program that is
+ * about to die of SIGINT or SIGTERM: call kiln_run_cancel() and this from a
+ * thread that waits for the signal (sigwait(3)), then re-raise it.
+ * Thread-safe; not async-signal-safe (it takes each writer's lock, which is
+ * what guarantees that no temporary file is created behind its back).
+ * Temporary files are named ".kiln-XXXXXX.tmp" in the directory of the file
+ * they become.  The run is unusable afterwards, except for kiln_run_free().
  */
 void kiln_run_remove_temps(struct kiln_run *run);
 

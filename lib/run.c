@@ -79,6 +79,8 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	pthread_mutex_init(&run->cb_lock, NULL);
 	run->nworkers = opt->jobs ? opt->jobs : online_cpus();
 	run->workers = calloc(run->nworkers, sizeof(*run->workers));
+	for (unsigned w = 0; run->workers && w < run->nworkers; w++)
+		kiln_tempslot_init(&run->workers[w].slot);
 	run->globs = calloc(nglobs + 1, sizeof(char *));
 	if (!run->workers || !run->globs)
 		goto fail;
@@ -111,10 +113,12 @@ void kiln_run_free(struct kiln_run *run)
 {
 	if (!run)
 		return;
-	for (unsigned w = 0; run->workers && w < run->nworkers; w++)
+	for (unsigned w = 0; run->workers && w < run->nworkers; w++) {
 		for (int c = 0; c < KILN_NCODINGS; c++)
 			if (run->workers[w].codec_state[c])
 				kiln_codecs[c]->state_free(run->workers[w].codec_state[c]);
+		kiln_tempslot_destroy(&run->workers[w].slot);
+	}
 	for (size_t i = 0; run->globs && run->globs[i]; i++)
 		free(run->globs[i]);
 	free(run->globs);
@@ -135,7 +139,7 @@ void kiln_run_cancel(struct kiln_run *run)
 void kiln_run_remove_temps(struct kiln_run *run)
 {
 	for (unsigned w = 0; w < run->nworkers; w++)
-		kiln_tempslot_unlink(&run->workers[w].slot);
+		kiln_tempslot_shutdown(&run->workers[w].slot);
 }
 
 void kiln_run_report(struct kiln_run *run, const struct kiln_report *r)
@@ -457,6 +461,19 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 			}
 			r->coding[c].origin = origin[c];
 		} else {
+			/* a dry run still finds what would stop the real one */
+			struct stat sst;
+			if ((sib = kiln_run_join(run->root, e->rel, suffix)) && lstat(sib, &sst) == 0 &&
+			    !S_ISREG(sst.st_mode)) {
+				free(sib);
+				report_error(r, KILN_ERR_UNSAFE, 0,
+					     S_ISLNK(sst.st_mode) ? "is a symbolic link, not replaced"
+					     : S_ISDIR(sst.st_mode) ? "is a directory, not replaced"
+								   : "is not a regular file, not replaced",
+					     suffix);
+				goto out;
+			}
+			free(sib);
 			r->coding[c].origin = origin[c];
 		}
 		r->coding[c].outcome = KILN_CODING_KEPT;

@@ -79,9 +79,14 @@ static int sync_dir(const char *path, size_t dirlen)
 	return ret;
 }
 
-static void slot_release(struct kiln_tempslot *slot)
+/* Remove the slot's temporary file after a failure. */
+static void drop_temp(struct kiln_tempslot *slot)
 {
-	atomic_store(&slot->live, 0);
+	pthread_mutex_lock(&slot->lock);
+	if (slot->live)
+		unlink(slot->path);
+	slot->live = false;
+	pthread_mutex_unlock(&slot->lock);
 }
 
 kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path,
@@ -112,12 +117,19 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 		return KILN_OK; /* nothing changed: no new inode, no new mtime */
 	if (dirlen + sizeof(".kiln-XXXXXX.tmp") > sizeof(slot->path))
 		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
+	pthread_mutex_lock(&slot->lock);
+	if (slot->closed) {
+		pthread_mutex_unlock(&slot->lock);
+		return fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
+	}
 	memcpy(slot->path, final_path, dirlen);
 	memcpy(slot->path + dirlen, ".kiln-XXXXXX.tmp", sizeof(".kiln-XXXXXX.tmp"));
 	fd = mkostemps(slot->path, 4, O_CLOEXEC);
+	slot->live = fd >= 0;
+	e = errno;
+	pthread_mutex_unlock(&slot->lock);
 	if (fd < 0)
-		return fail(err, KILN_ERR_IO, errno, "cannot create temporary file");
-	atomic_store(&slot->live, 1);
+		return fail(err, KILN_ERR_IO, e, "cannot create temporary file");
 	/* held until close: a later run can tell a live temp from a dead one's */
 	flock(fd, LOCK_EX | LOCK_NB);
 
@@ -129,7 +141,7 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 	if (fchmod(fd, meta->mode) != 0) {
 		e = errno;
 		close(fd);
-		kiln_tempslot_unlink(slot);
+		drop_temp(slot);
 		return fail(err, KILN_ERR_IO, e, "cannot set permissions");
 	}
 	if (meta->set_owner && geteuid() == 0 && fchown(fd, meta->uid, meta->gid) != 0) {
@@ -138,7 +150,7 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 	if (meta->times && futimens(fd, meta->times) != 0) {
 		e = errno;
 		close(fd);
-		kiln_tempslot_unlink(slot);
+		drop_temp(slot);
 		return fail(err, KILN_ERR_IO, e, "cannot set times");
 	}
 	if (meta->fsync && fsync(fd) != 0) {
@@ -150,18 +162,26 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 		e = errno;
 		goto fail_unlink_write;
 	}
+	pthread_mutex_lock(&slot->lock);
+	if (!slot->live) { /* shut down under us: the file is gone */
+		pthread_mutex_unlock(&slot->lock);
+		return fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
+	}
 	if (rename(slot->path, final_path) != 0) {
 		e = errno;
-		kiln_tempslot_unlink(slot);
+		unlink(slot->path);
+		slot->live = false;
+		pthread_mutex_unlock(&slot->lock);
 		return fail(err, KILN_ERR_IO, e, "cannot rename into place");
 	}
-	slot_release(slot);
+	slot->live = false;
+	pthread_mutex_unlock(&slot->lock);
 	if (meta->fsync && sync_dir(final_path, dirlen) != 0)
 		return fail(err, KILN_ERR_IO, errno, "cannot sync directory");
 	return KILN_OK;
 
 fail_unlink_write:
-	kiln_tempslot_unlink(slot);
+	drop_temp(slot);
 	return fail(err, KILN_ERR_IO, e, "cannot write");
 }
 
@@ -200,8 +220,23 @@ bool kiln_temp_is_stale(const char *path)
 	return stale;
 }
 
-void kiln_tempslot_unlink(struct kiln_tempslot *slot)
+void kiln_tempslot_init(struct kiln_tempslot *slot)
 {
-	if (atomic_exchange(&slot->live, 0))
+	memset(slot, 0, sizeof(*slot));
+	pthread_mutex_init(&slot->lock, NULL);
+}
+
+void kiln_tempslot_destroy(struct kiln_tempslot *slot)
+{
+	pthread_mutex_destroy(&slot->lock);
+}
+
+void kiln_tempslot_shutdown(struct kiln_tempslot *slot)
+{
+	pthread_mutex_lock(&slot->lock);
+	if (slot->live)
 		unlink(slot->path);
+	slot->live = false;
+	slot->closed = true;
+	pthread_mutex_unlock(&slot->lock);
 }

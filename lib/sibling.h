@@ -8,10 +8,13 @@
  * never a mix, never a prefix.
  *
  * Each writer owns a kiln_tempslot that records the temporary file it has
- * open, so that a signal handler can unlink it (kiln_tempslot_unlink() is
- * async-signal-safe).  A temporary file survives only a SIGKILL or a crash;
- * it has a recognisable name (".kiln-XXXXXX.tmp", see classify.h) and is never
- * mistaken for an input.
+ * open.  Creating the file and recording it, and renaming it and forgetting
+ * it, each happen under the slot's lock, so kiln_tempslot_shutdown() (called
+ * from a thread that waits for SIGINT/SIGTERM) always knows every temporary
+ * file that exists, removes it, and stops the writer from making another.
+ * A temporary file survives only a SIGKILL or a crash; it has a recognisable
+ * name (".kiln-XXXXXX.tmp", see classify.h), is locked with flock(2) while
+ * its writer lives, and is never mistaken for an input.
  */
 #ifndef KILN_SIBLING_H
 #define KILN_SIBLING_H
@@ -19,16 +22,21 @@
 #include "kiln.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 struct kiln_tempslot {
-	atomic_int live;      /* 1 while path names a temp file we created */
+	pthread_mutex_t lock;
+	bool live;            /* path names a temporary file we created */
+	bool closed;          /* shut down: no new temporary file */
 	char path[PATH_MAX];
 };
+
+void kiln_tempslot_init(struct kiln_tempslot *slot);
+void kiln_tempslot_destroy(struct kiln_tempslot *slot);
 
 /* Metadata for kiln_atomic_write(). */
 struct kiln_file_meta {
@@ -75,7 +83,9 @@ kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_pat
  * writers lock their temporary file from creation to rename. */
 bool kiln_temp_is_stale(const char *path);
 
-/* Unlink SLOT's temporary file, if it has one.  Async-signal-safe. */
-void kiln_tempslot_unlink(struct kiln_tempslot *slot);
+/* Unlink SLOT's temporary file, if it has one, and make every later write
+ * through SLOT fail with KILN_ERR_CANCELLED before it creates anything.
+ * Thread-safe; waits for a writer that is creating or renaming its file. */
+void kiln_tempslot_shutdown(struct kiln_tempslot *slot);
 
 #endif

@@ -7,8 +7,10 @@
  * binary search instead of another stat.
  *
  * Symbolic links are not followed unless asked.  When they are, a link must
- * resolve inside the root (checked on its realpath), and a link to a
- * directory already on the current path is a loop.
+ * resolve inside the root (checked on its realpath); a link to a file gets
+ * its sibling next to the link, and a link to a directory is not descended
+ * (its target, inside the tree, is walked at its own path).  A directory
+ * met again on the current path (a bind mount loop) is an error.
  */
 #include "walk.h"
 
@@ -200,19 +202,15 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 			set_error(e, KILN_ERR_UNSAFE, 0, "symbolic link points outside the tree");
 			goto out;
 		}
-		e->st = tst;
-		e->via_link = true;
 		if (S_ISDIR(tst.st_mode)) {
-			/* the entry stands for the link itself; its files follow */
-			if (on_path(up, &tst)) {
-				set_error(e, KILN_ERR_UNSAFE, ELOOP, "symbolic link loop");
-				goto out;
-			}
-			wk->out->n--;
-			free(wk->out->v[wk->out->n].rel);
-			ret = walk_dir(wk, dfd, rel, up, true);
+			/* its target is inside the tree and walked at its own path;
+			 * nginx finds X.gz through the link, so descending would only
+			 * compress the same files twice and race on the same siblings */
+			e->outcome = KILN_OUTCOME_SYMLINK;
 			goto out;
 		}
+		e->st = tst;
+		e->via_link = true;
 		st = tst;
 	}
 	if (!S_ISREG(st.st_mode))

@@ -71,7 +71,7 @@ static void test_media_magic(void)
 	CHECK(kiln_media_magic(MAGIC("ID3\x04\0\0")));
 	CHECK(kiln_media_magic(MAGIC("PK\x03\x04\x14\0\0\0")));
 	CHECK(kiln_media_magic(MAGIC("\x1f\x8b\x08\0\0\0\0\0")));
-	CHECK(kiln_media_magic(MAGIC("BZh91AY&SY")));
+	CHECK(kiln_media_magic(MAGIC("BZh91AY&SY\x8a\x1c\x02\x00")));
 	CHECK(kiln_media_magic(MAGIC("\xfd" "7zXZ\0\0\x04")));
 	CHECK(kiln_media_magic(MAGIC("\x28\xb5\x2f\xfd\x24\x05")));
 	CHECK(kiln_media_magic(MAGIC("7z\xbc\xaf\x27\x1c\0\x04")));
@@ -87,6 +87,19 @@ static void test_media_magic(void)
 	CHECK(!kiln_media_magic(MAGIC("RIFFLE WEBPAGES")));          /* RIFF + no tag */
 	CHECK(!kiln_media_magic(MAGIC("XXXX1234WEBP")));             /* tag without RIFF */
 	CHECK(!kiln_media_magic(MAGIC("PK")));                       /* too short */
+	/* printable signatures at the top of text files are text */
+	CHECK(!kiln_media_magic(MAGIC("ID3 tag reference\n")));
+	CHECK(!kiln_media_magic(MAGIC("GIF89a explained in ")));
+	CHECK(!kiln_media_magic(MAGIC("OggS is a container")));
+	CHECK(!kiln_media_magic(MAGIC("fLaC\tnotes\r\n")));
+	CHECK(!kiln_media_magic(MAGIC("var ftyp = 1;\n")));
+	CHECK(!kiln_media_magic(MAGIC("wOF2 fonts are \xc3\xa9")));   /* UTF-8 text */
+	CHECK(!kiln_media_magic(MAGIC("RIFF 12 WEBP bits")));
+	CHECK(!kiln_media_magic(MAGIC("BZh91AY&SY demo\n")));
+	/* a UTF-8 sequence cut by the 16-byte window is still text */
+	CHECK(!kiln_media_magic(MAGIC("GIF8 caf\xc3\xa9 caf\xc3\xa9 \xc3")));
+	/* one binary byte makes the same signature count */
+	CHECK(kiln_media_magic(MAGIC("GIF89a\x10\x00\x10\x00")));
 	CHECK(!kiln_media_magic(MAGIC("")));
 }
 

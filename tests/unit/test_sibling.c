@@ -64,11 +64,12 @@ static bool has(const char *path, const char *text)
 
 static void test_write(void)
 {
-	struct kiln_tempslot slot = { 0 };
+	struct kiln_tempslot slot;
 	struct kiln_error err = { 0 };
 	struct timespec times[2] = { { 1000000000, 123456789 }, { 1234567890, 987654321 } };
 	struct stat src, st;
 
+	kiln_tempslot_init(&slot);
 	put(at("a.js"), "source bytes", 0640);
 	CHECK(utimensat(AT_FDCWD, at("a.js"), times, 0) == 0);
 	CHECK(stat(at("a.js"), &src) == 0);
@@ -80,7 +81,7 @@ static void test_write(void)
 	CHECK(st.st_atim.tv_sec == 1000000000 && st.st_atim.tv_nsec == 123456789);
 	CHECK(has(at("a.js.gz"), "encoded"));
 	CHECK(count_temps() == 0);
-	CHECK(atomic_load(&slot.live) == 0);
+	CHECK(!slot.live);
 
 	/* an existing sibling is replaced whole, by a new inode */
 	ino_t old = st.st_ino;
@@ -99,10 +100,11 @@ static void test_write(void)
 
 static void test_refusals(void)
 {
-	struct kiln_tempslot slot = { 0 };
+	struct kiln_tempslot slot;
 	struct kiln_error err = { 0 };
 	struct stat src, st;
 
+	kiln_tempslot_init(&slot);
 	put(at("b.js"), "b", 0644);
 	put(at("target"), "precious", 0644);
 	CHECK(stat(at("b.js"), &src) == 0);
@@ -140,25 +142,30 @@ static void test_refusals(void)
 	      KILN_ERR_IO);
 	CHECK(err.errnum == ENAMETOOLONG);
 	CHECK(count_temps() == 0);
-	CHECK(atomic_load(&slot.live) == 0);
+	CHECK(!slot.live);
 }
 
-static void test_tempslot_unlink(void)
+static void test_tempslot_shutdown(void)
 {
-	struct kiln_tempslot slot = { 0 };
-	struct stat st;
+	struct kiln_tempslot slot;
+	struct kiln_error err = { 0 };
+	struct stat st, src;
 
+	kiln_tempslot_init(&slot);
 	snprintf(slot.path, sizeof(slot.path), "%s", at(".kiln-abcdef.tmp"));
 	put(slot.path, "partial", 0600);
-	atomic_store(&slot.live, 1);
-	kiln_tempslot_unlink(&slot);
+	slot.live = true; /* as if a writer were between create and rename */
+	kiln_tempslot_shutdown(&slot);
 	CHECK(stat(slot.path, &st) != 0 && errno == ENOENT);
-	CHECK(atomic_load(&slot.live) == 0);
-	/* a slot that is not live unlinks nothing */
-	put(slot.path, "someone else's", 0600);
-	kiln_tempslot_unlink(&slot);
-	CHECK(stat(slot.path, &st) == 0);
-	unlink(slot.path);
+	CHECK(!slot.live && slot.closed);
+	/* after shutdown, a write creates nothing at all */
+	put(at("e.js"), "e", 0644);
+	CHECK(stat(at("e.js"), &src) == 0);
+	CHECK(kiln_sibling_write(&slot, at("e.js.gz"), (const uint8_t *)"x", 1, &src, false,
+				 &err) == KILN_ERR_CANCELLED);
+	CHECK(stat(at("e.js.gz"), &st) != 0);
+	CHECK(count_temps() == 0);
+	kiln_tempslot_destroy(&slot);
 }
 
 int main(void)
@@ -172,7 +179,7 @@ int main(void)
 	}
 	test_write();
 	test_refusals();
-	test_tempslot_unlink();
+	test_tempslot_shutdown();
 	if (check_failures == 0) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
