@@ -1,0 +1,92 @@
+/*
+ * fuzz_names.c - libFuzzer target for everything that handles file names:
+ * sibling and own-output recognition, media by extension and by magic
+ * bytes, media types, globs, UTF-8 scanning, and the manifest's encoding of
+ * names.  Besides "no crash", it checks a round trip: any relative path
+ * kiln could meet, written into a manifest and read back, is the same
+ * bytes.
+ */
+#include "classify.h"
+#include "manifest.h"
+#include "mime.h"
+#include "state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A path the walk could produce: no empty, "." or ".." component. */
+static bool walkable(const char *p)
+{
+	if (!*p || *p == '/')
+		return false;
+	for (const char *s = p; *s;) {
+		size_t n = strcspn(s, "/");
+		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		s += n;
+		if (*s == '/' && !*++s)
+			return false;
+	}
+	return true;
+}
+
+static void round_trip(const char *path)
+{
+	struct kiln_options opt;
+	struct kiln_report r;
+	struct kiln_state st;
+	char *text;
+
+	kiln_options_init(&opt);
+	memset(&r, 0, sizeof(r));
+	r.root = "root";
+	r.path = path;
+	r.outcome = KILN_OUTCOME_COMPRESSED;
+	r.size = 1000;
+	r.hashed = true;
+	r.coding[KILN_CODING_GZIP].outcome = KILN_CODING_KEPT;
+	r.coding[KILN_CODING_GZIP].size = 500;
+	text = kiln_manifest_dump(&opt, &r, 1);
+	if (!text)
+		return; /* out of memory */
+	memset(&st, 0, sizeof(st));
+	if (kiln_state_parse(text, strlen(text), &st) != KILN_OK || st.n != 1 ||
+	    strcmp(st.v[0].rel, path) != 0 || !st.v[0].coding[KILN_CODING_GZIP].kept)
+		abort(); /* a name did not survive the manifest */
+	kiln_state_free(&st);
+	free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1), *glob, *path;
+	bool enc;
+	char *key;
+
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	(void)kiln_sibling_base_len(s);
+	(void)kiln_is_own_output(s);
+	(void)kiln_media_extension(s);
+	(void)kiln_media_magic(data, size);
+	(void)kiln_media_type(s);
+	for (const char *p = s; *p;)
+		p += kiln_utf8_len(p) ? kiln_utf8_len(p) : 1;
+	key = kiln_manifest_key(s, &enc);
+	free(key);
+	/* the first line is a glob, the rest a path */
+	glob = s;
+	path = strchr(s, '\n');
+	if (path) {
+		*path++ = '\0';
+		(void)kiln_glob_match(glob, path);
+	}
+	if (strlen(s) == size && walkable(s))
+		round_trip(s);
+	free(s);
+	return 0;
+}
