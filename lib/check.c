@@ -131,17 +131,14 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root_arg, uint64_t
 	struct kiln_options opt = run->opt;
 	struct kiln_walk walk = { 0 };
 	struct kiln_error err = { 0 };
-	char *root = strdup(root_arg), *mpath = NULL;
+	char *root = kiln_run_root(root_arg), *mpath = NULL;
 	struct stat own[1];
-	size_t nown = 0, n;
+	size_t nown = 0;
 	kiln_status ret;
 
 	*problems = 0;
 	if (!root)
 		return KILN_ERR_NOMEM;
-	n = strlen(root);
-	while (n > 1 && root[n - 1] == '/')
-		root[--n] = '\0';
 	run->remove_failed = false;
 	kiln_state_free(&run->state);
 	mpath = kiln_run_manifest_path(run, root);

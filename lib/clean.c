@@ -74,16 +74,12 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root_arg, uint64_t
 	struct kiln_walk walk = { 0 };
 	struct kiln_error err = { 0 };
 	struct counting counting = { run->cb, removed };
-	char *root = strdup(root_arg), *mpath = NULL, *snippet = NULL;
+	char *root = kiln_run_root(root_arg), *mpath = NULL, *snippet = NULL;
 	kiln_status ret = KILN_OK;
-	size_t n;
 
 	*removed = 0;
 	if (!root)
 		return KILN_ERR_NOMEM;
-	n = strlen(root);
-	while (n > 1 && root[n - 1] == '/')
-		root[--n] = '\0';
 	run->remove_failed = false;
 	kiln_state_free(&run->state);
 	mpath = kiln_run_manifest_path(run, root);

@@ -256,18 +256,6 @@ kiln_status kiln_manifest_write(const char *path, const struct kiln_options *opt
 				const struct kiln_report *reports, size_t n,
 				struct kiln_tempslot *slot, struct kiln_error *err)
 {
-	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true, .fsync = opt->fsync };
-	char *text = kiln_manifest_dump(opt, reports, n);
-	kiln_status st;
-
-	if (!text) {
-		err->status = KILN_ERR_NOMEM;
-		err->errnum = 0;
-		err->what = "cannot build the manifest: out of memory";
-		err->suffix = "";
-		return KILN_ERR_NOMEM;
-	}
-	st = kiln_atomic_write(slot, path, (const uint8_t *)text, strlen(text), &meta, err);
-	free(text);
-	return st;
+	return kiln_artifact_write(slot, path, kiln_manifest_dump(opt, reports, n), opt->fsync,
+				   "cannot build the manifest", err);
 }

@@ -604,7 +604,7 @@ static int by_size_desc(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static char *strip_slashes(const char *root)
+char *kiln_run_root(const char *root)
 {
 	char *r = strdup(root);
 	size_t n;
@@ -723,7 +723,7 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 	struct stat own[2];
 	size_t nown = 0;
 	uint64_t bytes = 0;
-	char *root = strip_slashes(root_arg);
+	char *root = kiln_run_root(root_arg);
 	kiln_status ret;
 
 	if (!root)

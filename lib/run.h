@@ -45,6 +45,10 @@ struct kiln_run {
 	atomic_size_t next; /* next index into order */
 };
 
+/* A malloc'ed copy of the tree root as given, without trailing slashes
+ * ("dist/" -> "dist", "/" stays "/"); NULL when out of memory. */
+char *kiln_run_root(const char *root);
+
 /* "ROOT/REL" + SUFFIX, malloc'ed; NULL when out of memory. */
 char *kiln_run_join(const char *root, const char *rel, const char *suffix);
 

@@ -22,6 +22,7 @@ static kiln_status fail(struct kiln_error *err, kiln_status st, int errnum,
 {
 	err->status = st;
 	err->errnum = errnum;
+	err->suffix = "";
 	err->what = what;
 	return st;
 }
@@ -183,6 +184,19 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 fail_unlink_write:
 	drop_temp(slot);
 	return fail(err, KILN_ERR_IO, e, "cannot write");
+}
+
+kiln_status kiln_artifact_write(struct kiln_tempslot *slot, const char *path, char *text,
+				bool fsync, const char *what, struct kiln_error *err)
+{
+	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true, .fsync = fsync };
+	kiln_status st;
+
+	if (!text)
+		return fail(err, KILN_ERR_NOMEM, ENOMEM, what);
+	st = kiln_atomic_write(slot, path, (const uint8_t *)text, strlen(text), &meta, err);
+	free(text);
+	return st;
 }
 
 kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,

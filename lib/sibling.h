@@ -61,6 +61,15 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 			      const struct kiln_file_meta *meta, struct kiln_error *err);
 
 /*
+ * Write TEXT (a malloc'ed string, freed here; NULL means building it ran out
+ * of memory) as the artifact PATH: atomically, mode 0644, durably with
+ * FSYNC, and not at all if PATH already holds exactly TEXT (so an unchanged
+ * manifest keeps its inode and mtime).  WHAT names it in errors.
+ */
+kiln_status kiln_artifact_write(struct kiln_tempslot *slot, const char *path, char *text,
+				bool fsync, const char *what, struct kiln_error *err);
+
+/*
  * Write DATA[0..len) as the file FINAL_PATH, atomically, with SRC's
  * permission bits (mode & 0777), and SRC's atime and mtime to the nanosecond;
  * when run as root, also SRC's owner and group (best effort).

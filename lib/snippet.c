@@ -96,18 +96,6 @@ char *kiln_snippet_text(const struct kiln_options *opt, bool have_br)
 kiln_status kiln_snippet_write(const char *path, const struct kiln_options *opt, bool have_br,
 			       struct kiln_tempslot *slot, struct kiln_error *err)
 {
-	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true, .fsync = opt->fsync };
-	char *text = kiln_snippet_text(opt, have_br);
-	kiln_status st;
-
-	if (!text) {
-		err->status = KILN_ERR_NOMEM;
-		err->errnum = 0;
-		err->what = "cannot build the nginx snippet: out of memory";
-		err->suffix = "";
-		return KILN_ERR_NOMEM;
-	}
-	st = kiln_atomic_write(slot, path, (const uint8_t *)text, strlen(text), &meta, err);
-	free(text);
-	return st;
+	return kiln_artifact_write(slot, path, kiln_snippet_text(opt, have_br), opt->fsync,
+				   "cannot build the nginx snippet", err);
 }
