@@ -114,45 +114,61 @@ struct kiln_options {
 	/* Files smaller than this many bytes are "small"; default 256. */
 	uint64_t min_size;
 	/* A sibling is kept only if its size <= max_ratio * source size;
-	 * 0 < max_ratio <= 1, default 0.95. */
+	 * 0 < max_ratio <= 1, default 0.95.  Two refinements follow from how
+	 * nginx builds Vary and ETag (see lib/decide.c): beside a kept .br, the
+	 * .gz is kept whenever it is smaller than the source at all; two kept
+	 * siblings never have the same size (the .br is dropped). */
 	double max_ratio;
 	/* fnmatch(3) globs matched against the path relative to the tree root
 	 * (components joined by '/').  A glob containing '/' is matched against
 	 * the whole relative path and '*' also matches '/'; a glob without '/'
-	 * is matched against the file name alone.  A file matching any exclude
-	 * glob, or matching no include glob when there are any, is excluded. */
+	 * is matched against the file name alone; a leading "./" is ignored.
+	 * A file matching any exclude glob, or matching no include glob when
+	 * there are any, is excluded (and, with a manifest, still hashed and
+	 * listed as skipped "excluded"). */
 	const char *const *include;
 	size_t n_include;
 	const char *const *exclude;
 	size_t n_exclude;
-	/* Follow symbolic links whose target stays inside the tree; default
-	 * false (links are reported as KILN_OUTCOME_SYMLINK and left alone). */
+	/* Follow symbolic links to files whose resolved target is inside the
+	 * tree (the sibling is written next to the link); a link outside the
+	 * tree, a dangling link or a loop is an error; links to directories are
+	 * not descended (their targets are walked at their own paths).  Default
+	 * false: links are reported as KILN_OUTCOME_SYMLINK and left alone. */
 	bool follow_symlinks;
 	/* Decode every kept sibling with an independent decoder (zlib inflate,
 	 * libbrotlidec) and compare it with the source before it is written. */
 	bool verify;
-	/* Decide, encode and report, but write nothing. */
+	/* Decide, encode (in memory) and report, but write nothing: no sibling,
+	 * manifest, snippet or cache entry; nothing removed. */
 	bool dry_run;
 	/* Worker threads; 0 means the number of online CPUs. */
 	unsigned jobs;
-	/* Write the manifest (see kiln_manifest_default_name) after each tree:
-	 * to manifest_path, or ROOT/kiln-manifest.json when that is NULL.
-	 * Default true.  Writing it means hashing every file. */
+	/* Write the manifest after each tree: to manifest_path, or
+	 * ROOT/KILN_MANIFEST_NAME when that is NULL (format: README.md, "The
+	 * manifest").  Default true.  Writing it means hashing every file.  It
+	 * is also the previous-run state that incremental runs, kiln_check_tree
+	 * and kiln_clean_tree read back: without it, nothing is incremental. */
 	bool write_manifest;
 	const char *manifest_path;
-	/* Write the nginx snippet: to nginx_conf_path, or ROOT/kiln.nginx.conf
-	 * when that is NULL.  Default true. */
+	/* Write the nginx snippet: to nginx_conf_path, or
+	 * ROOT/KILN_NGINX_CONF_NAME when that is NULL.  Default true. */
 	bool write_nginx_conf;
 	const char *nginx_conf_path;
-	/* Ignore the previous run's manifest: encode every file again.  Without
-	 * it, a file whose content (SHA-256), coding settings and encoder
-	 * versions match the previous manifest, and whose recorded siblings are
-	 * still there with their recorded sizes, is not encoded again and its
-	 * siblings are not rewritten. */
+	/* Ignore what the previous manifest says about contents: encode every
+	 * file again (siblings it records are still removed when stale).
+	 * Without it, a file whose content (SHA-256), coding settings and
+	 * encoder versions match the previous manifest, and whose recorded
+	 * siblings are still there with their recorded sizes, is not encoded
+	 * again and its siblings are not rewritten. */
 	bool force;
-	/* A content cache directory kept between runs (see kiln_run_tree), or
-	 * NULL; kept under cache_max_size bytes (default 1 GiB) by evicting the
-	 * least recently used entries. */
+	/* A content cache directory kept between runs, or NULL.  Entries are
+	 * keyed by source SHA-256, coding, level or quality and encoder version;
+	 * a hit is checked by its own SHA-256 and by decoding it against the
+	 * source, and a bad entry is a miss.  Safe for concurrent processes.
+	 * Kept under cache_max_size bytes (default 1 GiB) by evicting the least
+	 * recently used entries at the end of each tree; failing to write an
+	 * entry is an error (KILN_EVENT_CACHE_FAILED). */
 	const char *cache_dir;
 	uint64_t cache_max_size;
 	/* Files that would be compressed but are larger than this many bytes
