@@ -106,26 +106,6 @@ out:
 	free(path);
 }
 
-/* Is REL "X.gz" (or .br) where the manifest records X with that sibling? */
-static bool recorded_sibling(const struct kiln_state *st, const char *rel)
-{
-	const char *base = strrchr(rel, '/');
-	size_t blen = kiln_sibling_base_len(base ? base + 1 : rel);
-	size_t prefix = base ? (size_t)(base + 1 - rel) : 0;
-	char *src;
-	const struct kiln_prev_entry *pe;
-	bool yes = false;
-
-	if (!blen || !(src = strndup(rel, prefix + blen)))
-		return false;
-	pe = kiln_state_find(st, src);
-	for (int c = 0; pe && c < KILN_NCODINGS; c++)
-		if (pe->coding[c].kept && strcmp(rel + prefix + blen, kiln_codecs[c]->suffix) == 0)
-			yes = true;
-	free(src);
-	return yes;
-}
-
 kiln_status kiln_check_tree(struct kiln_run *run, const char *root_arg, uint64_t *problems)
 {
 	struct kiln_options opt = run->opt;
@@ -173,14 +153,14 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root_arg, uint64_t
 			if (kiln_is_own_output(base) ||
 			    (nown && own[0].st_ino == e->st.st_ino && own[0].st_dev == e->st.st_dev))
 				break;
-			if (!recorded_sibling(&run->state, e->rel) && (path = kiln_run_join(root, e->rel, ""))) {
+			if (!kiln_state_records_sibling(&run->state, e->rel) && (path = kiln_run_join(root, e->rel, ""))) {
 				problem(run, problems, KILN_EVENT_UNRECORDED_SIBLING, path, -1, NULL);
 				free(path);
 			}
 			break;
 		case KILN_OUTCOME_CANDIDATE:
 			/* "X.gz" whose X is recorded but gone is an orphan, not an asset */
-			if (!kiln_state_find(&run->state, e->rel) && recorded_sibling(&run->state, e->rel))
+			if (!kiln_state_find(&run->state, e->rel) && kiln_state_records_sibling(&run->state, e->rel))
 				break;
 			check_asset(run, root, e, problems);
 			break;

@@ -748,6 +748,15 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 	if (ret != KILN_OK)
 		goto out;
 	load_state(run, root);
+	/* "X.gz" whose X is gone but which the manifest records as kiln's: an
+	 * orphaned sibling (removed below, if still kiln's), never an asset */
+	for (size_t i = 0; i < run->walk.n; i++) {
+		struct kiln_entry *e = &run->walk.v[i];
+		if ((e->outcome == KILN_OUTCOME_CANDIDATE || e->outcome == KILN_OUTCOME_EXCLUDED) &&
+		    !kiln_state_find(&run->state, e->rel) &&
+		    kiln_state_records_sibling(&run->state, e->rel))
+			e->outcome = KILN_OUTCOME_SIBLING;
+	}
 
 	keys = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*keys));
 	run->order = malloc((run->walk.n ? run->walk.n : 1) * sizeof(*run->order));

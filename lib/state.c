@@ -1,6 +1,7 @@
 /* state.c - reading a manifest back; see state.h. */
 #include "state.h"
 
+#include "classify.h"
 #include "codec.h"
 
 #include <jansson.h>
@@ -286,6 +287,25 @@ bool kiln_state_coding_reusable(const struct kiln_state *st, const struct kiln_o
 		       strcmp(st->libdeflate, kiln_libdeflate_version()) == 0;
 	return st->brotli_quality == opt->brotli_quality &&
 	       strcmp(st->brotli, kiln_brotli_version()) == 0;
+}
+
+bool kiln_state_records_sibling(const struct kiln_state *st, const char *rel)
+{
+	const char *base = strrchr(rel, '/');
+	size_t blen = kiln_sibling_base_len(base ? base + 1 : rel);
+	size_t prefix = base ? (size_t)(base + 1 - rel) : 0;
+	const struct kiln_prev_entry *pe;
+	bool yes = false;
+	char *src;
+
+	if (!blen || !st->loaded || !(src = strndup(rel, prefix + blen)))
+		return false;
+	pe = kiln_state_find(st, src);
+	for (int c = 0; pe && c < KILN_NCODINGS; c++)
+		if (pe->coding[c].kept && strcmp(rel + prefix + blen, kiln_codecs[c]->suffix) == 0)
+			yes = true;
+	free(src);
+	return yes;
 }
 
 void kiln_state_free(struct kiln_state *st)

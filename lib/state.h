@@ -68,6 +68,10 @@ struct kiln_prev_entry *kiln_state_find(const struct kiln_state *st, const char 
 bool kiln_state_coding_reusable(const struct kiln_state *st, const struct kiln_options *opt,
 				kiln_coding c);
 
+/* True if REL is "X.gz" (or another sibling suffix) and the state records X
+ * with that sibling kept: a file kiln wrote, whatever the tree holds now. */
+bool kiln_state_records_sibling(const struct kiln_state *st, const char *rel);
+
 void kiln_state_free(struct kiln_state *st);
 
 #endif
