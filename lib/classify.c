@@ -37,10 +37,16 @@ bool kiln_is_temp_name(const char *name)
 	       strcmp(name + 12, ".tmp") == 0;
 }
 
+bool kiln_is_journal_name(const char *name)
+{
+	return strlen(name) == 20 && strncmp(name, ".kiln-journal-", 14) == 0;
+}
+
 bool kiln_is_own_output(const char *name)
 {
 	return strcmp(name, "kiln-manifest.json") == 0 ||
-	       strcmp(name, "kiln.nginx.conf") == 0 || kiln_is_temp_name(name);
+	       strcmp(name, "kiln.nginx.conf") == 0 || kiln_is_temp_name(name) ||
+	       kiln_is_journal_name(name);
 }
 
 static const char *const media_extensions[] = {

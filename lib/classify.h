@@ -23,8 +23,11 @@ extern const char *const kiln_sibling_suffixes[];
 size_t kiln_sibling_base_len(const char *name);
 
 /* True for the names kiln itself writes in a tree: the manifest, the nginx
- * snippet and temporary files (see kiln_is_temp_name()), at any depth. */
+ * snippet, run journals and temporary files, at any depth. */
 bool kiln_is_own_output(const char *name);
+
+/* True for a run journal's name: ".kiln-journal-" and 6 characters. */
+bool kiln_is_journal_name(const char *name);
 
 /* True for kiln's temporary file names: ".kiln-" 6 characters ".tmp". */
 bool kiln_is_temp_name(const char *name);

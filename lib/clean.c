@@ -11,6 +11,7 @@
 
 #include "classify.h"
 #include "codec.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,6 +93,7 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root_arg, uint64_t
 		ret = KILN_ERR_IO;
 		goto out;
 	}
+	kiln_journal_merge(root, NULL, &run->state); /* interrupted runs' siblings */
 	if (!run->state.loaded) {
 		kiln_run_event(run, KILN_EVENT_NO_MANIFEST, mpath, -1, NULL);
 		goto out;
@@ -109,7 +111,8 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root_arg, uint64_t
 		for (size_t i = 0; i < walk.n; i++) {
 			const char *base = strrchr(walk.v[i].rel, '/');
 			char *path;
-			if (!kiln_is_temp_name(base ? base + 1 : walk.v[i].rel))
+			if (!kiln_is_temp_name(base ? base + 1 : walk.v[i].rel) &&
+			    !kiln_is_journal_name(base ? base + 1 : walk.v[i].rel))
 				continue;
 			path = kiln_run_join(root, walk.v[i].rel, "");
 			if (path && kiln_temp_is_stale(path) && (run->opt.dry_run || unlink(path) == 0))

@@ -289,7 +289,9 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
  * siblings untouched (inode and mtime unchanged; the mtime is reset to the
  * source's if only the source's mtime moved).  Siblings the previous
  * manifest records are removed when their source is gone or no longer gets
- * that sibling, if their content is still what kiln wrote.  With
+ * that sibling, if their content is still what kiln wrote (the siblings of
+ * runs that died before writing their manifest are known from their
+ * journals, ROOT/.kiln-journal-XXXXXX; see lib/journal.h).  With
  * opt.cache_dir, encodings are looked up in and added to the content cache.
  * Guarantees, whatever happens: sources are only read, never written; a
  * sibling appears under its final name only complete (temporary file in the

@@ -77,6 +77,7 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	if (cb)
 		run->cb = *cb;
 	pthread_mutex_init(&run->cb_lock, NULL);
+	run->journal.fd = -1;
 	run->nworkers = opt->jobs ? opt->jobs : online_cpus();
 	run->workers = calloc(run->nworkers, sizeof(*run->workers));
 	for (unsigned w = 0; run->workers && w < run->nworkers; w++)
@@ -219,8 +220,10 @@ void kiln_run_remove_recorded(struct kiln_run *run, const char *root, const char
 		free(sib);
 		return; /* already gone */
 	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != prev->size ||
-	    !kiln_run_file_sha256(sib, sha) || memcmp(sha, prev->sha256, 32) != 0) {
+	if (!S_ISREG(st.st_mode) || !kiln_run_file_sha256(sib, sha) ||
+	    !(((uint64_t)st.st_size == prev->size && memcmp(sha, prev->sha256, 32) == 0) ||
+	      (prev->alt && (uint64_t)st.st_size == prev->alt_size &&
+	       memcmp(sha, prev->alt_sha256, 32) == 0))) {
 		kiln_run_event(run, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
 	} else if (!run->opt.dry_run && unlink(sib) != 0) {
 		struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove stale sibling", "" };
@@ -460,6 +463,8 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 				goto out;
 			}
 			r->coding[c].origin = origin[c];
+			kiln_journal_add(&run->journal, e->rel, (kiln_coding)c, enc_len[c],
+					 r->coding[c].sha256);
 		} else {
 			/* a dry run still finds what would stop the real one */
 			struct stat sst;
@@ -706,6 +711,14 @@ static void load_state(struct kiln_run *run, const char *root)
 	if (run->manifest_path && run->opt.write_manifest &&
 	    kiln_state_load(run->manifest_path, &run->state, &err) != KILN_OK)
 		kiln_run_event(run, KILN_EVENT_STATE_IGNORED, run->manifest_path, -1, &err);
+	/* siblings written by runs that died before their manifest are kiln's too */
+	if (run->opt.write_manifest)
+		kiln_journal_merge(root, NULL, &run->state);
+	run->journal.fd = -1;
+	run->journal.path = NULL;
+	if (run->opt.write_manifest && !run->opt.dry_run &&
+	    kiln_journal_open(root, &run->journal, &err) != KILN_OK)
+		kiln_run_event(run, KILN_EVENT_STATE_IGNORED, root, -1, &err);
 	if (run->opt.cache_dir && !run->cache) {
 		run->cache = kiln_cache_open(run->opt.cache_dir, run->opt.cache_max_size, &err);
 		if (!run->cache) {
@@ -809,6 +822,12 @@ kiln_status kiln_run_tree(struct kiln_run *run, const char *root_arg)
 	remove_dead_temps(run, root);
 	if (!run->opt.dry_run)
 		write_artifacts(run, root);
+	/* the manifest now records what the journals did: drop them, unless it
+	 * could not be written (then they are all a later run will have) */
+	if (!run->artifact_failed && run->opt.write_manifest && !run->opt.dry_run) {
+		kiln_journal_close(&run->journal, true);
+		kiln_journal_remove_stale(root, NULL);
+	}
 	if (run->cache && !run->opt.dry_run)
 		kiln_cache_trim(run->cache);
 	ret = run->artifact_failed || run->remove_failed || run->cache_failed ? KILN_ERR_IO : KILN_OK;
@@ -820,6 +839,7 @@ out:
 	run->reports = NULL;
 	kiln_walk_free(&run->walk);
 	kiln_state_free(&run->state);
+	kiln_journal_close(&run->journal, false);
 	free(run->manifest_path);
 	run->manifest_path = NULL;
 	free(root);

@@ -8,6 +8,7 @@
 #include "kiln.h"
 
 #include "cache.h"
+#include "journal.h"
 #include "sibling.h"
 #include "state.h"
 #include "walk.h"
@@ -40,6 +41,7 @@ struct kiln_run {
 	char *manifest_path; /* where this tree's manifest is read and written */
 	struct kiln_state state; /* the previous run's manifest, if any */
 	struct kiln_cache *cache;
+	struct kiln_journal journal; /* this run's record of siblings written */
 	char *owned[4];    /* copies of the option strings below */
 	size_t norder;
 	atomic_size_t next; /* next index into order */

@@ -53,7 +53,7 @@ static bool get_u64(json_t *obj, const char *key, uint64_t *out)
 
 /* A relative path kiln may act on: not empty, not absolute, no "." or ".."
  * component, no empty component, no NUL (base64 could smuggle one in). */
-static bool safe_rel(const char *rel, size_t len)
+bool kiln_state_safe_rel(const char *rel, size_t len)
 {
 	if (len == 0 || rel[0] == '/' || memchr(rel, '\0', len))
 		return false;
@@ -78,7 +78,7 @@ static char *entry_rel(const char *key, json_t *e)
 
 	if (!b) {
 		len = strlen(key);
-		if (!safe_rel(key, len))
+		if (!kiln_state_safe_rel(key, len))
 			return NULL;
 		return strdup(key);
 	}
@@ -102,7 +102,7 @@ static char *entry_rel(const char *key, json_t *e)
 	if (n >= 2 && b64[n - 2] == '=')
 		len--;
 	out[len] = '\0';
-	if (!safe_rel(out, len)) {
+	if (!kiln_state_safe_rel(out, len)) {
 		free(out);
 		return NULL;
 	}

@@ -22,6 +22,10 @@ struct kiln_prev_coding {
 	bool tried;         /* encoded but not kept; size is the encoded size */
 	uint64_t size;
 	uint8_t sha256[32]; /* of the sibling, when kept */
+	/* a later version an interrupted run wrote (from its journal) */
+	bool alt;
+	uint64_t alt_size;
+	uint8_t alt_sha256[32];
 };
 
 struct kiln_prev_entry {
@@ -71,6 +75,10 @@ bool kiln_state_coding_reusable(const struct kiln_state *st, const struct kiln_o
 /* True if REL is "X.gz" (or another sibling suffix) and the state records X
  * with that sibling kept: a file kiln wrote, whatever the tree holds now. */
 bool kiln_state_records_sibling(const struct kiln_state *st, const char *rel);
+
+/* A relative path kiln may act on: LEN bytes, not empty, not absolute, no
+ * NUL, no empty, "." or ".." component. */
+bool kiln_state_safe_rel(const char *rel, size_t len);
 
 void kiln_state_free(struct kiln_state *st);
 

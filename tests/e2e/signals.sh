@@ -69,6 +69,37 @@ check "after SIGKILLs: the next run exits 0" [ $? -eq 0 ]
 check "after SIGKILLs: stray temporary files removed" [ -z "$(find "$T/k" -name '.kiln-*.tmp')" ]
 check "after SIGKILLs: kiln check passes" "$KILN" check -q "$T/k"
 
+# What an interrupted run wrote is still known to be kiln's: its journal
+# lets the next run remove siblings gone stale in between.
+for round in 1 2 3; do
+	rm -rf "$T/j" && cp -a "$T/src" "$T/j"
+	[ "$round" -gt 1 ] && "$KILN" -q --brotli "$T/j" # round 2+: over a previous manifest
+	[ "$round" -gt 1 ] && for f in "$T/j"/c*/assets/app.js; do echo "// changed" >>"$f"; done
+	touch "$T/mark"
+	sleep 0.02
+	"$KILN" -q --brotli "$T/j" &
+	pid=$!
+	for _ in $(seq 600); do
+		[ "$(find "$T/j" -cnewer "$T/mark" -name '*.js.gz' | head -n 2 | wc -l)" -ge 2 ] && break
+		sleep 0.05
+	done
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid"
+	# the interrupted run wrote some siblings; now make their sources stale
+	mapfile -t written < <(find "$T/j" -name '*.js.gz' -cnewer "$T/mark" | head -n 4)
+	check "journal round $round: the interrupted run wrote siblings" [ "${#written[@]}" -ge 2 ]
+	rm -f "${written[0]%.gz}"                          # deleted
+	[ -n "${written[1]:-}" ] && echo "x" >"${written[1]%.gz}"   # now small
+	"$KILN" -q --brotli "$T/j" 2>"$T/j.log"
+	check "journal round $round: next run exits 0" [ $? -eq 0 ]
+	check "journal round $round: no 'not written by kiln' warning" not grep -q 'not written by kiln' "$T/j.log"
+	check "journal round $round: deleted source's siblings gone" [ ! -e "${written[0]}" ] && [ ! -e "${written[0]%.gz}.br" ]
+	check "journal round $round: small source's siblings gone" [ ! -e "${written[1]:-/nonexistent}" ]
+	check "journal round $round: every sibling decodes" all_siblings_decode "$T/j"
+	check "journal round $round: kiln check passes" "$KILN" check -q "$T/j"
+	check "journal round $round: no journal left" [ -z "$(find "$T/j" -name '.kiln-journal-*')" ]
+done
+
 # Two processes on one tree at once.
 rm -rf "$T/two" && cp -a "$T/src" "$T/two"
 "$KILN" -q --brotli "$T/two" 2>"$T/two1.log" &
