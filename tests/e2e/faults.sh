@@ -54,6 +54,13 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=400k tmpf
 	check "disk full, forced rewrite: exit 1" [ $? -eq 1 ]
 	check "disk full, forced rewrite: previous good sibling left as it was" cmp -s "$T/mnt/s/index.html.gz" "$T/index.html.gz.good"
 	check "disk full, forced rewrite: invariants" invariants "$T/mnt/s" "$before"
+	# a cache on the full disk: an error, the siblings themselves still fine
+	fresh_site "$T/cs"
+	"$KILN" -q --brotli --cache "$T/mnt/cache" "$T/cs" 2>"$T/cs.log"
+	check "full cache disk: exit 1" [ $? -eq 1 ]
+	check "full cache disk: said so" grep -q 'cache.*No space left on device' "$T/cs.log"
+	check "full cache disk: no temporary file in the cache" [ -z "$(find "$T/mnt/cache" -name '.kiln-*.tmp' 2>/dev/null)" ]
+	check "full cache disk: siblings still right" invariants "$T/cs" "$orig"
 	rm -f "$T/mnt/filler"
 	"$KILN" --brotli -q "$T/mnt/s"
 	check "disk full: the next run with room repairs everything" "$KILN" check -q "$T/mnt/s"

@@ -115,6 +115,27 @@ check "every source byte-identical" [ "$after" = "$before_src" ]
 check "the manifest is valid JSON" /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$H/kiln-manifest.json"
 chmod -R u+rwX "$H" 2>/dev/null
 
+# A read-only directory, and a sibling made read-only on purpose.
+fresh_site "$T/ro"
+"$KILN" -q "$T/ro"
+echo "// changed" >>"$T/ro/assets/app.js"
+echo "// changed" >>"$T/ro/assets/app.css"
+chmod 444 "$T/ro/assets/app.css.gz"
+cp -a "$T/ro/assets/app.css.gz" "$T/ro-css.gz"
+"$KILN" -q "$T/ro" 2>"$T/ro.log"
+check "read-only sibling: exit 1" [ $? -eq 1 ]
+check "read-only sibling: said so" grep -qF "kiln: $T/ro/assets/app.css.gz: is read-only, not replaced" "$T/ro.log"
+check "read-only sibling: left as it was" cmp -s "$T/ro/assets/app.css.gz" "$T/ro-css.gz"
+check "read-only sibling: the other file still done" decodes_to "$T/ro/assets/app.js.gz" "$T/ro/assets/app.js"
+if [ "$(id -u)" -eq 0 ]; then
+	fresh_site "$T/rodir"
+	chmod -R a+rX "$T/rodir"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$T/kiln-bin" -q --no-manifest --no-nginx-conf "$T/rodir" 2>"$T/rodir.log"
+	check "read-only directory: exit 1" [ $? -eq 1 ]
+	check "read-only directory: said so" grep -qF "kiln: $T/rodir/index.html.gz: cannot create temporary file: Permission denied" "$T/rodir.log"
+	check "read-only directory: nothing written" [ -z "$(find "$T/rodir" -name '*.gz' ! -name archive.tar.gz)" ]
+fi
+
 # DIR arguments: empty, a file, missing, the same twice, overlapping.
 mkdir -p "$T/empty"
 "$KILN" -q "$T/empty"
