@@ -8,6 +8,8 @@
  */
 #include "sibling.h"
 
+#include "error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,16 +18,6 @@
 #include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
-
-static kiln_status fail(struct kiln_error *err, kiln_status st, int errnum,
-			const char *what)
-{
-	err->status = st;
-	err->errnum = errnum;
-	err->suffix = "";
-	err->what = what;
-	return st;
-}
 
 static int write_all(int fd, const uint8_t *p, size_t len)
 {
@@ -100,11 +92,11 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 	int fd, e;
 
 	if (strlen(slash ? slash + 1 : final_path) > NAME_MAX)
-		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "name too long");
+		return kiln_fail(err, KILN_ERR_IO, ENAMETOOLONG, "name too long");
 	if (lstat(final_path, &st) != 0)
 		st.st_mode = 0;
 	else if (!S_ISREG(st.st_mode))
-		return fail(err, KILN_ERR_UNSAFE, 0,
+		return kiln_fail(err, KILN_ERR_UNSAFE, 0,
 			    S_ISLNK(st.st_mode) ? "is a symbolic link, not replaced"
 			    : S_ISDIR(st.st_mode) ? "is a directory, not replaced"
 						  : "is not a regular file, not replaced");
@@ -112,16 +104,16 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 	 * beside a writable source was made read-only on purpose */
 	if (meta->refuse_read_only && S_ISREG(st.st_mode) && (st.st_mode & 0222) == 0 &&
 	    (meta->mode & 0222) != 0)
-		return fail(err, KILN_ERR_UNSAFE, EACCES, "is read-only, not replaced");
+		return kiln_fail(err, KILN_ERR_UNSAFE, EACCES, "is read-only, not replaced");
 	if (meta->keep_if_same && S_ISREG(st.st_mode) && (size_t)st.st_size == len &&
 	    same_content(final_path, data, len))
 		return KILN_OK; /* nothing changed: no new inode, no new mtime */
 	if (dirlen + sizeof(".kiln-XXXXXX.tmp") > sizeof(slot->path))
-		return fail(err, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
+		return kiln_fail(err, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
 	pthread_mutex_lock(&slot->lock);
 	if (slot->closed) {
 		pthread_mutex_unlock(&slot->lock);
-		return fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
+		return kiln_fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
 	}
 	memcpy(slot->path, final_path, dirlen);
 	memcpy(slot->path + dirlen, ".kiln-XXXXXX.tmp", sizeof(".kiln-XXXXXX.tmp"));
@@ -130,7 +122,7 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 	e = errno;
 	pthread_mutex_unlock(&slot->lock);
 	if (fd < 0)
-		return fail(err, KILN_ERR_IO, e, "cannot create temporary file");
+		return kiln_fail(err, KILN_ERR_IO, e, "cannot create temporary file");
 	/* held until close: a later run can tell a live temp from a dead one's */
 	flock(fd, LOCK_EX | LOCK_NB);
 
@@ -143,7 +135,7 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 		e = errno;
 		close(fd);
 		drop_temp(slot);
-		return fail(err, KILN_ERR_IO, e, "cannot set permissions");
+		return kiln_fail(err, KILN_ERR_IO, e, "cannot set permissions");
 	}
 	if (meta->set_owner && geteuid() == 0 && fchown(fd, meta->uid, meta->gid) != 0) {
 		/* best effort: a filesystem without owners is not an error */
@@ -152,7 +144,7 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 		e = errno;
 		close(fd);
 		drop_temp(slot);
-		return fail(err, KILN_ERR_IO, e, "cannot set times");
+		return kiln_fail(err, KILN_ERR_IO, e, "cannot set times");
 	}
 	if (meta->fsync && fsync(fd) != 0) {
 		e = errno;
@@ -166,24 +158,24 @@ kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path
 	pthread_mutex_lock(&slot->lock);
 	if (!slot->live) { /* shut down under us: the file is gone */
 		pthread_mutex_unlock(&slot->lock);
-		return fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
+		return kiln_fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
 	}
 	if (rename(slot->path, final_path) != 0) {
 		e = errno;
 		unlink(slot->path);
 		slot->live = false;
 		pthread_mutex_unlock(&slot->lock);
-		return fail(err, KILN_ERR_IO, e, "cannot rename into place");
+		return kiln_fail(err, KILN_ERR_IO, e, "cannot rename into place");
 	}
 	slot->live = false;
 	pthread_mutex_unlock(&slot->lock);
 	if (meta->fsync && sync_dir(final_path, dirlen) != 0)
-		return fail(err, KILN_ERR_IO, errno, "cannot sync directory");
+		return kiln_fail(err, KILN_ERR_IO, errno, "cannot sync directory");
 	return KILN_OK;
 
 fail_unlink_write:
 	drop_temp(slot);
-	return fail(err, KILN_ERR_IO, e, "cannot write");
+	return kiln_fail(err, KILN_ERR_IO, e, "cannot write");
 }
 
 kiln_status kiln_artifact_write(struct kiln_tempslot *slot, const char *path, char *text,
@@ -193,7 +185,7 @@ kiln_status kiln_artifact_write(struct kiln_tempslot *slot, const char *path, ch
 	kiln_status st;
 
 	if (!text)
-		return fail(err, KILN_ERR_NOMEM, ENOMEM, what);
+		return kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, what);
 	st = kiln_atomic_write(slot, path, (const uint8_t *)text, strlen(text), &meta, err);
 	free(text);
 	return st;

@@ -1,20 +1,14 @@
 /* source.c - see source.h. */
 #include "source.h"
 
+#include "error.h"
+
 #include "hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-static void set_err(struct kiln_error *err, kiln_status st, int errnum, const char *what)
-{
-	err->status = st;
-	err->errnum = errnum;
-	err->what = what;
-	err->suffix = "";
-}
 
 int kiln_source_open(const char *path, bool follow, const struct stat *listed,
 		     struct stat *st, struct kiln_error *err)
@@ -23,16 +17,16 @@ int kiln_source_open(const char *path, bool follow, const struct stat *listed,
 	int fd = open(path, flags);
 
 	if (fd < 0) {
-		set_err(err, KILN_ERR_IO, errno, "cannot open");
+		kiln_fail(err, KILN_ERR_IO, errno, "cannot open");
 		return -1;
 	}
 	if (fstat(fd, st) != 0) {
-		set_err(err, KILN_ERR_IO, errno, "cannot stat");
+		kiln_fail(err, KILN_ERR_IO, errno, "cannot stat");
 		goto fail;
 	}
 	if (!S_ISREG(st->st_mode) || st->st_dev != listed->st_dev ||
 	    st->st_ino != listed->st_ino) {
-		set_err(err, KILN_ERR_CHANGED, 0, "file was replaced during the run");
+		kiln_fail(err, KILN_ERR_CHANGED, 0, "file was replaced during the run");
 		goto fail;
 	}
 	return fd;
@@ -60,11 +54,11 @@ kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
 
 	*out = NULL;
 	if ((uint64_t)st->st_size > SIZE_MAX) {
-		set_err(err, KILN_ERR_NOMEM, EFBIG, "file too large to read");
+		kiln_fail(err, KILN_ERR_NOMEM, EFBIG, "file too large to read");
 		return KILN_ERR_NOMEM;
 	}
 	if (size && !(buf = malloc(size))) {
-		set_err(err, KILN_ERR_NOMEM, ENOMEM, "cannot read");
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot read");
 		return KILN_ERR_NOMEM;
 	}
 	while (done < size) {
@@ -73,11 +67,11 @@ kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			set_err(err, KILN_ERR_IO, errno, "cannot read");
+			kiln_fail(err, KILN_ERR_IO, errno, "cannot read");
 			goto fail;
 		}
 		if (r == 0) {
-			set_err(err, KILN_ERR_CHANGED, 0, "file shrank while being read");
+			kiln_fail(err, KILN_ERR_CHANGED, 0, "file shrank while being read");
 			goto fail;
 		}
 		done += (size_t)r;
@@ -86,7 +80,7 @@ kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
 		r = pread(fd, &extra, 1, (off_t)size);
 	while (r < 0 && errno == EINTR);
 	if (r != 0) {
-		set_err(err, r < 0 ? KILN_ERR_IO : KILN_ERR_CHANGED, r < 0 ? errno : 0,
+		kiln_fail(err, r < 0 ? KILN_ERR_IO : KILN_ERR_CHANGED, r < 0 ? errno : 0,
 			r < 0 ? "cannot read" : "file grew while being read");
 		goto fail;
 	}
@@ -107,7 +101,7 @@ kiln_status kiln_source_hash(int fd, const struct stat *st, uint8_t sha256[32],
 	ssize_t r;
 
 	if (!h || !buf) {
-		set_err(err, KILN_ERR_NOMEM, ENOMEM, "cannot hash");
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot hash");
 		goto fail;
 	}
 	for (;;) {
@@ -115,7 +109,7 @@ kiln_status kiln_source_hash(int fd, const struct stat *st, uint8_t sha256[32],
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			set_err(err, KILN_ERR_IO, errno, "cannot read");
+			kiln_fail(err, KILN_ERR_IO, errno, "cannot read");
 			goto fail;
 		}
 		if (r == 0)
@@ -126,14 +120,14 @@ kiln_status kiln_source_hash(int fd, const struct stat *st, uint8_t sha256[32],
 			break;
 	}
 	if (off != st->st_size) {
-		set_err(err, KILN_ERR_CHANGED, 0,
+		kiln_fail(err, KILN_ERR_CHANGED, 0,
 			off < st->st_size ? "file shrank while being read"
 					  : "file grew while being read");
 		goto fail;
 	}
 	free(buf);
 	if (kiln_hasher_final(h, sha256, sha384) != KILN_OK) {
-		set_err(err, KILN_ERR_NOMEM, ENOMEM, "cannot hash");
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot hash");
 		return KILN_ERR_NOMEM;
 	}
 	return KILN_OK;
