@@ -120,8 +120,10 @@ static void usage(FILE *f)
 	      "      --cache DIR          reuse encodings from a content cache kept between runs\n"
 	      "                           (also KILN_CACHE_DIR)\n"
 	      "      --cache-max-size N   keep the cache under N bytes (K, M, G suffixes; default 1G)\n"
-	      "      --max-file-size N    refuse to compress larger files (K, M, G; 0: no limit;\n"
-	      "                           default 256M)\n"
+	      "      --max-file-size N    refuse to compress larger files (K, M, G; default 0:\n"
+	      "                           no limit)\n"
+	      "      --stream-size N      stream files of N bytes or more instead of holding them\n"
+	      "                           in memory (gzip via zlib -9; K, M, G; default 64M; 0: never)\n"
 	      "      --fsync              make every write durable before renaming it into place\n"
 	      "Artifacts (written after each DIR):\n"
 	      "      --manifest PATH      write the JSON manifest to PATH (default DIR/kiln-manifest.json)\n"
@@ -200,7 +202,7 @@ enum {
 	OPT_BROTLI = 256, OPT_NO_BROTLI, OPT_NO_GZIP, OPT_GZIP_LEVEL, OPT_BROTLI_QUALITY,
 	OPT_MIN_SIZE, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
-	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_FSYNC,
+	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE, OPT_FSYNC,
 };
 
 static const struct option long_options[] = {
@@ -228,6 +230,7 @@ static const struct option long_options[] = {
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
 	{ "max-file-size", required_argument, NULL, OPT_MAX_FILE_SIZE },
+	{ "stream-size", required_argument, NULL, OPT_STREAM_SIZE },
 	{ "fsync", no_argument, NULL, OPT_FSYNC },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -332,6 +335,10 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		case OPT_MAX_FILE_SIZE:
 			if (!parse_size(optarg, &cli->opt.max_file_size))
 				return usage_error("--max-file-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
+			break;
+		case OPT_STREAM_SIZE:
+			if (!parse_size(optarg, &cli->opt.stream_size))
+				return usage_error("--stream-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
 			break;
 		case OPT_FSYNC: cli->opt.fsync = true; break;
 		case OPT_CACHE_MAX_SIZE:

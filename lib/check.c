@@ -40,21 +40,18 @@ static void io_error(struct kiln_run *run, const char *root, const char *rel,
 	kiln_run_report(run, &r);
 }
 
-/* Does SIB (a regular file) decode with coding C to SRC[0..len)? */
-static bool sibling_matches(const char *sib, kiln_coding c, const uint8_t *src, size_t len)
+/* Does SIB (a regular file) decode with coding C to the LEN bytes of the
+ * source SRC_FD?  Both are read in chunks: memory does not grow with size. */
+static bool sibling_matches(const char *sib, kiln_coding c, int src_fd, uint64_t len)
 {
 	int fd = open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct kiln_error err;
-	uint8_t *buf = NULL;
 	struct stat st;
 	bool ok;
 
 	if (fd < 0)
 		return false;
 	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	     kiln_source_read(fd, &st, &buf, &err) == KILN_OK &&
-	     kiln_codecs[c]->verify(buf, (size_t)st.st_size, src, len) == KILN_OK;
-	free(buf);
+	     kiln_codecs[c]->verify_fd(fd, (uint64_t)st.st_size, src_fd, len) == KILN_OK;
 	close(fd);
 	return ok;
 }
@@ -65,7 +62,7 @@ static void check_asset(struct kiln_run *run, const char *root, const struct kil
 {
 	struct kiln_prev_entry *pe = kiln_state_find(&run->state, e->rel);
 	char *path = kiln_run_join(root, e->rel, "");
-	uint8_t sha[32], *src = NULL;
+	uint8_t sha[32], sha384[48];
 	struct kiln_error err = { 0 };
 	struct stat st;
 	int fd = -1;
@@ -75,7 +72,7 @@ static void check_asset(struct kiln_run *run, const char *root, const struct kil
 	if (pe)
 		pe->seen = true; /* present, even if it cannot be read */
 	fd = kiln_source_open(path, e->via_link, &e->st, &st, &err);
-	if (fd < 0 || kiln_source_read(fd, &st, &src, &err) != KILN_OK) {
+	if (fd < 0 || kiln_source_hash(fd, &st, sha, sha384, &err) != KILN_OK) {
 		io_error(run, root, e->rel, &err);
 		run->remove_failed = true; /* an I/O error: exit 1 */
 		goto out;
@@ -84,7 +81,6 @@ static void check_asset(struct kiln_run *run, const char *root, const struct kil
 		problem(run, n, KILN_EVENT_OUT_OF_DATE, path, -1, "not in the manifest");
 		goto out;
 	}
-	kiln_sha256(src, (size_t)st.st_size, sha);
 	if (pe->size != (uint64_t)st.st_size || memcmp(pe->sha256, sha, 32) != 0)
 		problem(run, n, KILN_EVENT_OUT_OF_DATE, path, -1, "changed since the manifest");
 	for (int c = 0; c < KILN_NCODINGS; c++) {
@@ -95,14 +91,13 @@ static void check_asset(struct kiln_run *run, const char *root, const struct kil
 		if (pe->coding[c].kept && !exists)
 			problem(run, n, KILN_EVENT_MISSING_SIBLING, path, c, NULL);
 		else if (pe->coding[c].kept &&
-			 !sibling_matches(sib, (kiln_coding)c, src, (size_t)st.st_size))
+			 !sibling_matches(sib, (kiln_coding)c, fd, (uint64_t)st.st_size))
 			problem(run, n, KILN_EVENT_STALE_SIBLING, path, c, NULL);
 		free(sib);
 	}
 out:
 	if (fd >= 0)
 		close(fd);
-	free(src);
 	free(path);
 }
 

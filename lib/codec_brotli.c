@@ -8,6 +8,11 @@
  * per file; the per-thread state only carries the settings.  Verification
  * uses libbrotlidec's streaming decoder, compared chunk by chunk.
  *
+ * A source too large to hold is fed through the same streaming encoder in
+ * chunks, with the largest standard window (16 MiB, RFC 7932) and the same
+ * quality; brotli's window stops at 16 MiB either way, so this costs
+ * nothing in ratio against encoding the whole buffer.
+ *
  * libbrotlienc 1.0 calls exit() when an allocation fails, which would kill
  * kiln mid-run with temporary files on disk.  The encoder therefore gets an
  * allocator that, on failure, jumps back to br_encode() instead: that file
@@ -21,6 +26,7 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +155,131 @@ out:
 	return st;
 }
 
+struct br_stream {
+	struct br_oom oom;
+	BrotliEncoderState *enc;
+	bool broken; /* the encoder ran out of memory: abandoned */
+};
+
+/* Create S's encoder; false when out of memory (creating an instance
+ * allocates through br_alloc, which may jump back here). */
+static bool br_stream_start(struct br_stream *s, const struct kiln_options *opt, uint64_t size)
+{
+	if (setjmp(s->oom.back) != 0)
+		return false;
+	s->enc = BrotliEncoderCreateInstance(br_alloc, br_free, &s->oom);
+	if (!s->enc)
+		return false;
+	BrotliEncoderSetParameter(s->enc, BROTLI_PARAM_QUALITY, (uint32_t)opt->brotli_quality);
+	BrotliEncoderSetParameter(s->enc, BROTLI_PARAM_LGWIN,
+				  (uint32_t)kiln_brotli_window_bits(size > SIZE_MAX ? SIZE_MAX
+										 : (size_t)size));
+	BrotliEncoderSetParameter(s->enc, BROTLI_PARAM_SIZE_HINT,
+				  size > (1u << 30) ? (1u << 30) : (uint32_t)size);
+	return true;
+}
+
+static void *br_stream_new(const struct kiln_options *opt, uint64_t size)
+{
+	struct br_stream *s = calloc(1, sizeof(*s));
+
+	if (s && !br_stream_start(s, opt, size)) {
+		free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+static void br_stream_free(void *stream)
+{
+	struct br_stream *s = stream;
+
+	if (s && !s->broken)
+		BrotliEncoderDestroyInstance(s->enc);
+	free(s);
+}
+
+static kiln_status br_stream_feed(struct br_stream *s, const uint8_t *in, size_t len, bool last,
+				  kiln_sink sink, void *sink_arg)
+{
+	size_t avail_in = len;
+	const uint8_t *next_in = in;
+
+	for (;;) {
+		size_t avail_out = 0;
+		if (!BrotliEncoderCompressStream(s->enc,
+						 last ? BROTLI_OPERATION_FINISH
+						      : BROTLI_OPERATION_PROCESS,
+						 &avail_in, &next_in, &avail_out, NULL, NULL))
+			return KILN_ERR_ENCODER;
+		while (BrotliEncoderHasMoreOutput(s->enc)) {
+			size_t n = 0;
+			const uint8_t *out = BrotliEncoderTakeOutput(s->enc, &n);
+			kiln_status st = n ? sink(sink_arg, out, n) : KILN_OK;
+			if (st != KILN_OK)
+				return st;
+		}
+		if (last ? BrotliEncoderIsFinished(s->enc) : avail_in == 0)
+			return KILN_OK;
+	}
+}
+
+static kiln_status br_stream_write(void *stream, const uint8_t *in, size_t len, bool last,
+				   kiln_sink sink, void *sink_arg)
+{
+	struct br_stream *s = stream;
+
+	if (s->broken)
+		return KILN_ERR_NOMEM;
+	if (setjmp(s->oom.back) != 0) {
+		s->broken = true; /* out of memory inside the encoder */
+		return KILN_ERR_NOMEM;
+	}
+	return br_stream_feed(s, in, len, last, sink, sink_arg);
+}
+
+static kiln_status br_verify_fd(int enc_fd, uint64_t enc_len, int src_fd, uint64_t src_len)
+{
+	struct kiln_src_cmp cmp = { .fd = src_fd, .len = src_len };
+	BrotliDecoderState *dec = BrotliDecoderCreateInstance(NULL, NULL, NULL);
+	uint8_t in[65536], out[65536];
+	const uint8_t *next_in = in;
+	size_t avail_in = 0;
+	uint64_t off = 0;
+	kiln_status st = KILN_ERR_VERIFY;
+	BrotliDecoderResult r;
+
+	if (!dec)
+		return KILN_ERR_NOMEM;
+	do {
+		uint8_t *next_out = out;
+		size_t avail_out = sizeof(out);
+		if (avail_in == 0 && off < enc_len) {
+			size_t k = enc_len - off < sizeof(in) ? (size_t)(enc_len - off) : sizeof(in);
+			if (kiln_pread_full(enc_fd, in, k, off) != (ssize_t)k) {
+				st = KILN_ERR_IO;
+				goto out;
+			}
+			next_in = in;
+			avail_in = k;
+			off += k;
+		}
+		r = BrotliDecoderDecompressStream(dec, &avail_in, &next_in, &avail_out,
+						  &next_out, NULL);
+		if (!kiln_src_cmp_next(&cmp, out, sizeof(out) - avail_out)) {
+			st = cmp.io_error ? KILN_ERR_IO : KILN_ERR_VERIFY;
+			goto out;
+		}
+	} while (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT ||
+		 (r == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT && off < enc_len));
+	if (r == BROTLI_DECODER_RESULT_SUCCESS && avail_in == 0 && off == enc_len &&
+	    cmp.off == src_len)
+		st = KILN_OK;
+out:
+	BrotliDecoderDestroyInstance(dec);
+	return st;
+}
+
 const struct kiln_codec kiln_codec_brotli = {
 	.coding = KILN_CODING_BR,
 	.name = "br",
@@ -158,6 +289,10 @@ const struct kiln_codec kiln_codec_brotli = {
 	.bound = br_bound,
 	.encode = br_encode,
 	.verify = br_verify,
+	.stream_new = br_stream_new,
+	.stream_write = br_stream_write,
+	.stream_free = br_stream_free,
+	.verify_fd = br_verify_fd,
 };
 
 static char br_version[32];

@@ -6,12 +6,19 @@
  * the output a function of the bytes and the level alone, byte-identical to
  * `libdeflate-gzip -LEVEL` of the same libdeflate.  Verification uses zlib's
  * inflate, which checks the CRC-32 and ISIZE trailer.
+ *
+ * libdeflate has no streaming interface, so a source too large to hold is
+ * encoded with zlib's deflate instead, at level min(level, 9) with the
+ * largest window (32 KiB, the format's limit) and memLevel 9, and the same
+ * header fields (MTIME 0, OS 255).  zlib -9 output is typically 4-6% larger
+ * than libdeflate -12's, and about 3 times faster.
  */
 #include "codec.h"
 
 #include <libdeflate.h>
 #include <zlib.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 static void *gzip_state_new(const struct kiln_options *opt)
@@ -76,6 +83,112 @@ out:
 	return st;
 }
 
+struct gz_stream {
+	z_stream zs;
+	gz_header hdr; /* read by deflate() until the header is out */
+	uint8_t out[65536];
+};
+
+static void *gzip_stream_new(const struct kiln_options *opt, uint64_t size)
+{
+	struct gz_stream *s = calloc(1, sizeof(*s));
+
+	(void)size;
+	if (!s)
+		return NULL;
+	if (deflateInit2(&s->zs, opt->gzip_level > 9 ? 9 : opt->gzip_level, Z_DEFLATED,
+			 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(s);
+		return NULL;
+	}
+	s->hdr.os = 255; /* unknown, as libdeflate writes; MTIME stays 0 */
+	deflateSetHeader(&s->zs, &s->hdr);
+	return s;
+}
+
+static void gzip_stream_free(void *stream)
+{
+	struct gz_stream *s = stream;
+
+	if (s)
+		deflateEnd(&s->zs);
+	free(s);
+}
+
+static kiln_status gzip_stream_write(void *stream, const uint8_t *in, size_t len, bool last,
+				     kiln_sink sink, void *sink_arg)
+{
+	struct gz_stream *s = stream;
+
+	while (len > 0 || last) {
+		/* zlib counts in uInt: feed at most 1 GiB at a time */
+		size_t piece = len > (1u << 30) ? (1u << 30) : len;
+		bool end = last && piece == len;
+		int ret;
+
+		s->zs.next_in = (Bytef *)in;
+		s->zs.avail_in = (uInt)piece;
+		do {
+			s->zs.next_out = s->out;
+			s->zs.avail_out = sizeof(s->out);
+			ret = deflate(&s->zs, end ? Z_FINISH : Z_NO_FLUSH);
+			if (ret == Z_STREAM_ERROR)
+				return KILN_ERR_ENCODER;
+			size_t got = sizeof(s->out) - s->zs.avail_out;
+			kiln_status st = got ? sink(sink_arg, s->out, got) : KILN_OK;
+			if (st != KILN_OK)
+				return st;
+		} while (end ? ret != Z_STREAM_END : s->zs.avail_out == 0);
+		in += piece;
+		len -= piece;
+		if (end)
+			break;
+	}
+	return KILN_OK;
+}
+
+static kiln_status gzip_verify_fd(int enc_fd, uint64_t enc_len, int src_fd, uint64_t src_len)
+{
+	struct kiln_src_cmp cmp = { .fd = src_fd, .len = src_len };
+	uint8_t in[65536], out[65536];
+	uint64_t off = 0;
+	kiln_status st = KILN_ERR_VERIFY;
+	z_stream zs;
+	int ret = Z_OK;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+		return KILN_ERR_NOMEM;
+	while (ret != Z_STREAM_END) {
+		if (zs.avail_in == 0 && off < enc_len) {
+			size_t k = enc_len - off < sizeof(in) ? (size_t)(enc_len - off) : sizeof(in);
+			if (kiln_pread_full(enc_fd, in, k, off) != (ssize_t)k) {
+				st = KILN_ERR_IO;
+				goto out;
+			}
+			zs.next_in = in;
+			zs.avail_in = (uInt)k;
+			off += k;
+		}
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		ret = inflate(&zs, Z_NO_FLUSH);
+		size_t got = sizeof(out) - zs.avail_out;
+		if (!kiln_src_cmp_next(&cmp, out, got)) {
+			st = cmp.io_error ? KILN_ERR_IO : KILN_ERR_VERIFY;
+			goto out;
+		}
+		if (ret != Z_OK && ret != Z_STREAM_END && !(ret == Z_BUF_ERROR && got))
+			goto out;
+	}
+	/* one member, nothing after it, and all of the source */
+	if (zs.avail_in == 0 && off == enc_len && cmp.off == src_len)
+		st = KILN_OK;
+out:
+	inflateEnd(&zs);
+	return st;
+}
+
 const struct kiln_codec kiln_codec_gzip = {
 	.coding = KILN_CODING_GZIP,
 	.name = "gzip",
@@ -85,6 +198,10 @@ const struct kiln_codec kiln_codec_gzip = {
 	.bound = gzip_bound,
 	.encode = gzip_encode,
 	.verify = gzip_verify,
+	.stream_new = gzip_stream_new,
+	.stream_write = gzip_stream_write,
+	.stream_free = gzip_stream_free,
+	.verify_fd = gzip_verify_fd,
 };
 
 const char *kiln_libdeflate_version(void)

@@ -18,6 +18,7 @@
 #include "pool.h"
 #include "snippet.h"
 #include "source.h"
+#include "stream.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,7 @@ void kiln_options_init(struct kiln_options *opt)
 	opt->write_manifest = true;
 	opt->write_nginx_conf = true;
 	opt->cache_max_size = (uint64_t)1 << 30;
-	opt->max_file_size = (uint64_t)256 << 20;
+	opt->stream_size = (uint64_t)64 << 20;
 }
 
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field)
@@ -239,8 +240,8 @@ void kiln_run_remove_recorded(struct kiln_run *run, const char *root, const char
  * Coding C of entry REL gets no sibling this run: remove the one the previous
  * run wrote, or point out one kiln never wrote (nginx would serve it).
  */
-static void no_sibling(struct kiln_run *run, const struct kiln_prev_entry *prev,
-		       const char *rel, kiln_coding c)
+void kiln_run_no_sibling(struct kiln_run *run, const struct kiln_prev_entry *prev,
+			 const char *rel, kiln_coding c)
 {
 	struct stat st;
 	char *sib;
@@ -256,14 +257,9 @@ static void no_sibling(struct kiln_run *run, const struct kiln_prev_entry *prev,
 	free(sib);
 }
 
-/*
- * Is the previous run's sibling of coding C still usable: recorded, present
- * as a regular file with the recorded size, and (with --verify) decoding to
- * the source?  Brings its mode and mtime back to the source's if they moved.
- */
-static bool previous_sibling_ok(struct kiln_run *run, const struct kiln_entry *e,
-				const struct kiln_prev_coding *prev, kiln_coding c,
-				const struct stat *src_st, const uint8_t *src)
+bool kiln_run_previous_ok(struct kiln_run *run, const struct kiln_entry *e,
+			  const struct kiln_prev_coding *prev, kiln_coding c,
+			  const struct stat *src_st, const uint8_t *src, int src_fd)
 {
 	char *sib = kiln_run_join(run->root, e->rel, kiln_codecs[c]->suffix);
 	struct timespec times[2] = { src_st->st_atim, src_st->st_mtim };
@@ -277,7 +273,11 @@ static bool previous_sibling_ok(struct kiln_run *run, const struct kiln_entry *e
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size != prev->size)
 		goto out;
-	if (run->opt.verify) {
+	if (run->opt.verify && !src &&
+	    kiln_codecs[c]->verify_fd(fd, (uint64_t)st.st_size, src_fd,
+				      (uint64_t)src_st->st_size) != KILN_OK)
+		goto out;
+	if (run->opt.verify && src) {
 		uint8_t *buf = NULL;
 		struct kiln_error err;
 		bool good = kiln_source_read(fd, &st, &buf, &err) == KILN_OK &&
@@ -363,6 +363,17 @@ fail:
 	return r->error.status;
 }
 
+void kiln_run_drop_outdated(struct kiln_run *run, const struct kiln_prev_entry *prev, bool reuse,
+			    const char *rel, const struct kiln_report *r)
+{
+	/* failed on new content: the siblings kiln wrote for the old content
+	 * must not outlive it, or nginx would serve them */
+	for (int c = 0; c < KILN_NCODINGS && r->outcome == KILN_OUTCOME_ERROR; c++)
+		if (prev && !reuse && prev->coding[c].kept && r->coding[c].outcome != KILN_CODING_KEPT &&
+		    r->error.status != KILN_ERR_UNSAFE)
+			kiln_run_remove_recorded(run, run->root, rel, (kiln_coding)c, &prev->coding[c]);
+}
+
 /*
  * Encode (or reuse), decide, verify and write the siblings of SRC.  PREV is
  * the previous run's entry for this path (what kiln wrote there); REUSE says
@@ -385,7 +396,7 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 		    !kiln_state_coding_reusable(&run->state, opt, (kiln_coding)c))
 			continue;
 		if (pc->kept)
-			have_prev[c] = previous_sibling_ok(run, e, pc, (kiln_coding)c, st, src);
+			have_prev[c] = kiln_run_previous_ok(run, e, pc, (kiln_coding)c, st, src, fd);
 		else
 			have_prev[c] = pc->tried;
 		if (have_prev[c])
@@ -439,7 +450,7 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 		kiln_status s;
 		char *sib;
 		if (!keep[c]) {
-			no_sibling(run, prev, e->rel, (kiln_coding)c);
+			kiln_run_no_sibling(run, prev, e->rel, (kiln_coding)c);
 			continue;
 		}
 		if (!enc[c]) { /* the previous run's sibling, checked above */
@@ -485,12 +496,7 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 		r->outcome = KILN_OUTCOME_COMPRESSED;
 	}
 out:
-	/* failed on new content: the siblings kiln wrote for the old content
-	 * must not outlive it, or nginx would serve them */
-	for (int c = 0; c < KILN_NCODINGS && r->outcome == KILN_OUTCOME_ERROR; c++)
-		if (prev && !reuse && prev->coding[c].kept && r->coding[c].outcome != KILN_CODING_KEPT &&
-		    r->error.status != KILN_ERR_UNSAFE)
-			kiln_run_remove_recorded(run, run->root, e->rel, (kiln_coding)c, &prev->coding[c]);
+	kiln_run_drop_outdated(run, prev, reuse, e->rel, r);
 	for (int c = 0; c < KILN_NCODINGS; c++)
 		free(enc[c]);
 }
@@ -543,11 +549,15 @@ static void process_file(struct kiln_run *run, struct worker *wk, const struct k
 			r->hashed = true;
 		}
 		for (int c = 0; c < KILN_NCODINGS; c++)
-			no_sibling(run, prev, e->rel, (kiln_coding)c);
+			kiln_run_no_sibling(run, prev, e->rel, (kiln_coding)c);
 		goto out;
 	}
 	if (opt->max_file_size && r->size > opt->max_file_size) {
 		report_error(r, KILN_ERR_INVALID, EFBIG, "larger than --max-file-size, not compressed", "");
+		goto out;
+	}
+	if (opt->stream_size && r->size >= opt->stream_size) {
+		kiln_stream_file(run, &wk->slot, e, prev, fd, &st, r);
 		goto out;
 	}
 	if (kiln_source_read(fd, &st, &src, &r->error) != KILN_OK) {

@@ -71,6 +71,30 @@ bool kiln_run_file_sha256(const char *path, uint8_t out[32]);
 void kiln_run_remove_recorded(struct kiln_run *run, const char *root, const char *rel,
 			      kiln_coding c, const struct kiln_prev_coding *prev);
 
+/*
+ * Coding C of entry REL gets no sibling this run: remove the one the previous
+ * run wrote (PREV, may be NULL), or report one kiln never wrote
+ * (KILN_EVENT_FOREIGN: nginx would serve it).
+ */
+void kiln_run_no_sibling(struct kiln_run *run, const struct kiln_prev_entry *prev,
+			 const char *rel, kiln_coding c);
+
+/*
+ * Is the previous run's sibling of coding C of E still usable: recorded
+ * (PREV), present as a regular file with the recorded size, and (with
+ * --verify) decoding to the source, given as SRC[0..size) or, when SRC is
+ * NULL, read from SRC_FD?  Brings its mode and mtime back to the source's
+ * (SRC_ST) if they moved.
+ */
+bool kiln_run_previous_ok(struct kiln_run *run, const struct kiln_entry *e,
+			  const struct kiln_prev_coding *prev, kiln_coding c,
+			  const struct stat *src_st, const uint8_t *src, int src_fd);
+
+/* After R failed on REL: remove the siblings the previous run wrote (PREV)
+ * for what is no longer this content (unless REUSE says it still is). */
+void kiln_run_drop_outdated(struct kiln_run *run, const struct kiln_prev_entry *prev, bool reuse,
+			    const char *rel, const struct kiln_report *r);
+
 /* The manifest path for ROOT: opt.manifest_path or ROOT/kiln-manifest.json. */
 char *kiln_run_manifest_path(const struct kiln_run *run, const char *root);
 

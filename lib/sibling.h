@@ -28,11 +28,17 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+/* How many temporary files one writer may have open at once: one per
+ * content-coding, for a source streamed to all its siblings in one pass. */
+#define KILN_TEMPSLOT_FILES 2
+
 struct kiln_tempslot {
 	pthread_mutex_t lock;
-	bool live;            /* path names a temporary file we created */
 	bool closed;          /* shut down: no new temporary file */
-	char path[PATH_MAX];
+	struct {
+		bool live;    /* path names a temporary file we created */
+		char path[PATH_MAX];
+	} t[KILN_TEMPSLOT_FILES];
 };
 
 void kiln_tempslot_init(struct kiln_tempslot *slot);
@@ -59,6 +65,34 @@ struct kiln_file_meta {
 kiln_status kiln_atomic_write(struct kiln_tempslot *slot, const char *final_path,
 			      const uint8_t *data, size_t len,
 			      const struct kiln_file_meta *meta, struct kiln_error *err);
+
+/*
+ * The same writer in three steps, for a file written as it is produced (a
+ * sibling streamed from a large source).  kiln_temp_create() applies
+ * kiln_atomic_write()'s refusals to FINAL_PATH (META's refuse_read_only;
+ * keep_if_same is ignored), creates and locks a temporary file beside it,
+ * records it as SLOT's file number I (< KILN_TEMPSLOT_FILES, unused), and
+ * returns its fd, or -1 with *err set.  The caller writes the data to the fd,
+ * then either kiln_temp_commit()s it (sets META's mode and times, fsyncs if
+ * asked, closes FD and renames the file over FINAL_PATH; on failure the
+ * temporary file is removed and *err set) or kiln_temp_discard()s it (closes
+ * FD and removes the file).  Either way FD is closed and file I is free again.
+ */
+int kiln_temp_create(struct kiln_tempslot *slot, unsigned i, const char *final_path,
+		     const struct kiln_file_meta *meta, struct kiln_error *err);
+kiln_status kiln_temp_commit(struct kiln_tempslot *slot, unsigned i, int fd,
+			     const char *final_path, const struct kiln_file_meta *meta,
+			     struct kiln_error *err);
+void kiln_temp_discard(struct kiln_tempslot *slot, unsigned i, int fd);
+
+/* write(2) all of P[0..len) to FD, retrying short writes and EINTR;
+ * 0, or -1 with errno set. */
+int kiln_write_all(int fd, const uint8_t *p, size_t len);
+
+/* The metadata kiln_sibling_write() gives a sibling of SRC; TIMES (2 entries)
+ * is filled and pointed to by the result. */
+struct kiln_file_meta kiln_sibling_meta(const struct stat *src, bool fsync,
+					struct timespec times[2]);
 
 /*
  * Write TEXT (a malloc'ed string, freed here; NULL means building it ran out
@@ -92,7 +126,7 @@ kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_pat
  * writers lock their temporary file from creation to rename. */
 bool kiln_temp_is_stale(const char *path);
 
-/* Unlink SLOT's temporary file, if it has one, and make every later write
+/* Unlink SLOT's temporary files, if it has any, and make every later write
  * through SLOT fail with KILN_ERR_CANCELLED before it creates anything.
  * Thread-safe; waits for a writer that is creating or renaming its file. */
 void kiln_tempslot_shutdown(struct kiln_tempslot *slot);

@@ -81,7 +81,7 @@ static void test_write(void)
 	CHECK(st.st_atim.tv_sec == 1000000000 && st.st_atim.tv_nsec == 123456789);
 	CHECK(has(at("a.js.gz"), "encoded"));
 	CHECK(count_temps() == 0);
-	CHECK(!slot.live);
+	CHECK(!slot.t[0].live);
 
 	/* an existing sibling is replaced whole, by a new inode */
 	ino_t old = st.st_ino;
@@ -142,7 +142,7 @@ static void test_refusals(void)
 	      KILN_ERR_IO);
 	CHECK(err.errnum == ENAMETOOLONG);
 	CHECK(count_temps() == 0);
-	CHECK(!slot.live);
+	CHECK(!slot.t[0].live);
 }
 
 static void test_tempslot_shutdown(void)
@@ -152,12 +152,19 @@ static void test_tempslot_shutdown(void)
 	struct stat st, src;
 
 	kiln_tempslot_init(&slot);
-	snprintf(slot.path, sizeof(slot.path), "%s", at(".kiln-abcdef.tmp"));
-	put(slot.path, "partial", 0600);
-	slot.live = true; /* as if a writer were between create and rename */
+	/* as if a writer streaming two siblings were between create and rename */
+	for (unsigned i = 0; i < KILN_TEMPSLOT_FILES; i++) {
+		snprintf(slot.t[i].path, sizeof(slot.t[i].path), "%s",
+			 at(i ? ".kiln-ghijkl.tmp" : ".kiln-abcdef.tmp"));
+		put(slot.t[i].path, "partial", 0600);
+		slot.t[i].live = true;
+	}
 	kiln_tempslot_shutdown(&slot);
-	CHECK(stat(slot.path, &st) != 0 && errno == ENOENT);
-	CHECK(!slot.live && slot.closed);
+	for (unsigned i = 0; i < KILN_TEMPSLOT_FILES; i++) {
+		CHECK(stat(slot.t[i].path, &st) != 0 && errno == ENOENT);
+		CHECK(!slot.t[i].live);
+	}
+	CHECK(slot.closed);
 	/* after shutdown, a write creates nothing at all */
 	put(at("e.js"), "e", 0644);
 	CHECK(stat(at("e.js"), &src) == 0);

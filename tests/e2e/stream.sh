@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# stream.sh - files of --stream-size bytes or more are read in chunks and
+# encoded in one streaming pass: the same outcomes, atomic writes and
+# incremental re-runs as files held in memory, and memory that does not grow
+# with the file.
+. "$(dirname "$0")/lib.sh"
+
+# data FILE KIB SEED: KIB KiB of JSON lines with varying values, the kind of
+# large data file a site serves (deterministic for a seed).
+data() {
+	python3 - "$1" "$2" "$3" <<'EOF'
+import random, sys
+path, kib, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rnd = random.Random(seed)
+words = ["alpha", "bravo", "delta", "kiln", "oven", "glaze", "clay", "fire", "stone", "ash"]
+with open(path, "w") as f:
+    i, size = 0, 0
+    while size < kib << 10:
+        line = '{"id":%d,"name":"%s-%s","price":%.2f,"stock":%d,"tags":["%s","%s"]}\n' % (
+            i, rnd.choice(words), rnd.choice(words), rnd.random() * 1000,
+            rnd.randrange(10000), rnd.choice(words), rnd.choice(words))
+        f.write(line)
+        size += len(line)
+        i += 1
+EOF
+}
+# manifest_field DIR PATH CODING KEY: a value the manifest records.
+manifest_field() {
+	python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/kiln-manifest.json"))["files"][sys.argv[2]]; print(m["encodings"][sys.argv[3]][sys.argv[4]] if sys.argv[3] != "-" else m[sys.argv[4]])' "$@"
+}
+no_temps() { [ -z "$(find "$1" -name '.kiln-*.tmp')" ]; }
+
+# 1. A tree with a large file, a large incompressible file and a small one.
+D=$T/d
+mkdir -p "$D"
+data "$D/big.json" 1024 1
+head -c $((512 << 10)) /dev/urandom >"$D/noise.bin"
+cp "$FIXTURES/site/assets/app.js" "$D/app.js"
+chmod 640 "$D/big.json"
+touch -d '2021-02-03 04:05:06.123456789' "$D/big.json"
+before=$(sources_digest "$D")
+"$KILN" -q --brotli --verify --stream-size 256K "$D" 2>"$T/1.log"
+check "streamed run: exit 0 ($(cat "$T/1.log"))" [ $? -eq 0 ]
+check "streamed .gz decodes to the source (gzip -d)" decodes_to "$D/big.json.gz" "$D/big.json"
+check "streamed .br decodes to the source (brotli -d)" decodes_to "$D/big.json.br" "$D/big.json"
+check "streamed .gz is one gzip member that tests good" gzip -t "$D/big.json.gz"
+for s in gz br; do
+	check "streamed .$s has the source's mode" [ "$(stat -c %a "$D/big.json.$s")" = 640 ]
+	check "streamed .$s has the source's mtime to the nanosecond" [ "$(stat -c %y "$D/big.json.$s")" = "$(stat -c %y "$D/big.json")" ]
+done
+check "incompressible large file: no sibling" [ ! -e "$D/noise.bin.gz" ] && [ ! -e "$D/noise.bin.br" ]
+check "no temporary file left" no_temps "$D"
+check "sources untouched" [ "$(sources_digest "$D")" = "$before" ]
+check "a small file still gets libdeflate's bytes" cmp -s "$D/app.js.gz" <(libdeflate-gzip -12 -c "$D/app.js")
+check "manifest: streamed .gz digest is the file's" [ "$(manifest_field "$D" big.json gzip sha256)" = "$(sha256sum <"$D/big.json.gz" | cut -d' ' -f1)" ]
+check "manifest: streamed .br size is the file's" [ "$(manifest_field "$D" big.json br size)" = "$(stat -c %s "$D/big.json.br")" ]
+check "manifest: source digest of a streamed file" [ "$(manifest_field "$D" big.json - sha256)" = "$(sha256sum <"$D/big.json" | cut -d' ' -f1)" ]
+check "kiln check agrees" "$KILN" check -q "$D"
+
+# 2. Against the same file held in memory: brotli loses nothing (the window
+# is 16 MiB either way); gzip (zlib -9 instead of libdeflate -12) costs a
+# little (5-12% on text), and never more than 20%.
+M=$T/m
+mkdir -p "$M" && cp -p "$D/big.json" "$M/"
+"$KILN" -q --brotli --no-manifest --no-nginx-conf "$M"
+sb=$(stat -c %s "$D/big.json.br") mb=$(stat -c %s "$M/big.json.br")
+sg=$(stat -c %s "$D/big.json.gz") mg=$(stat -c %s "$M/big.json.gz")
+check "streamed .br within 1% of in-memory .br ($sb vs $mb)" [ $((sb * 100)) -le $((mb * 101)) ]
+check "streamed .gz within 20% of libdeflate -12 ($sg vs $mg)" [ $((sg * 100)) -le $((mg * 120)) ]
+check "in-memory .gz is libdeflate's" cmp -s "$M/big.json.gz" <(libdeflate-gzip -12 -c "$M/big.json")
+
+# 3. Re-run: nothing re-encoded or rewritten; then a change re-encodes.
+ino=$(stat -c '%i %Y' "$D/big.json.gz" "$D/big.json.br")
+"$KILN" -v --brotli --verify --stream-size 256K "$D" >"$T/3.out" 2>&1
+check "unchanged re-run: exit 0" [ $? -eq 0 ]
+check "unchanged re-run: siblings not rewritten" [ "$(stat -c '%i %Y' "$D/big.json.gz" "$D/big.json.br")" = "$ino" ]
+check "unchanged re-run: reported unchanged" grep -q 'big.json: compressed.*gzip.*unchanged.*br.*unchanged' "$T/3.out"
+echo '{"id":-1}' >>"$D/big.json"
+"$KILN" -q --brotli --stream-size 256K "$D"
+check "changed: new .gz decodes to the new content" decodes_to "$D/big.json.gz" "$D/big.json"
+check "changed: new .br decodes to the new content" decodes_to "$D/big.json.br" "$D/big.json"
+check "changed: kiln check agrees" "$KILN" check -q "$D"
+
+# 4. A dry run encodes and reports, and writes nothing.
+N=$T/n
+mkdir -p "$N" && data "$N/big.json" 512 2
+"$KILN" -n -v --stream-size 256K "$N" >"$T/4.out" 2>&1
+check "dry run: reports the streamed file compressed" grep -q 'big.json: compressed' "$T/4.out"
+check "dry run: writes nothing" [ "$(find "$N" -type f | wc -l)" -eq 1 ]
+
+# 5. Memory does not grow with the file: a 64 MiB file, gzip and a fast
+# brotli quality, peak RSS under a third of the file (held in memory, the
+# file and its two encodings would take over 100 MiB).  (Not in sanitizer
+# builds, whose shadow memory says nothing about kiln's.)
+if [ -z "${KILN_SANITIZE:-}" ]; then
+	B=$T/b
+	mkdir -p "$B" && data "$B/huge.json" $((64 << 10)) 3
+	rss=$(python3 -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[1:]).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -1)' \
+		"$KILN" -q --brotli --brotli-quality 3 --no-manifest --no-nginx-conf "$B")
+	check "64 MiB file: peak RSS $rss KiB, under a third of it" [ "$rss" -gt 0 ] && [ "$rss" -lt $((64 << 10 / 3)) ]
+	check "64 MiB file: .gz decodes" decodes_to "$B/huge.json.gz" "$B/huge.json"
+	check "64 MiB file: .br decodes" decodes_to "$B/huge.json.br" "$B/huge.json"
+	rm -rf "$B"
+fi
+
+# 6. SIGTERM while a large file is being encoded: both temporary files go.
+S=$T/s
+mkdir -p "$S" && data "$S/big.json" 4096 4
+"$KILN" -q --brotli --stream-size 1M "$S" &
+pid=$!
+for _ in $(seq 200); do [ -n "$(find "$S" -name '.kiln-*.tmp')" ] && break; sleep 0.05; done
+check "signal: two temporary files while streaming" [ "$(find "$S" -name '.kiln-*.tmp' | wc -l)" -eq 2 ]
+kill -TERM $pid
+wait $pid
+rc=$?
+check "signal: killed by SIGTERM (status $rc)" [ $rc -eq 143 ]
+check "signal: no temporary file left" no_temps "$S"
+check "signal: no sibling" [ ! -e "$S/big.json.gz" ] && [ ! -e "$S/big.json.br" ]
+
+# 7. A full disk in the middle of a streamed sibling (root: a real tmpfs).
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=2560k tmpfs "$T/mnt" 2>/dev/null; then
+	trap 'umount "$T/mnt" 2>/dev/null' EXIT
+	data "$T/mnt/big.json" 2048 5
+	"$KILN" -q --brotli --brotli-quality 3 --stream-size 1M "$T/mnt" 2>"$T/7.log"
+	rc=$?
+	check "disk full while streaming: exit 1 (got $rc)" [ $rc -eq 1 ]
+	check "disk full while streaming: said so" grep -q 'big.json.*No space left on device' "$T/7.log"
+	check "disk full while streaming: no temporary file" no_temps "$T/mnt"
+	check "disk full while streaming: no partial sibling" [ ! -e "$T/mnt/big.json.gz" ] && [ ! -e "$T/mnt/big.json.br" ]
+	umount "$T/mnt"
+	trap - EXIT
+fi
+
+# 8. The option itself.
+"$KILN" --stream-size lots "$D" 2>"$T/8.log"
+check "--stream-size lots: usage error" [ $? -eq 2 ]
+check "--stream-size lots: says why" grep -q '^kiln: --stream-size' "$T/8.log"
+finish
