@@ -434,7 +434,8 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  * name, type, permission bits, mtime (nanoseconds), symbolic link target
  * and hard link (within each hard-linked group, the first path carries the
  * data and the others link to it; zip has no hard links, so each carries
- * its data), except a sibling kiln removed as stale; each sibling, with its
+ * its data), except a sibling kiln removed as stale and kiln's own
+ * temporary files (".kiln-XXXXXX.tmp", left by a killed run); each sibling, with its
  * source's permission bits (mode & 0777) and mtime; the manifest and the
  * snippet at the tree's top, mode 0644, with aopt->mtime.  Owners are uid
  * 0 and gid 0 without names unless aopt->keep_owner; no entry carries an

@@ -268,6 +268,11 @@ check "hard link kept as a hard link" [ "$(stat -c %i "$T/x-fine/hard.js")" = "$
 check "hard-linked file: each name has its sibling" decodes_to "$T/x-fine/hard.js.gz" "$T/x-fine/sub/a.js"
 check "inside link kept" [ "$(readlink "$T/x-fine/sub/same")" = ../sub/./a.js ]
 check "dangling link inside kept" [ "$(readlink "$T/x-fine/dangling")" = nowhere ]
+# a killed run's temporary file in the input is litter: never shipped
+build litter.tar "f('ok.js', b'k' * 900); f('sub/.kiln-Ab12Cd.tmp', b't' * 900)"
+"$KILN" -q "$T/h/litter.tar" -o "$T/h/out/litter-out.tar"
+check "kiln temporary files in the input: dropped" [ "$(tar -tf "$T/h/out/litter-out.tar" | grep -c kiln-Ab12Cd)" -eq 0 ]
+check "... the rest kept" bash -c "tar -tf '$T/h/out/litter-out.tar' ok.js.gz >/dev/null"
 printf 'not an archive at all\n' >"$T/h/junk.tar"
 "$KILN" -q "$T/h/junk.tar" -o "$T/h/out/junk-out.tar" 2>"$T/h/err"
 check "not an archive: exit 1" [ $? -eq 1 ]
