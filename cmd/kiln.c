@@ -2,14 +2,16 @@
  * kiln.c - the kiln program: options, signals, exit status.
  *
  * usage: kiln [compress] [OPTIONS] DIR...
+ *        kiln [compress] [OPTIONS] ARCHIVE|DIR -o OUT
  *        kiln check [OPTIONS] DIR...
  *        kiln clean [OPTIONS] DIR...
  *
  * Everything that decides or writes is in libkiln; this file turns the
- * command line into kiln_options, runs each DIR, and maps the outcome to an
- * exit status: 0 all done, 1 some file or DIR failed (the rest were still
- * processed), 2 usage error, 3 (check) the tree does not match its manifest; killed by a signal, it removes its temporary
- * files and dies of that same signal.
+ * command line into kiln_options, runs each DIR (or, with -o, the one input
+ * into an output archive), and maps the outcome to an exit status: 0 all
+ * done, 1 some file or DIR failed (the rest were still processed), 2 usage
+ * error, 3 (check) the tree does not match its manifest; killed by a
+ * signal, it removes its temporary files and dies of that same signal.
  */
 #include "kiln.h"
 
@@ -91,11 +93,13 @@ static void set_signal_run(struct kiln_run *run)
 static void usage(FILE *f)
 {
 	fputs("usage: kiln [compress] [OPTIONS] DIR...\n"
+	      "       kiln [compress] [OPTIONS] ARCHIVE|DIR -o OUT\n"
 	      "       kiln check [OPTIONS] DIR...\n"
 	      "       kiln clean [OPTIONS] DIR...\n"
 	      "Write precompressed .gz (and .br) siblings next to the web assets under each DIR;\n"
 	      "check a tree against its manifest without writing (exit 3 if it does not match);\n"
-	      "remove everything kiln wrote.\n"
+	      "remove everything kiln wrote.  With -o, read an archive (tar, zip, 7z, cpio, ...)\n"
+	      "or a directory and write the archive OUT with the siblings added.\n"
 	      "\n"
 	      "Encodings:\n"
 	      "      --brotli             also write .br siblings (brotli)\n"
@@ -125,6 +129,14 @@ static void usage(FILE *f)
 	      "      --stream-size N      stream files of N bytes or more instead of holding them\n"
 	      "                           in memory (gzip via zlib -9; K, M, G; default 64M; 0: never)\n"
 	      "      --fsync              make every write durable before renaming it into place\n"
+	      "Archives (with -o):\n"
+	      "  -o, --output OUT         write the archive OUT (atomically) instead of siblings in place\n"
+	      "      --format F           tar, tar.gz, tar.zst, tar.xz or zip (default: from OUT's suffix)\n"
+	      "      --keep-owner         keep owners (default: uid 0, gid 0, no names)\n"
+	      "      --max-expanded-size N  refuse an archive expanding beyond N bytes in total\n"
+	      "                           (K, M, G; 0: no limit; default 4G)\n"
+	      "      --max-expansion-ratio R  refuse an archive expanding more than R times its\n"
+	      "                           size, once past 64M (0: no limit; default 200)\n"
 	      "Artifacts (written after each DIR):\n"
 	      "      --manifest PATH      write the JSON manifest to PATH (default DIR/kiln-manifest.json)\n"
 	      "      --no-manifest        do not write the manifest\n"
@@ -202,7 +214,8 @@ enum {
 	OPT_BROTLI = 256, OPT_NO_BROTLI, OPT_NO_GZIP, OPT_GZIP_LEVEL, OPT_BROTLI_QUALITY,
 	OPT_MIN_SIZE, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
-	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE, OPT_FSYNC,
+	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
+	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 };
 
 static const struct option long_options[] = {
@@ -232,6 +245,11 @@ static const struct option long_options[] = {
 	{ "max-file-size", required_argument, NULL, OPT_MAX_FILE_SIZE },
 	{ "stream-size", required_argument, NULL, OPT_STREAM_SIZE },
 	{ "fsync", no_argument, NULL, OPT_FSYNC },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "keep-owner", no_argument, NULL, OPT_KEEP_OWNER },
+	{ "max-expanded-size", required_argument, NULL, OPT_MAX_EXPANDED_SIZE },
+	{ "max-expansion-ratio", required_argument, NULL, OPT_MAX_EXPANSION_RATIO },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -241,6 +259,9 @@ static const struct option long_options[] = {
 
 struct cli {
 	struct kiln_options opt;
+	struct kiln_archive_options aopt;
+	const char *output;  /* -o */
+	bool archive_option; /* an option that needs -o was given */
 	const char **include, **exclude;
 	enum ui_verbosity verbosity;
 	int progress; /* -1 auto, 0 off, 1 on */
@@ -255,6 +276,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	int c;
 
 	kiln_options_init(&cli->opt);
+	kiln_archive_options_init(&cli->aopt);
 	cli->verbosity = UI_NORMAL;
 	cli->progress = -1;
 	cli->include = calloc((size_t)argc, sizeof(char *));
@@ -266,7 +288,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->opt.cache_dir = getenv("KILN_CACHE_DIR");
 	if (cli->opt.cache_dir && !*cli->opt.cache_dir)
 		cli->opt.cache_dir = NULL;
-	while ((c = getopt_long(argc, argv, "j:fnqvhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "j:fnqvhVo:", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_BROTLI: cli->opt.codings |= 1u << KILN_CODING_BR; break;
 		case OPT_NO_BROTLI: cli->opt.codings &= ~(1u << KILN_CODING_BR); break;
@@ -341,6 +363,36 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 				return usage_error("--stream-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
 			break;
 		case OPT_FSYNC: cli->opt.fsync = true; break;
+		case 'o':
+			if (!*optarg)
+				return usage_error("-o takes an output archive name");
+			cli->output = optarg;
+			break;
+		case OPT_FORMAT:
+			cli->aopt.format = KILN_ARCHIVE_AUTO;
+			for (int f = KILN_ARCHIVE_TAR; f <= KILN_ARCHIVE_ZIP; f++)
+				if (strcmp(optarg, kiln_archive_format_name((kiln_archive_format)f)) == 0)
+					cli->aopt.format = (kiln_archive_format)f;
+			if (cli->aopt.format == KILN_ARCHIVE_AUTO)
+				return usage_error("--format takes tar, tar.gz, tar.zst, tar.xz or zip, not '%s'", optarg);
+			cli->archive_option = true;
+			break;
+		case OPT_KEEP_OWNER:
+			cli->aopt.keep_owner = true;
+			cli->archive_option = true;
+			break;
+		case OPT_MAX_EXPANDED_SIZE:
+			if (!parse_size(optarg, &cli->aopt.max_expanded_size))
+				return usage_error("--max-expanded-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
+			cli->archive_option = true;
+			break;
+		case OPT_MAX_EXPANSION_RATIO:
+			errno = 0;
+			cli->aopt.max_expansion_ratio = strtod(optarg, &end);
+			if (optarg[strspn(optarg, "0123456789.")] != '\0' || errno || end == optarg || *end)
+				return usage_error("--max-expansion-ratio takes a ratio (0: no limit), not '%s'", optarg);
+			cli->archive_option = true;
+			break;
 		case OPT_CACHE_MAX_SIZE:
 			if (!parse_size(optarg, &cli->opt.cache_max_size))
 				return usage_error("--cache-max-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
@@ -351,8 +403,9 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		case 'v': cli->verbosity = UI_VERBOSE; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case 'V':
-			printf("kiln %s\nlibdeflate %s\nbrotli %s\nzlib %s\n", kiln_version(),
-			       kiln_libdeflate_version(), kiln_brotli_version(), kiln_zlib_version());
+			printf("kiln %s\nlibdeflate %s\nbrotli %s\nzlib %s\n%s\n", kiln_version(),
+			       kiln_libdeflate_version(), kiln_brotli_version(), kiln_zlib_version(),
+			       kiln_libarchive_version());
 			return EXIT_OK;
 		default:
 			fputs("Try 'kiln --help' for more information.\n", stderr);
@@ -363,6 +416,36 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->opt.exclude = cli->exclude;
 	if (cli->opt.codings == 0)
 		return usage_error("--no-gzip without --brotli leaves nothing to write");
+	return -1;
+}
+
+/* The checks that apply once the operands are known, with -o.  Returns -1
+ * to go on, or an exit status. */
+static int check_archive_args(struct cli *cli, enum command cmd, int noperands)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	uint64_t v;
+
+	if (!cli->output)
+		return cli->archive_option ? usage_error("--format, --keep-owner and --max-expan* need -o OUT")
+					   : -1;
+	if (cmd != CMD_COMPRESS)
+		return usage_error("-o works with compress only");
+	if (noperands != 1)
+		return usage_error("-o OUT takes exactly one ARCHIVE or DIR");
+	if (cli->opt.manifest_path || cli->opt.nginx_conf_path)
+		return usage_error("--manifest and --nginx-conf cannot be used with -o: the artifacts go into OUT");
+	if (cli->aopt.format == KILN_ARCHIVE_AUTO &&
+	    (cli->aopt.format = kiln_archive_format_from_name(cli->output)) == KILN_ARCHIVE_AUTO)
+		return usage_error("cannot tell the format of '%s' from its name (.tar, .tar.gz, .tgz, .tar.zst, .tar.xz, .zip): use --format",
+				   cli->output);
+	/* reproducible builds: the time of what has no source of its own */
+	if (sde && *sde) {
+		if (!parse_u64(sde, 0, (uint64_t)INT64_MAX, &v))
+			return usage_error("SOURCE_DATE_EPOCH must be a number of seconds, not '%s'", sde);
+		cli->aopt.mtime_set = true;
+		cli->aopt.mtime = (int64_t)v;
+	}
 	return -1;
 }
 
@@ -394,6 +477,8 @@ int main(int argc, char **argv)
 		status = usage_error("no DIR given");
 		goto out;
 	}
+	if ((status = check_archive_args(&cli, cmd, argc - first)) >= 0)
+		goto out;
 	if (argc - first > 1 && (cli.opt.manifest_path || cli.opt.nginx_conf_path)) {
 		status = usage_error("--manifest and --nginx-conf name one file: give one DIR");
 		goto out;
@@ -418,6 +503,7 @@ int main(int argc, char **argv)
 		uint64_t n = 0;
 		kiln_status st = cmd == CMD_CHECK   ? kiln_check_tree(run, argv[i], &n)
 				 : cmd == CMD_CLEAN ? kiln_clean_tree(run, argv[i], &n)
+				 : cli.output	    ? kiln_run_archive(run, argv[i], cli.output, &cli.aopt)
 						    : kiln_run_tree(run, argv[i]);
 		if (cmd == CMD_CHECK)
 			problems += n;

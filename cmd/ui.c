@@ -199,12 +199,15 @@ void ui_on_plan(void *user, const char *root, uint64_t files, uint64_t bytes)
 	pthread_mutex_unlock(&ui->lock);
 }
 
-/* "ROOT/PATH" + suffix, escaped: the file a message is about. */
+/* "ROOT/PATH" (or, for an archive's entry, "ROOT: PATH") + suffix,
+ * escaped: the file a message is about. */
 static void put_path(struct ui *ui, const struct kiln_report *r, const char *suffix)
 {
 	ui_put_escaped(ui->err, r->root);
 	if (*r->path) {
-		if (strcmp(r->root, "/") != 0)
+		if (r->in_archive)
+			fputs(": ", ui->err);
+		else if (strcmp(r->root, "/") != 0)
 			fputc('/', ui->err);
 		ui_put_escaped(ui->err, r->path);
 	}
@@ -239,7 +242,9 @@ static char *report_path(const struct kiln_report *r, const char *suffix)
 		return NULL;
 	ui_put_escaped(f, r->root);
 	if (*r->path) {
-		if (strcmp(r->root, "/") != 0)
+		if (r->in_archive)
+			fputs(": ", f);
+		else if (strcmp(r->root, "/") != 0)
 			fputc('/', f);
 		ui_put_escaped(f, r->path);
 	}

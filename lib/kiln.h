@@ -243,6 +243,10 @@ struct kiln_report {
 	bool hashed;
 	uint8_t sha256[32];
 	uint8_t sha384[48];
+	/* Set by kiln_run_archive() when ROOT is an archive file and PATH the
+	 * name of one of its entries (a message should read "ROOT: PATH", not
+	 * "ROOT/PATH"). */
+	bool in_archive;
 };
 
 /*
@@ -350,9 +354,149 @@ void kiln_run_cancel(struct kiln_run *run);
  * Thread-safe; not async-signal-safe (it takes each writer's lock, which is
  * what guarantees that no temporary file is created behind its back).
  * Temporary files are named ".kiln-XXXXXX.tmp" in the directory of the file
- * they become.  The run is unusable afterwards, except for kiln_run_free().
+ * they become; kiln_run_archive() also removes its staging directory.  The
+ * run is unusable afterwards, except for kiln_run_free().
  */
 void kiln_run_remove_temps(struct kiln_run *run);
+
+/*
+ * Archives: kiln_run_archive() reads a tree from an archive (or a
+ * directory), runs it exactly as kiln_run_tree() would, and writes a new
+ * archive holding every original entry plus the siblings, the manifest and
+ * the nginx snippet.  Archives are read and written with libarchive.
+ */
+typedef enum kiln_archive_format {
+	KILN_ARCHIVE_AUTO = 0, /* from the output name's suffix */
+	KILN_ARCHIVE_TAR,      /* POSIX pax (ustar where it suffices), ".tar" */
+	KILN_ARCHIVE_TAR_GZ,   /* ... gzip-compressed, ".tar.gz" or ".tgz" */
+	KILN_ARCHIVE_TAR_ZST,  /* ... zstd-compressed, ".tar.zst" or ".tzst" */
+	KILN_ARCHIVE_TAR_XZ,   /* ... xz-compressed, ".tar.xz" or ".txz" */
+	KILN_ARCHIVE_ZIP,      /* zip (deflate), ".zip" */
+} kiln_archive_format;
+
+/*
+ * Limits and output settings for kiln_run_archive().  Initialise with
+ * kiln_archive_options_init(), then change fields.
+ */
+struct kiln_archive_options {
+	/* Output format; default KILN_ARCHIVE_AUTO. */
+	kiln_archive_format format;
+	/* Keep each entry's owner (numeric uid/gid, and the user and group
+	 * names an input archive carries) instead of uid 0, gid 0 and no
+	 * names.  Default false. */
+	bool keep_owner;
+	/* Refuse an input archive whose entries hold more than this many bytes
+	 * in total once decompressed.  Default 4 GiB; 0 means no limit. */
+	uint64_t max_expanded_size;
+	/* Refuse an input archive whose entries expand to more than this many
+	 * times the bytes read from the archive file, checked once they hold
+	 * more than KILN_ARCHIVE_RATIO_FLOOR bytes (so that a small, very
+	 * compressible archive is never refused).  Default 200; 0 means no
+	 * limit. */
+	double max_expansion_ratio;
+	/* Refuse an input with more entries than this.  Default 1,000,000
+	 * (each entry's metadata is held until the output is written). */
+	uint64_t max_entries;
+	/* Timestamp (seconds since the epoch) of the entries kiln adds that
+	 * have no source (the manifest and snippet) when mtime_set; otherwise
+	 * the newest mtime of the input's entries.  The kiln program sets it
+	 * from SOURCE_DATE_EPOCH. */
+	bool mtime_set;
+	int64_t mtime;
+};
+
+/* Bytes of expanded data below which max_expansion_ratio is not checked. */
+#define KILN_ARCHIVE_RATIO_FLOOR ((uint64_t)64 << 20)
+
+/* Fill *aopt with the defaults documented above.  Never fails. */
+void kiln_archive_options_init(struct kiln_archive_options *aopt);
+
+/*
+ * The format an output named PATH gets: by its suffix (case-sensitive, see
+ * kiln_archive_format), or KILN_ARCHIVE_AUTO when the suffix is unknown.
+ */
+kiln_archive_format kiln_archive_format_from_name(const char *path);
+
+/* Static name of a format, never NULL: "tar", "tar.gz", "tar.zst",
+ * "tar.xz", "zip"; "auto" for KILN_ARCHIVE_AUTO. */
+const char *kiln_archive_format_name(kiln_archive_format format);
+
+/*
+ * Process INPUT, an archive file (any format and compression libarchive
+ * reads except those that reference outside files: tar and pax, zip, 7z,
+ * cpio, ISO 9660, xar, rar, cab, lha and ar, with gzip, bzip2, xz, lzma,
+ * zstd, lz4, lzip or compress) or a directory (which is only read), and
+ * write the archive OUTPUT.
+ *
+ * Every entry of INPUT is validated and streamed into a private staging
+ * directory, ".kiln-stage-XXXXXX" in OUTPUT's directory (mode 0700; data is
+ * never held in memory beyond one 64 KiB block), which is then run through
+ * kiln_run_tree() with the run's options, so every decision, incremental
+ * reuse (an INPUT that holds a previous run's manifest and siblings) and the
+ * cache work as for a directory.  The tree is the archive's root, or its
+ * single top-level directory when every entry lies below one (so
+ * "dist.tar.gz" holding "dist/..." is processed like `kiln dist`).  A
+ * directory INPUT is read as if archived with `tar -C PARENT NAME`: its
+ * entries are named NAME/..., NAME being its last path component ("."
+ * for "." and "/").
+ *
+ * OUTPUT then holds, sorted bytewise by path: every entry of INPUT with its
+ * name, type, permission bits, mtime (nanoseconds), symbolic link target
+ * and hard link (within each hard-linked group, the first path carries the
+ * data and the others link to it; zip has no hard links, so each carries
+ * its data), except a sibling kiln removed as stale and kiln's own
+ * temporary files (".kiln-XXXXXX.tmp", left by a killed run); each sibling, with its
+ * source's permission bits (mode & 0777) and mtime; the manifest and the
+ * snippet at the tree's top, mode 0644, with aopt->mtime.  Owners are uid
+ * 0 and gid 0 without names unless aopt->keep_owner; no entry carries an
+ * atime, ctime or the current time, and the gzip header of a .tar.gz has
+ * MTIME 0, so the same input and options give the same bytes.  OUTPUT is
+ * written to a temporary file in its directory, fsync'ed and renamed into
+ * place: it exists whole or not at all, and is mode 0644 (or the mode of
+ * the file it replaces).  A symbolic link, directory or special file at
+ * OUTPUT is refused and left alone.
+ *
+ * Refused (the whole input: no tree run, no OUTPUT), each with one on_file
+ * call whose outcome is KILN_OUTCOME_ERROR (status KILN_ERR_UNSAFE or
+ * KILN_ERR_INVALID), ROOT = INPUT and PATH = the entry's name: an absolute
+ * path; a ".." component; a symbolic link that is absolute or resolves
+ * (through the input's own links) outside the tree; a hard link to an entry
+ * that is not earlier in the input; two entries with the same path once
+ * "." components and repeated slashes are dropped; an entry below a
+ * non-directory; a device node, FIFO or socket; an entry larger than the
+ * run's max_file_size; more than aopt->max_entries entries; and, for an
+ * archive, a total over aopt->max_expanded_size or an expansion over
+ * aopt->max_expansion_ratio.  The first refused entry stops reading.
+ * OUTPUT is only written when nothing at all failed: any file error of the
+ * tree run, removal, cache or artifact failure means no OUTPUT.
+ *
+ * Callbacks: reports and events of the tree run are passed on with ROOT =
+ * INPUT and PATH = the entry's path in INPUT (relative to it, for a
+ * directory); in_archive is true when INPUT is an archive.  Event paths
+ * inside the tree read "INPUT: ENTRY" (archive) or "INPUT/PATH"
+ * (directory).  Problems with INPUT as a whole (unreadable, not an
+ * archive, corrupt) are one on_file call with PATH "" and error.what from
+ * libarchive (valid only during the call); problems with OUTPUT are one
+ * on_artifact call with WHAT "archive", which is also called with ERR NULL
+ * once OUTPUT is in place.
+ *
+ * With opt.dry_run, INPUT is read and staged and the tree run reports what
+ * it would do; no OUTPUT is written.  opt.manifest_path and
+ * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT).
+ *
+ * Returns KILN_OK when OUTPUT was written (or, dry run, would be);
+ * KILN_ERR_INVALID for a bad argument (unknown output format, options
+ * above, OUTPUT inside a directory INPUT) before anything was read;
+ * KILN_ERR_UNSAFE when the input was refused; KILN_ERR_IO when something
+ * failed (already reported through a callback); KILN_ERR_NOMEM;
+ * KILN_ERR_CANCELLED when kiln_run_cancel() was called.  The staging
+ * directory and temporary output are removed on every return, and by
+ * kiln_run_remove_temps() from another thread.  Disk use is about the
+ * expanded input, its siblings and OUTPUT at once.  Not thread-safe for one
+ * run.
+ */
+kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char *output,
+			     const struct kiln_archive_options *aopt);
 
 /* Default file names of the artifacts, at the top of a tree: they are never
  * taken for inputs there.  Static strings. */
@@ -383,6 +527,7 @@ const char *kiln_version(void);
 const char *kiln_libdeflate_version(void); /* the headers it was built with */
 const char *kiln_brotli_version(void);     /* the libbrotlienc it runs with */
 const char *kiln_zlib_version(void);       /* the zlib it runs with */
+const char *kiln_libarchive_version(void); /* the libarchive it runs with */
 
 #ifdef __cplusplus
 }

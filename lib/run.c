@@ -78,6 +78,7 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	if (cb)
 		run->cb = *cb;
 	pthread_mutex_init(&run->cb_lock, NULL);
+	kiln_archive_temps_init(&run->archive_temps);
 	run->journal.fd = -1;
 	run->nworkers = opt->jobs ? opt->jobs : online_cpus();
 	run->workers = calloc(run->nworkers, sizeof(*run->workers));
@@ -130,6 +131,7 @@ void kiln_run_free(struct kiln_run *run)
 	kiln_cache_close(run->cache);
 	kiln_state_free(&run->state);
 	pthread_mutex_destroy(&run->cb_lock);
+	kiln_archive_temps_destroy(&run->archive_temps);
 	free(run);
 }
 
@@ -142,6 +144,7 @@ void kiln_run_remove_temps(struct kiln_run *run)
 {
 	for (unsigned w = 0; w < run->nworkers; w++)
 		kiln_tempslot_shutdown(&run->workers[w].slot);
+	kiln_archive_temps_shutdown(&run->archive_temps);
 }
 
 void kiln_run_report(struct kiln_run *run, const struct kiln_report *r)

@@ -7,6 +7,7 @@
 
 #include "kiln.h"
 
+#include "archive_temps.h"
 #include "cache.h"
 #include "journal.h"
 #include "sibling.h"
@@ -43,6 +44,7 @@ struct kiln_run {
 	struct kiln_cache *cache;
 	struct kiln_journal journal; /* this run's record of siblings written */
 	char *owned[4];    /* copies of the option strings below */
+	struct kiln_archive_temps archive_temps; /* kiln_run_archive()'s (archive.c) */
 	size_t norder;
 	atomic_size_t next; /* next index into order */
 };
