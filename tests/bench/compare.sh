@@ -28,7 +28,10 @@ NPM_CACHE=${KILN_BENCH_NPM:-$HOME/.cache/kiln-bench-npm}
 ALL="kiln-gzip kiln-gzip-j1 kiln-gzip+br kiln-default gzip-9 libdeflate-12 brotli-11 precompress gzipper"
 TOOLS=${KILN_BENCH_TOOLS:-$ALL}
 for t in "$KILN" "$FLOOR"; do [ -x "$t" ] || { echo "compare.sh: build first ($t missing)" >&2; exit 2; }; done
-for t in gzip libdeflate-gzip brotli /usr/bin/time npm sha256sum; do
+want() { case " $TOOLS " in *" $1 "*) return 0 ;; esac; return 1; }
+need="gzip libdeflate-gzip brotli /usr/bin/time sha256sum"
+if want precompress || want gzipper || ! [ -d "$TREE" ]; then need="$need npm"; fi
+for t in $need; do
 	command -v "$t" >/dev/null || { echo "compare.sh: $t is missing" >&2; exit 2; }
 done
 case $RUNS in '' | *[!0-9]* | 0) echo "compare.sh: RUNS must be a positive number" >&2; exit 2 ;; esac
@@ -39,7 +42,6 @@ if [ -d "$TREE" ]; then cp -a "$TREE" "$T/src"; else "$top/../shared/corpus/buil
 
 # The npm peers, pinned (the newest releases that run on Debian 12's Node 18
 # and Node 20: precompress 13 and gzipper 8 need Node 22).
-want() { case " $TOOLS " in *" $1 "*) return 0 ;; esac; return 1; }
 if want precompress || want gzipper; then
 	mkdir -p "$NPM_CACHE"
 	[ -f "$NPM_CACHE/package.json" ] || echo '{"name":"kiln-bench","private":true}' >"$NPM_CACHE/package.json"
@@ -68,8 +70,11 @@ run() { # run NAME RUN# COMMAND... (in a fresh copy $T/w)
 	N[$k]=$(wc -l <"$T/new")
 	GZ[$k]=$( (cd "$T/w" && awk '/\.gz$/' "$T/new" | tr '\n' '\0' | xargs -0 -r stat -c %s) | awk '{ s += $1 } END { print s + 0 }')
 	BR[$k]=$( (cd "$T/w" && awk '/\.br$/' "$T/new" | tr '\n' '\0' | xargs -0 -r stat -c %s) | awk '{ s += $1 } END { print s + 0 }')
-	# one digest over every new .gz (name and content): equal digests, equal bytes
-	GZSUM[$k]=$( (cd "$T/w" && awk '/\.gz$/' "$T/new" | tr '\n' '\0' | xargs -0 -r sha256sum) | sha256sum | cut -c1-16)
+	# every new .gz with its digest, to compare bytes between tools; and one
+	# digest over all of them, for the table
+	(cd "$T/w" && awk '/\.gz$/' "$T/new" | tr '\n' '\0' | xargs -0 -r sha256sum) >"$T/gz.$name.$r"
+	GZSUM[$k]=$(sha256sum <"$T/gz.$name.$r" | cut -c1-16)
+	(cd "$T/w" && awk '/\.gz$/' "$T/new" | tr '\n' '\0' | xargs -0 -r stat -c '%s %n') >"$T/gzsize.$name.$r"
 }
 
 echo "tree: $(find "$T/src" -type f | wc -l) files, $(du -sh "$T/src" | cut -f1); $P cores; $RUNS run(s), every tool on a fresh copy, page cache warm"
@@ -119,11 +124,21 @@ vs_floor() { # vs_floor TOOL FLOORS...
 		[ -n "${WALL[$n,$r]:-}" ] && awk -v a="${WALL[$n,$r]}" -v b="${!r}" 'BEGIN { if (b > 0) printf "%.6f\n", a / b }'
 	done | stat3
 }
-same_gz() {
+same_gz() { # same_gz A B: the .gz both made, compared byte for byte (run 1)
+	local both differ
+	read -r both differ < <(awk 'NR == FNR { a[substr($0, 67)] = $1; next }
+		substr($0, 67) in a { n++; if (a[substr($0, 67)] != $1) d++ } END { print n + 0, d + 0 }' \
+		"$T/gz.$1.1" "$T/gz.$2.1")
+	if [ "$differ" -eq 0 ]; then echo "yes, all $both that both wrote"; else echo "NO: $differ of $both differ"; fi
+}
+# common_bytes A B: A's .gz bytes / B's, over the sources both compressed
+# (kiln leaves out files that do not shrink enough; a peer compresses all)
+common_bytes() {
 	for r in $(seq "$RUNS"); do
-		[ "${GZSUM[$1,$r]:-x}" = "${GZSUM[$2,$r]:-y}" ] || { echo no; return; }
-	done
-	echo yes
+		awk 'NR == FNR { a[substr($0, index($0, " ") + 1)] = $1; next }
+			{ p = substr($0, index($0, " ") + 1) } p in a { x += a[p]; y += $1 }
+			END { if (y > 0) printf "%.6f\n", x / y }' "$T/gzsize.$1.$r" "$T/gzsize.$2.$r"
+	done | stat3
 }
 echo
 echo "ratios, median (min-max):"
@@ -136,7 +151,7 @@ want kiln-gzip+br && want gzipper &&
 want kiln-gzip+br && want brotli-11 && want libdeflate-12 &&
 	echo "  kiln gzip+br wall / (libdeflate-12 + brotli-11):  $(for r in $(seq "$RUNS"); do awk -v a="${WALL[kiln-gzip+br,$r]}" -v b="${WALL[libdeflate-12,$r]}" -v c="${WALL[brotli-11,$r]}" 'BEGIN { printf "%.6f\n", a / (b + c) }'; done | stat3)"
 want kiln-gzip && want gzip-9 &&
-	echo "  kiln .gz bytes / gzip -9 .gz bytes:               $(ratio GZ kiln-gzip gzip-9)  target <= 0.96"
+	echo "  kiln .gz bytes / gzip -9 .gz bytes, same files:   $(common_bytes kiln-gzip gzip-9)  target <= 0.96"
 want kiln-gzip+br && want brotli-11 &&
 	echo "  kiln .br bytes / brotli -q 11 .br bytes:          $(ratio BR kiln-gzip+br brotli-11)"
 want kiln-gzip && want kiln-gzip-j1 &&
