@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compare.sh - kiln side by side with what people run today, on one tree, in
-# one run, each on a fresh copy: kiln (gzip; gzip + brotli; gzip on one
-# thread), xargs -P with gzip -9, libdeflate-gzip -12 and brotli -q 11, and
+# one run, each on a fresh copy: kiln (gzip and gzip + brotli, on all cores
+# and on one; gzip with the manifest and snippet), xargs -P with gzip -9, libdeflate-gzip -12 and brotli -q 11, and
 # the npm tools precompress and gzipper (pinned, installed into a cache
 # directory).  Prints, per run, wall and CPU seconds, peak RSS, bytes and
 # sibling counts for each; then, over all runs, the median and range of
@@ -25,7 +25,7 @@ TREE=${1:-small}
 RUNS=${2:-1}
 P=$(nproc)
 NPM_CACHE=${KILN_BENCH_NPM:-$HOME/.cache/kiln-bench-npm}
-ALL="kiln-gzip kiln-gzip-j1 kiln-gzip+br kiln-default gzip-9 libdeflate-12 brotli-11 precompress gzipper"
+ALL="kiln-gzip kiln-gzip-j1 kiln-gzip+br kiln-gzip+br-j1 kiln-default gzip-9 libdeflate-12 brotli-11 precompress gzipper"
 TOOLS=${KILN_BENCH_TOOLS:-$ALL}
 for t in "$KILN" "$FLOOR"; do [ -x "$t" ] || { echo "compare.sh: build first ($t missing)" >&2; exit 2; }; done
 want() { case " $TOOLS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -90,6 +90,7 @@ for r in $(seq "$RUNS"); do
 		kiln-gzip) run "$n" "$r" "$K ." ;;
 		kiln-gzip-j1) run "$n" "$r" "$K -j 1 ." ;;
 		kiln-gzip+br) run "$n" "$r" "$K --brotli ." ;;
+		kiln-gzip+br-j1) run "$n" "$r" "$K --brotli -j 1 ." ;;
 		kiln-default) run "$n" "$r" "'$KILN' -q ." ;; # gzip, with manifest and snippet
 		gzip-9) run "$n" "$r" "$(declare -f list); list . | $X gzip -9 -k -n" ;;
 		libdeflate-12) run "$n" "$r" "$(declare -f list); list . | $X libdeflate-gzip -12 -k" ;;
@@ -156,6 +157,8 @@ want kiln-gzip+br && want brotli-11 &&
 	echo "  kiln .br bytes / brotli -q 11 .br bytes:          $(ratio BR kiln-gzip+br brotli-11)"
 want kiln-gzip && want kiln-gzip-j1 &&
 	echo "  kiln gzip -j$P wall / -j1 wall:                     $(ratio WALL kiln-gzip kiln-gzip-j1)  target <= 0.55 (for 2 cores)"
+want kiln-gzip+br && want kiln-gzip+br-j1 &&
+	echo "  kiln gzip+br -j$P wall / -j1 wall:                  $(ratio WALL kiln-gzip+br kiln-gzip+br-j1)  target <= 0.55 (for 2 cores)"
 want kiln-default && want kiln-gzip &&
 	echo "  kiln gzip with manifest+snippet / without:        $(ratio WALL kiln-default kiln-gzip)"
 want kiln-gzip+br && echo "  kiln gzip+br wall / floor:                        $(vs_floor kiln-gzip+br "${FA[@]}")  target <= 1.10"

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../e2e/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 export KILN_BUILD=${KILN_BUILD:?KILN_BUILD must name the build directory}
-export KILN_BENCH_TOOLS="kiln-gzip kiln-gzip-j1 kiln-gzip+br kiln-default gzip-9 libdeflate-12 brotli-11"
+export KILN_BENCH_TOOLS="kiln-gzip kiln-gzip-j1 kiln-gzip+br kiln-gzip+br-j1 kiln-default gzip-9 libdeflate-12 brotli-11"
 
 "$here/compare.sh" "$FIXTURES/site" 2 >"$T/out" 2>"$T/err"
 check "compare.sh runs (exit $?: $(head -c 300 "$T/err"))" [ -s "$T/out" ] && [ ! -s "$T/err" ]
