@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # compare.sh - kiln side by side with what people run today, on one tree, in
 # one run, each on a fresh copy: kiln (gzip and gzip + brotli, on all cores
-# and on one; gzip with the manifest and snippet), xargs -P with gzip -9, libdeflate-gzip -12 and brotli -q 11, and
-# the npm tools precompress and gzipper (pinned, installed into a cache
-# directory).  Prints, per run, wall and CPU seconds, peak RSS, bytes and
+# and on one; gzip with the manifest and snippet), xargs -P with gzip -9,
+# libdeflate-gzip -12 and brotli -q 11, and the npm tools precompress and
+# gzipper (pinned, installed into a cache directory).  Prints, per run, wall and CPU seconds, peak RSS, bytes and
 # sibling counts for each; then, over all runs, the median and range of
 # kiln's ratios against each peer and against the floor
 # (max(sum of single-thread encodes / P, longest encode), from kiln_floor).
