@@ -179,7 +179,7 @@ struct kiln_options {
 	 * time, each writing straight into its sibling's temporary file, so
 	 * memory is the encoders' own whatever the file's size.  gzip then
 	 * uses zlib at level min(gzip_level, 9) (libdeflate cannot stream),
-	 * whose .gz is typically 4-6% larger than libdeflate level 12's;
+	 * whose .gz is typically 4-12% larger than libdeflate level 12's;
 	 * brotli's output is as good as whole-buffer encoding (its window is
 	 * 16 MiB either way).  Streamed files bypass the cache, and a dry run
 	 * encodes them without verifying.  Smaller files are held in memory

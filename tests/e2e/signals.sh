@@ -42,7 +42,7 @@ for round in $(seq 1 "$ROUNDS"); do
 		rc=$?
 		want=$((128 + $(kill -l "$sig")))
 		[ $rc -eq "$want" ] && interrupted=$((interrupted + 1))
-		check "SIG$sig round $round: died of the signal or finished (rc $rc)" [ $rc -eq "$want" ] || [ $rc -eq 0 ]
+		check "SIG$sig round $round: died of the signal or finished (rc $rc)" [ "$rc" -eq "$want" -o "$rc" -eq 0 ]
 		check "SIG$sig round $round: no temporary file" [ -z "$(find "$T/t" -name '.kiln-*.tmp')" ]
 		check "SIG$sig round $round: every sibling decodes" all_siblings_decode "$T/t"
 		check "SIG$sig round $round: sources untouched" [ "$(sources_digest "$T/t")" = "$digest" ]
@@ -93,7 +93,8 @@ for round in 1 2 3; do
 	"$KILN" -q --brotli "$T/j" 2>"$T/j.log"
 	check "journal round $round: next run exits 0" [ $? -eq 0 ]
 	check "journal round $round: no 'not written by kiln' warning" not grep -q 'not written by kiln' "$T/j.log"
-	check "journal round $round: deleted source's siblings gone" [ ! -e "${written[0]}" ] && [ ! -e "${written[0]%.gz}.br" ]
+	check "journal round $round: deleted source's siblings gone" [ ! -e "${written[0]}" ]
+	check "journal round $round: deleted source's siblings gone" [ ! -e "${written[0]%.gz}.br" ]
 	check "journal round $round: small source's siblings gone" [ ! -e "${written[1]:-/nonexistent}" ]
 	check "journal round $round: every sibling decodes" all_siblings_decode "$T/j"
 	check "journal round $round: kiln check passes" "$KILN" check -q "$T/j"
@@ -108,8 +109,10 @@ p1=$!
 p2=$!
 wait $p1; r1=$?
 wait $p2; r2=$?
-check "two at once: both exit 0 ($r1, $r2)" [ $r1 -eq 0 ] && [ $r2 -eq 0 ]
-check "two at once: no error printed" [ ! -s "$T/two1.log" ] && [ ! -s "$T/two2.log" ]
+check "two at once: both exit 0 ($r1, $r2)" [ $r1 -eq 0 ]
+check "two at once: both exit 0 ($r1, $r2)" [ $r2 -eq 0 ]
+check "two at once: no error printed" [ ! -s "$T/two1.log" ]
+check "two at once: no error printed" [ ! -s "$T/two2.log" ]
 check "two at once: every sibling decodes" all_siblings_decode "$T/two"
 check "two at once: the manifest is whole and matches" "$KILN" check -q "$T/two"
 check "two at once: no temporary file" [ -z "$(find "$T/two" -name '.kiln-*.tmp')" ]

@@ -42,11 +42,13 @@ for f in "${media[@]}"; do
 	check "$f: reported media" grep -qF -- "/$f: media" "$T/a.log"
 done
 for f in "${small[@]}"; do
-	check "$f: no sibling (small)" [ ! -e "$T/a/$f.gz" ] && [ ! -e "$T/a/$f.br" ]
+	check "$f: no sibling (small)" [ ! -e "$T/a/$f.gz" ]
+	check "$f: no sibling (small)" [ ! -e "$T/a/$f.br" ]
 	check "$f: reported small" grep -qF -- "/$f: small" "$T/a.log"
 done
 for f in "${nogain[@]}"; do
-	check "$f: no sibling (no-gain)" [ ! -e "$T/a/$f.gz" ] && [ ! -e "$T/a/$f.br" ]
+	check "$f: no sibling (no-gain)" [ ! -e "$T/a/$f.gz" ]
+	check "$f: no sibling (no-gain)" [ ! -e "$T/a/$f.br" ]
 	check "$f: reported no-gain" grep -qF -- "/$f: no-gain" "$T/a.log"
 done
 check "no temporary file left" [ -z "$(find "$T/a" -name '.kiln-*')" ]

