@@ -576,7 +576,9 @@ static kiln_status stage_data(struct ctx *c, const char *name, int fd,
 			report(c, name, KILN_ERR_UNSAFE, EFBIG, "larger than --max-file-size, refused");
 			return KILN_ERR_UNSAFE;
 		}
-		if ((why = count_expanded(c, src, len)) != NULL) {
+		/* a hole before this block expands as much as data does: a sparse
+		 * entry must not slip past the limits */
+		if ((why = count_expanded(c, src, len + (off > end ? (uint64_t)(off - end) : 0))) != NULL) {
 			report(c, name, KILN_ERR_UNSAFE, 0, why);
 			return KILN_ERR_UNSAFE;
 		}
@@ -587,7 +589,11 @@ static kiln_status stage_data(struct ctx *c, const char *name, int fd,
 		if (off + (int64_t)len > end)
 			end = off + (int64_t)len;
 	}
-	/* a sparse entry may end in a hole */
+	/* a sparse entry may end in a hole, which counts too */
+	if (size > end && (why = count_expanded(c, src, (uint64_t)(size - end))) != NULL) {
+		report(c, name, KILN_ERR_UNSAFE, 0, why);
+		return KILN_ERR_UNSAFE;
+	}
 	if (fd >= 0 && size > end && ftruncate(fd, (off_t)size) != 0) {
 		report(c, name, KILN_ERR_IO, errno, "cannot write to the staging directory");
 		return KILN_ERR_IO;
@@ -646,7 +652,7 @@ static kiln_status stage_entry(struct ctx *c, const char *name, struct item *it,
 		if ((why = normalise(hardlink, &target)) != NULL) {
 			report(c, name, KILN_ERR_UNSAFE, 0,
 			       strcmp(why, "out of memory") == 0 ? why : "hard link target outside the tree, refused");
-			ret = target ? KILN_ERR_UNSAFE : KILN_ERR_NOMEM;
+			ret = strcmp(why, "out of memory") == 0 ? KILN_ERR_NOMEM : KILN_ERR_UNSAFE;
 			goto out;
 		}
 		t = find_item(c, target);

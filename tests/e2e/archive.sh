@@ -235,6 +235,7 @@ build through-link.tar "l('evil', '../../victim'); f('evil/pwned.js')"
 refused through-link.tar evil/pwned.js "below a link or a file, refused"
 build hard-out.tar "f('ok.js'); h('hard', '../victim/file')"
 refused hard-out.tar hard "hard link target outside the tree, refused"
+check "hard-out.tar: one error line, no bogus second one" [ "$(grep -c '^kiln: ' "$T/h/err")" -eq 1 ]
 build hard-missing.tar "f('ok.js'); h('hard', 'not-there.js')"
 refused hard-missing.tar hard "hard link to an entry not in the input, refused"
 build dup.tar "f('a.js'); f('b.js'); f('./a.js', b'y' * 700)"
@@ -256,6 +257,12 @@ build bomb.tar.gz "f('zeros.bin', bytes(80 << 20))"
 refused bomb.tar.gz zeros.bin "archive expands more than --max-expansion-ratio, refused"
 "$KILN" -q --max-expansion-ratio 0 --max-file-size 0 "$T/h/bomb.tar.gz" -o "$T/h/out/bomb-ok.tar"
 check "--max-expansion-ratio 0 lifts the limit" [ -s "$T/h/out/bomb-ok.tar" ]
+# a sparse entry: its holes expand like data (an 8 GiB file in a few KB)
+mkdir -p "$T/sp/d" && echo hi >"$T/sp/d/a.txt" && truncate -s 8G "$T/sp/d/holes.bin"
+tar --sparse -cf "$T/h/sparse.tar" -C "$T/sp" d
+check "sparse.tar is small ($(stat -c %s "$T/h/sparse.tar") bytes)" [ "$(stat -c %s "$T/h/sparse.tar")" -lt 100000 ]
+refused sparse.tar d/holes.bin "archive expands beyond --max-expanded-size, refused"
+refused sparse.tar d/holes.bin "archive expands beyond --max-expanded-size, refused" --max-expanded-size 1M
 build small-ratio.tar.gz "f('zeros.js', bytes(1 << 20))"
 "$KILN" -q "$T/h/small-ratio.tar.gz" -o "$T/h/out/small.tar"
 check "a small very compressible archive is not a bomb" [ -s "$T/h/out/small.tar" ]
