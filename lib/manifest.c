@@ -119,6 +119,7 @@ static json_t *settings(const struct kiln_options *opt)
 	ok = ok && put_int(s, "gzip_level", (uint64_t)opt->gzip_level) &&
 	     put_int(s, "brotli_quality", (uint64_t)opt->brotli_quality) &&
 	     put_int(s, "min_size", opt->min_size) &&
+	     put_int(s, "stream_size", opt->stream_size) &&
 	     json_object_set_new(s, "max_ratio", json_real(opt->max_ratio)) == 0 &&
 	     json_object_set_new(s, "include", glob_array(opt->include, opt->n_include)) == 0 &&
 	     json_object_set_new(s, "exclude", glob_array(opt->exclude, opt->n_exclude)) == 0;
@@ -136,7 +137,8 @@ static json_t *generator(void)
 
 	if (g && put_str(g, "name", "kiln") && put_str(g, "version", kiln_version()) &&
 	    put_str(g, "libdeflate", kiln_libdeflate_version()) &&
-	    put_str(g, "brotli", kiln_brotli_version()))
+	    put_str(g, "brotli", kiln_brotli_version()) &&
+	    put_str(g, "zlib", kiln_zlib_version()))
 		return g;
 	json_decref(g);
 	return NULL;

@@ -182,10 +182,14 @@ static void parse_settings(json_t *root, struct kiln_state *st)
 	if (json_is_integer(json_object_get(s, "brotli_quality")))
 		st->brotli_quality = (int)json_integer_value(json_object_get(s, "brotli_quality"));
 	get_u64(s, "min_size", &st->min_size);
+	if (!get_u64(s, "stream_size", &st->stream_size))
+		st->stream_size = UINT64_MAX;
 	st->max_ratio = json_number_value(json_object_get(s, "max_ratio"));
 	if (json_is_string(json_object_get(g, "libdeflate")))
 		strncpy(st->libdeflate, json_string_value(json_object_get(g, "libdeflate")),
 			sizeof(st->libdeflate) - 1);
+	if (json_is_string(json_object_get(g, "zlib")))
+		strncpy(st->zlib, json_string_value(json_object_get(g, "zlib")), sizeof(st->zlib) - 1);
 	if (json_is_string(json_object_get(g, "brotli")))
 		strncpy(st->brotli, json_string_value(json_object_get(g, "brotli")),
 			sizeof(st->brotli) - 1);
@@ -282,9 +286,12 @@ bool kiln_state_coding_reusable(const struct kiln_state *st, const struct kiln_o
 {
 	if (!st->loaded)
 		return false;
+	/* which encoder made a .gz depends on the file's size and stream_size
+	 * (libdeflate below it, zlib from it on): both must be as they were */
 	if (c == KILN_CODING_GZIP)
-		return st->gzip_level == opt->gzip_level &&
-		       strcmp(st->libdeflate, kiln_libdeflate_version()) == 0;
+		return st->gzip_level == opt->gzip_level && st->stream_size == opt->stream_size &&
+		       strcmp(st->libdeflate, kiln_libdeflate_version()) == 0 &&
+		       strcmp(st->zlib, kiln_zlib_version()) == 0;
 	return st->brotli_quality == opt->brotli_quality &&
 	       strcmp(st->brotli, kiln_brotli_version()) == 0;
 }

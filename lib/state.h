@@ -43,8 +43,9 @@ struct kiln_state {
 	unsigned codings;
 	int gzip_level, brotli_quality;
 	uint64_t min_size;
+	uint64_t stream_size; /* UINT64_MAX: not recorded */
 	double max_ratio;
-	char libdeflate[32], brotli[32];
+	char libdeflate[32], brotli[32], zlib[32];
 	struct kiln_prev_entry *v; /* sorted by rel, bytewise */
 	size_t n;
 };

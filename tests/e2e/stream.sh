@@ -82,6 +82,17 @@ check "changed: new .gz decodes to the new content" decodes_to "$D/big.json.gz" 
 check "changed: new .br decodes to the new content" decodes_to "$D/big.json.br" "$D/big.json"
 check "changed: kiln check agrees" "$KILN" check -q "$D"
 
+# A different --stream-size picks the other gzip encoder: the .gz is made
+# again, never kept from the run before (output depends on the options, not
+# on history), and the .br, the same either way, is kept.
+brino=$(stat -c %i "$D/big.json.br")
+"$KILN" -q --brotli "$D"
+check "stream size back to default: the .gz is libdeflate's again" cmp -s "$D/big.json.gz" <(libdeflate-gzip -12 -c "$D/big.json")
+check "stream size back to default: the .br kept" [ "$(stat -c %i "$D/big.json.br")" = "$brino" ]
+"$KILN" -q --brotli --stream-size 256K "$D"
+check "streamed again: the .gz is zlib's again" not cmp -s "$D/big.json.gz" <(libdeflate-gzip -12 -c "$D/big.json")
+check "streamed again: .gz decodes" decodes_to "$D/big.json.gz" "$D/big.json"
+
 # 4. A dry run encodes and reports, and writes nothing.
 N=$T/n
 mkdir -p "$N" && data "$N/big.json" 512 2
