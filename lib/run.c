@@ -366,6 +366,21 @@ fail:
 	return r->error.status;
 }
 
+void kiln_run_undo_written(struct kiln_run *run, const char *rel,
+			   const bool written[KILN_NCODINGS], const struct kiln_report *r)
+{
+	/* a file that failed gets no siblings from this run: one written before
+	 * another failed would be served by nginx yet be in no manifest */
+	for (int c = 0; c < KILN_NCODINGS && r->outcome == KILN_OUTCOME_ERROR; c++) {
+		char *sib;
+		if (!written[c] || !(sib = kiln_run_join(run->root, rel, kiln_codecs[c]->suffix)))
+			continue;
+		if (unlink(sib) == 0)
+			kiln_run_event(run, KILN_EVENT_REMOVED, sib, c, NULL);
+		free(sib);
+	}
+}
+
 void kiln_run_drop_outdated(struct kiln_run *run, const struct kiln_prev_entry *prev, bool reuse,
 			    const char *rel, const struct kiln_report *r)
 {
@@ -390,6 +405,7 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 	size_t size = (size_t)st->st_size, enc_len[KILN_NCODINGS] = { 0 };
 	uint8_t *enc[KILN_NCODINGS] = { 0 };
 	bool keep[KILN_NCODINGS] = { 0 }, have_prev[KILN_NCODINGS] = { 0 };
+	bool written[KILN_NCODINGS] = { 0 };
 	kiln_origin origin[KILN_NCODINGS] = { 0 };
 
 	/* what the previous run already knows about this very content */
@@ -446,6 +462,25 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 		report_error(r, KILN_ERR_CHANGED, 0, "file changed while being compressed", "");
 		goto out;
 	}
+	/* every new sibling's path is checked before the first is written, so
+	 * that a refusal never leaves the file with half its siblings (a dry
+	 * run finds here what would stop the real one) */
+	for (int c = 0; c < KILN_NCODINGS; c++) {
+		char *sib;
+		if (!keep[c] || !enc[c])
+			continue;
+		if (!(sib = kiln_run_join(run->root, e->rel, kiln_codecs[c]->suffix))) {
+			report_error(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", kiln_codecs[c]->suffix);
+			goto out;
+		}
+		if (kiln_sibling_check(sib, st, &r->error) != KILN_OK) {
+			free(sib);
+			r->outcome = KILN_OUTCOME_ERROR;
+			r->error.suffix = kiln_codecs[c]->suffix;
+			goto out;
+		}
+		free(sib);
+	}
 
 	r->outcome = KILN_OUTCOME_NO_GAIN;
 	for (int c = 0; c < KILN_NCODINGS; c++) {
@@ -477,28 +512,17 @@ static void compress_file(struct kiln_run *run, struct worker *wk, const struct 
 				goto out;
 			}
 			r->coding[c].origin = origin[c];
+			written[c] = true;
 			kiln_journal_add(&run->journal, e->rel, (kiln_coding)c, enc_len[c],
 					 r->coding[c].sha256);
 		} else {
-			/* a dry run still finds what would stop the real one */
-			struct stat sst;
-			if ((sib = kiln_run_join(run->root, e->rel, suffix)) && lstat(sib, &sst) == 0 &&
-			    !S_ISREG(sst.st_mode)) {
-				free(sib);
-				report_error(r, KILN_ERR_UNSAFE, 0,
-					     S_ISLNK(sst.st_mode) ? "is a symbolic link, not replaced"
-					     : S_ISDIR(sst.st_mode) ? "is a directory, not replaced"
-								   : "is not a regular file, not replaced",
-					     suffix);
-				goto out;
-			}
-			free(sib);
-			r->coding[c].origin = origin[c];
+			r->coding[c].origin = origin[c]; /* a dry run, checked above */
 		}
 		r->coding[c].outcome = KILN_CODING_KEPT;
 		r->outcome = KILN_OUTCOME_COMPRESSED;
 	}
 out:
+	kiln_run_undo_written(run, e->rel, written, r);
 	kiln_run_drop_outdated(run, prev, reuse, e->rel, r);
 	for (int c = 0; c < KILN_NCODINGS; c++)
 		free(enc[c]);

@@ -92,6 +92,11 @@ bool kiln_run_previous_ok(struct kiln_run *run, const struct kiln_entry *e,
 			  const struct kiln_prev_coding *prev, kiln_coding c,
 			  const struct stat *src_st, const uint8_t *src, int src_fd);
 
+/* After R failed on REL: remove the siblings this run wrote for it
+ * (WRITTEN, by coding), so a failed file is left with none of them. */
+void kiln_run_undo_written(struct kiln_run *run, const char *rel,
+			   const bool written[KILN_NCODINGS], const struct kiln_report *r);
+
 /* After R failed on REL: remove the siblings the previous run wrote (PREV)
  * for what is no longer this content (unless REUSE says it still is). */
 void kiln_run_drop_outdated(struct kiln_run *run, const struct kiln_prev_entry *prev, bool reuse,

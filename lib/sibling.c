@@ -162,6 +162,7 @@ kiln_status kiln_temp_commit(struct kiln_tempslot *slot, unsigned i, int fd,
 	const char *slash = strrchr(final_path, '/');
 	size_t dirlen = slash ? (size_t)(slash - final_path) + 1 : 0;
 	const char *what;
+	struct stat st;
 	int e;
 
 	if (fchmod(fd, meta->mode) != 0) {
@@ -188,6 +189,17 @@ kiln_status kiln_temp_commit(struct kiln_tempslot *slot, unsigned i, int fd,
 	if (!slot->t[i].live) { /* shut down under us: the file is gone */
 		pthread_mutex_unlock(&slot->lock);
 		return kiln_fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
+	}
+	/* checked when the temporary file was made, but a streamed sibling may
+	 * take minutes: a link or directory put there since is not replaced */
+	if (lstat(final_path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		unlink(slot->t[i].path);
+		slot->t[i].live = false;
+		pthread_mutex_unlock(&slot->lock);
+		return kiln_fail(err, KILN_ERR_UNSAFE, 0,
+			    S_ISLNK(st.st_mode) ? "is a symbolic link, not replaced"
+			    : S_ISDIR(st.st_mode) ? "is a directory, not replaced"
+						  : "is not a regular file, not replaced");
 	}
 	if (rename(slot->t[i].path, final_path) != 0) {
 		e = errno;
@@ -258,6 +270,16 @@ struct kiln_file_meta kiln_sibling_meta(const struct stat *src, bool fsync,
 		.fsync = fsync,
 		.refuse_read_only = true,
 	};
+}
+
+kiln_status kiln_sibling_check(const char *final_path, const struct stat *src,
+			       struct kiln_error *err)
+{
+	struct timespec times[2];
+	struct kiln_file_meta meta = kiln_sibling_meta(src, false, times);
+	struct stat st;
+
+	return check_final(final_path, &meta, &st, err);
 }
 
 kiln_status kiln_sibling_write(struct kiln_tempslot *slot, const char *final_path,

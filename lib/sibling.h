@@ -85,6 +85,15 @@ kiln_status kiln_temp_commit(struct kiln_tempslot *slot, unsigned i, int fd,
 			     struct kiln_error *err);
 void kiln_temp_discard(struct kiln_tempslot *slot, unsigned i, int fd);
 
+/* The refusals kiln_sibling_write() applies to FINAL_PATH before writing
+ * anything, for a sibling of SRC: a name over NAME_MAX, a symbolic link,
+ * directory or special file there, a read-only file beside a writable
+ * source.  KILN_OK, or the error with *err set.  Lets a caller check every
+ * sibling of a file before writing the first, and a dry run find what
+ * would stop the real one. */
+kiln_status kiln_sibling_check(const char *final_path, const struct stat *src,
+			       struct kiln_error *err);
+
 /* write(2) all of P[0..len) to FD, retrying short writes and EINTR;
  * 0, or -1 with errno set. */
 int kiln_write_all(int fd, const uint8_t *p, size_t len);

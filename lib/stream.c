@@ -151,15 +151,21 @@ out:
 	return ok;
 }
 
-void kiln_stream_file(struct kiln_run *run, struct kiln_tempslot *slot,
-		      const struct kiln_entry *e, const struct kiln_prev_entry *prev, int fd,
-		      const struct stat *st, struct kiln_report *r)
+/* One attempt; USE_TRIED lets a coding the previous run tried and dropped
+ * count by its recorded size without encoding it.  Returns false, having
+ * written nothing, if that guess would be wrong now (the rules keep it):
+ * then the caller tries again without it. */
+static bool stream_once(struct kiln_run *run, struct kiln_tempslot *slot,
+			const struct kiln_entry *e, const struct kiln_prev_entry *prev, int fd,
+			const struct stat *st, struct kiln_report *r, bool use_tried)
 {
+	bool done = true;
 	const struct kiln_options *opt = &run->opt;
 	struct stream_out out[KILN_NCODINGS];
 	size_t enc_len[KILN_NCODINGS] = { 0 };
 	bool keep[KILN_NCODINGS] = { 0 }, have_prev[KILN_NCODINGS] = { 0 };
 	bool todo[KILN_NCODINGS] = { 0 }, reuse = false, any = false;
+	bool written[KILN_NCODINGS] = { 0 };
 	struct timespec times[2];
 	struct kiln_file_meta meta = kiln_sibling_meta(st, opt->fsync, times);
 	char *sib[KILN_NCODINGS] = { 0 };
@@ -180,11 +186,11 @@ void kiln_stream_file(struct kiln_run *run, struct kiln_tempslot *slot,
 		const struct kiln_prev_coding *pc = reuse ? &prev->coding[c] : NULL;
 		if (!(opt->codings & (1u << c)))
 			continue;
-		/* a coding the previous run tried but did not keep is encoded
-		 * again: only its size was recorded, and streaming it costs less
-		 * than the rules it could change */
-		if (pc && pc->kept && kiln_state_coding_reusable(&run->state, opt, (kiln_coding)c) &&
-		    kiln_run_previous_ok(run, e, pc, (kiln_coding)c, st, NULL, fd)) {
+		/* kept before and still good; or tried and dropped before, when
+		 * its recorded size is all the rules need */
+		if (pc && kiln_state_coding_reusable(&run->state, opt, (kiln_coding)c) &&
+		    (pc->kept ? kiln_run_previous_ok(run, e, pc, (kiln_coding)c, st, NULL, fd)
+			      : pc->tried && use_tried)) {
 			have_prev[c] = true;
 			enc_len[c] = (size_t)pc->size;
 			continue;
@@ -196,13 +202,9 @@ void kiln_stream_file(struct kiln_run *run, struct kiln_tempslot *slot,
 		}
 		if (opt->dry_run) {
 			/* a dry run still finds what would stop the real one */
-			struct stat sst;
-			if (lstat(sib[c], &sst) == 0 && !S_ISREG(sst.st_mode)) {
-				fail(r, KILN_ERR_UNSAFE, 0,
-				     S_ISLNK(sst.st_mode) ? "is a symbolic link, not replaced"
-				     : S_ISDIR(sst.st_mode) ? "is a directory, not replaced"
-							   : "is not a regular file, not replaced",
-				     kiln_codecs[c]->suffix);
+			if (kiln_sibling_check(sib[c], st, &r->error) != KILN_OK) {
+				r->outcome = KILN_OUTCOME_ERROR;
+				r->error.suffix = kiln_codecs[c]->suffix;
 				goto out;
 			}
 			continue;
@@ -221,6 +223,11 @@ void kiln_stream_file(struct kiln_run *run, struct kiln_tempslot *slot,
 			enc_len[c] = (size_t)out[c].len;
 
 	kiln_decide(opt, r->size, enc_len, keep);
+	for (int c = 0; c < KILN_NCODINGS; c++)
+		if (keep[c] && have_prev[c] && !prev->coding[c].kept) {
+			done = false; /* kept now, but its bytes were never made */
+			goto out;
+		}
 	for (int c = 0; c < KILN_NCODINGS; c++) {
 		if (!(opt->codings & (1u << c)))
 			continue;
@@ -274,6 +281,7 @@ void kiln_stream_file(struct kiln_run *run, struct kiln_tempslot *slot,
 				goto out;
 			}
 			r->coding[c].origin = KILN_ORIGIN_ENCODER;
+			written[c] = true;
 			kiln_journal_add(&run->journal, e->rel, (kiln_coding)c, out[c].len,
 					 r->coding[c].sha256);
 		} else {
@@ -290,5 +298,21 @@ out:
 			kiln_hasher_final(out[c].h, NULL, NULL);
 		free(sib[c]);
 	}
+	if (!done)
+		return false;
+	kiln_run_undo_written(run, e->rel, written, r);
 	kiln_run_drop_outdated(run, prev, reuse, e->rel, r);
+	return true;
+}
+
+void kiln_stream_file(struct kiln_run *run, struct kiln_tempslot *slot,
+		      const struct kiln_entry *e, const struct kiln_prev_entry *prev, int fd,
+		      const struct stat *st, struct kiln_report *r)
+{
+	struct kiln_report start = *r;
+
+	if (!stream_once(run, slot, e, prev, fd, st, r, true)) {
+		*r = start;
+		stream_once(run, slot, e, prev, fd, st, r, false);
+	}
 }

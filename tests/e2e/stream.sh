@@ -149,8 +149,40 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=2560k tmp
 	trap - EXIT
 fi
 
-# 8. The option itself.
-"$KILN" --stream-size lots "$D" 2>"$T/8.log"
+# 8. One sibling refused: the file gets none (held in memory or streamed),
+# so no sibling is left that the manifest does not record.
+for ss in 0 256K; do
+	R=$T/r$ss
+	mkdir -p "$R/c.js.br" && data "$R/c.js" 512 6
+	"$KILN" -q --brotli --stream-size $ss "$R" 2>"$T/8.log"
+	check "stream-size $ss, .br path a directory: exit 1" [ $? -eq 1 ]
+	check "stream-size $ss: said so" grep -q 'c.js.br: is a directory, not replaced' "$T/8.log"
+	check "stream-size $ss: no .gz written either" [ ! -e "$R/c.js.gz" ]
+	check "stream-size $ss: no temporary file" no_temps "$R"
+	# a read-only sibling beside a writable source: a dry run finds it too
+	rmdir "$R/c.js.br" && echo old >"$R/c.js.gz" && chmod 444 "$R/c.js.gz"
+	"$KILN" -n -q --brotli --stream-size $ss "$R" 2>"$T/8n.log"
+	check "stream-size $ss, dry run: a read-only sibling is an error" grep -q 'c.js.gz: is read-only, not replaced' "$T/8n.log"
+done
+
+# 9. A link put at the sibling path while the file is being streamed is
+# not replaced: the check is made again just before the rename.
+L=$T/l
+mkdir -p "$L" && data "$L/big.json" 4096 8 && echo keep >"$T/outside"
+"$KILN" -q --brotli --stream-size 1M "$L" 2>"$T/9.log" &
+pid=$!
+for _ in $(seq 200); do [ "$(find "$L" -name '.kiln-*.tmp' | wc -l)" -eq 2 ] && break; sleep 0.05; done
+ln -s "$T/outside" "$L/big.json.gz"
+wait $pid
+check "link put there meanwhile: exit 1" [ $? -eq 1 ]
+check "link put there meanwhile: said so" grep -q 'big.json.gz: is a symbolic link, not replaced' "$T/9.log"
+check "link put there meanwhile: still the link" [ -L "$L/big.json.gz" ]
+check "link put there meanwhile: its target untouched" [ "$(cat "$T/outside")" = keep ]
+check "link put there meanwhile: no .br either, no temporary file" [ ! -e "$L/big.json.br" ]
+check "link put there meanwhile: no temporary file" no_temps "$L"
+
+# 10. The option itself.
+"$KILN" --stream-size lots "$D" 2>"$T/10.log"
 check "--stream-size lots: usage error" [ $? -eq 2 ]
-check "--stream-size lots: says why" grep -q '^kiln: --stream-size' "$T/8.log"
+check "--stream-size lots: says why" grep -q '^kiln: --stream-size' "$T/10.log"
 finish
