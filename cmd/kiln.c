@@ -34,34 +34,52 @@ enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN };
 
 /*
  * Signals.  SIGINT, SIGTERM and SIGHUP are blocked in every thread and
- * taken by one thread in sigwait(), which (in ordinary thread context, so it
- * may take locks) cancels the run, removes its temporary files and makes it
- * create no more, then dies of the same signal.  The run it cleans up is the
- * only global state of the program.
+ * taken by one thread in sigwait().  The first one cancels the run: it
+ * stops encoding, leaves every file with siblings it can vouch for, writes
+ * the manifest of what is done and returns; main() then dies of that same
+ * signal.  A second one (the user insists) removes the run's temporary files
+ * at once and dies; the run's journal stays, so the next run still knows
+ * what this one wrote.  The run and the first signal are the only global
+ * state of the program.
  */
 static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
 static pthread_mutex_t signal_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kiln_run *signal_run;
+static int first_signal; /* under signal_lock */
 
-static void *signal_main(void *arg)
+/* Die of SIG, as if it had never been caught. */
+static void die_of(int sig)
 {
-	sigset_t *set = arg, one;
-	int sig;
+	sigset_t one;
 
-	if (sigwait(set, &sig) != 0)
-		return NULL;
-	pthread_mutex_lock(&signal_lock);
-	if (signal_run) {
-		kiln_run_cancel(signal_run);
-		kiln_run_remove_temps(signal_run);
-	}
 	signal(sig, SIG_DFL);
 	sigemptyset(&one);
 	sigaddset(&one, sig);
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-	raise(sig); /* the default action ends the whole process */
-	pthread_mutex_unlock(&signal_lock);
-	return NULL;
+	raise(sig);
+}
+
+static void *signal_main(void *arg)
+{
+	sigset_t *set = arg;
+	int sig;
+
+	for (;;) {
+		if (sigwait(set, &sig) != 0)
+			return NULL;
+		pthread_mutex_lock(&signal_lock);
+		if (!first_signal && signal_run) {
+			first_signal = sig;
+			kiln_run_cancel(signal_run);
+			fputs("kiln: interrupted: saving what is done (again to stop at once)\n", stderr);
+			pthread_mutex_unlock(&signal_lock);
+			continue;
+		}
+		if (signal_run)
+			kiln_run_remove_temps(signal_run);
+		die_of(sig); /* the default action ends the whole process */
+		pthread_mutex_unlock(&signal_lock);
+	}
 }
 
 /* Block the fatal signals here (every thread made later inherits that) and
@@ -90,28 +108,48 @@ static void set_signal_run(struct kiln_run *run)
 	pthread_mutex_unlock(&signal_lock);
 }
 
+/* The first signal, once the run has stopped: die of it. */
+static void die_if_signalled(void)
+{
+	int sig;
+
+	pthread_mutex_lock(&signal_lock);
+	sig = first_signal;
+	signal_run = NULL;
+	pthread_mutex_unlock(&signal_lock);
+	if (sig)
+		die_of(sig);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: kiln [compress] [OPTIONS] DIR...\n"
 	      "       kiln [compress] [OPTIONS] ARCHIVE|DIR -o OUT\n"
 	      "       kiln check [OPTIONS] DIR...\n"
 	      "       kiln clean [OPTIONS] DIR...\n"
-	      "Write precompressed .gz (and .br) siblings next to the web assets under each DIR;\n"
+	      "Write precompressed siblings next to the web assets under each DIR;\n"
 	      "check a tree against its manifest without writing (exit 3 if it does not match);\n"
 	      "remove everything kiln wrote.  With -o, read an archive (tar, zip, 7z, cpio, ...)\n"
 	      "or a directory and write the archive OUT with the siblings added.\n"
 	      "\n"
-	      "Encodings:\n"
-	      "      --brotli             also write .br siblings (brotli)\n"
-	      "      --no-brotli          do not write .br siblings (default)\n"
-	      "      --no-gzip            do not write .gz siblings (needs --brotli)\n"
-	      "      --gzip-level N       libdeflate level 1..12 (default 12)\n"
-	      "      --brotli-quality N   brotli quality 0..11 (default 11)\n"
-	      "Choosing files:\n"
+	      "Encodings (at least one):\n",
+	      f);
+	for (kiln_coding c = 0; c < (kiln_coding)kiln_coding_count(); c++) {
+		const struct kiln_coding_info *i = kiln_coding_info(c);
+		char on[64], level[64];
+		snprintf(on, sizeof(on), "--%s, --no-%s", i->word, i->word);
+		snprintf(level, sizeof(level), "--%s-%s N", i->word, i->level_word);
+		fprintf(f, "      %-22s write NAME%s siblings or not (default %s):\n"
+			   "      %-22s %s\n",
+			on, i->suffix, i->default_on ? "on" : "off", "", i->summary);
+		fprintf(f, "      %-22s %s %d..%d (default %d)\n", level, i->level_word,
+			i->level_min, i->level_max, i->level_default);
+	}
+	fputs("Choosing files:\n"
 	      "      --min-size BYTES     files smaller than this are not compressed (default 256)\n"
 	      "      --max-ratio R        keep a sibling only if its size <= R * original, 0 < R <= 1\n"
-	      "                           (default 0.95; with --brotli the .gz is also kept whenever\n"
-	      "                           it is smaller at all, if the .br is kept)\n"
+	      "                           (default 0.95; beside any other kept sibling, the first\n"
+	      "                           coding's is kept whenever it is smaller at all)\n"
 	      "      --include GLOB       only files matching GLOB (repeatable)\n"
 	      "      --exclude GLOB       skip files matching GLOB (repeatable)\n"
 	      "      --follow-symlinks    follow links to files inside DIR (a link outside DIR, a\n"
@@ -139,7 +177,7 @@ static void usage(FILE *f)
 	      "                           size, once past 64M (0: no limit; default 200)\n"
 	      "Artifacts (written after each DIR):\n"
 	      "      --manifest PATH      write the JSON manifest to PATH (default DIR/kiln-manifest.json)\n"
-	      "      --no-manifest        do not write the manifest\n"
+	      "      --no-manifest        keep no manifest (refused on a tree that has one)\n"
 	      "      --nginx-conf PATH    write the nginx snippet to PATH (default DIR/kiln.nginx.conf)\n"
 	      "      --no-nginx-conf      do not write the nginx snippet\n"
 	      "Output:\n"
@@ -147,7 +185,8 @@ static void usage(FILE *f)
 	      "      --no-progress        never show the progress line\n"
 	      "  -q, --quiet              print errors only\n"
 	      "  -v, --verbose            print one line per file\n"
-	      "      --json               print the run summary as one JSON object on stdout\n"
+	      "      --json               print the run summary (check: the problems) as one JSON\n"
+	      "                           object on stdout\n"
 	      "  -h, --help               print this help and exit\n"
 	      "  -V, --version            print versions and exit\n"
 	      "\n"
@@ -211,19 +250,15 @@ static bool parse_size(const char *s, uint64_t *out)
 }
 
 enum {
-	OPT_BROTLI = 256, OPT_NO_BROTLI, OPT_NO_GZIP, OPT_GZIP_LEVEL, OPT_BROTLI_QUALITY,
-	OPT_MIN_SIZE, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
+	OPT_MIN_SIZE = 256, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
 	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
+	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
+	OPT_CODING_BASE,
 };
 
-static const struct option long_options[] = {
-	{ "brotli", no_argument, NULL, OPT_BROTLI },
-	{ "no-brotli", no_argument, NULL, OPT_NO_BROTLI },
-	{ "no-gzip", no_argument, NULL, OPT_NO_GZIP },
-	{ "gzip-level", required_argument, NULL, OPT_GZIP_LEVEL },
-	{ "brotli-quality", required_argument, NULL, OPT_BROTLI_QUALITY },
+static const struct option fixed_options[] = {
 	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
 	{ "max-ratio", required_argument, NULL, OPT_MAX_RATIO },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
@@ -254,10 +289,43 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
 };
 
+struct cli;
+static int coding_option(struct cli *cli, int code, const char *arg);
+
+/* The fixed options plus three per coding of the library's table, and the
+ * terminating entry; the names are malloc'ed into NAMES. */
+static struct option *build_options(char **names)
+{
+	size_t nfixed = sizeof(fixed_options) / sizeof(fixed_options[0]);
+	unsigned n = kiln_coding_count();
+	struct option *o = calloc(nfixed + 3 * n + 1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	memcpy(o, fixed_options, sizeof(fixed_options));
+	for (unsigned c = 0; c < n; c++) {
+		const struct kiln_coding_info *i = kiln_coding_info((kiln_coding)c);
+		size_t w = strlen(i->word), k = nfixed + 3 * c;
+		if (!(names[3 * c] = strdup(i->word)) || !(names[3 * c + 1] = malloc(w + 4)) ||
+		    !(names[3 * c + 2] = malloc(w + strlen(i->level_word) + 2))) {
+			free(o);
+			return NULL;
+		}
+		sprintf(names[3 * c + 1], "no-%s", i->word);
+		sprintf(names[3 * c + 2], "%s-%s", i->word, i->level_word);
+		for (int j = 0; j < 3; j++)
+			o[k + j] = (struct option){ names[3 * c + j],
+						    j == 2 ? required_argument : no_argument, NULL,
+						    OPT_CODING_BASE + 3 * (int)c + j };
+	}
+	return o;
+}
+
 struct cli {
+	struct option *long_options;
+	char *option_names[3 * KILN_MAX_CODINGS];
 	struct kiln_options opt;
 	struct kiln_archive_options aopt;
 	const char *output;  /* -o */
@@ -267,6 +335,26 @@ struct cli {
 	int progress; /* -1 auto, 0 off, 1 on */
 	bool json;
 };
+
+/* A coding option (CODE from build_options()) with ARG. */
+static int coding_option(struct cli *cli, int code, const char *arg)
+{
+	kiln_coding c = (code - OPT_CODING_BASE) / 3;
+	const struct kiln_coding_info *i = kiln_coding_info(c);
+	uint64_t v;
+
+	switch ((code - OPT_CODING_BASE) % 3) {
+	case 0: cli->opt.codings |= 1u << c; break;
+	case 1: cli->opt.codings &= ~(1u << c); break;
+	default:
+		if (!parse_u64(arg, (uint64_t)i->level_min, (uint64_t)i->level_max, &v))
+			return usage_error("--%s-%s takes a %s from %d to %d, not '%s'", i->word,
+					   i->level_word, i->level_word, i->level_min, i->level_max,
+					   arg);
+		cli->opt.level[c] = (int)v;
+	}
+	return -1;
+}
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_args(int argc, char **argv, struct cli *cli)
@@ -281,28 +369,16 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->progress = -1;
 	cli->include = calloc((size_t)argc, sizeof(char *));
 	cli->exclude = calloc((size_t)argc, sizeof(char *));
-	if (!cli->include || !cli->exclude) {
+	cli->long_options = build_options(cli->option_names);
+	if (!cli->include || !cli->exclude || !cli->long_options) {
 		fputs("kiln: out of memory\n", stderr);
 		return EXIT_FAILED;
 	}
 	cli->opt.cache_dir = getenv("KILN_CACHE_DIR");
 	if (cli->opt.cache_dir && !*cli->opt.cache_dir)
 		cli->opt.cache_dir = NULL;
-	while ((c = getopt_long(argc, argv, "j:fnqvhVo:", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "j:fnqvhVo:", cli->long_options, NULL)) != -1) {
 		switch (c) {
-		case OPT_BROTLI: cli->opt.codings |= 1u << KILN_CODING_BR; break;
-		case OPT_NO_BROTLI: cli->opt.codings &= ~(1u << KILN_CODING_BR); break;
-		case OPT_NO_GZIP: cli->opt.codings &= ~(1u << KILN_CODING_GZIP); break;
-		case OPT_GZIP_LEVEL:
-			if (!parse_u64(optarg, 1, 12, &v))
-				return usage_error("--gzip-level takes a level from 1 to 12, not '%s'", optarg);
-			cli->opt.gzip_level = (int)v;
-			break;
-		case OPT_BROTLI_QUALITY:
-			if (!parse_u64(optarg, 0, 11, &v))
-				return usage_error("--brotli-quality takes a quality from 0 to 11, not '%s'", optarg);
-			cli->opt.brotli_quality = (int)v;
-			break;
 		case OPT_MIN_SIZE:
 			if (!parse_u64(optarg, 0, UINT64_MAX, &v))
 				return usage_error("--min-size takes a number of bytes, not '%s'", optarg);
@@ -402,12 +478,20 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		case 'q': cli->verbosity = UI_QUIET; break;
 		case 'v': cli->verbosity = UI_VERBOSE; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		case 'V':
-			printf("kiln %s\nlibdeflate %s\nbrotli %s\nzlib %s\n%s\n", kiln_version(),
-			       kiln_libdeflate_version(), kiln_brotli_version(), kiln_zlib_version(),
-			       kiln_libarchive_version());
+		case 'V': {
+			const char *name, *version;
+			printf("kiln %s\n", kiln_version());
+			for (size_t i = 0; kiln_library(i, &name, &version); i++)
+				printf("%s %s\n", name, version);
 			return EXIT_OK;
+		}
 		default:
+			if (c >= OPT_CODING_BASE) {
+				int st = coding_option(cli, c, optarg);
+				if (st >= 0)
+					return st;
+				break;
+			}
 			fputs("Try 'kiln --help' for more information.\n", stderr);
 			return EXIT_USAGE;
 		}
@@ -415,7 +499,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->opt.include = cli->include;
 	cli->opt.exclude = cli->exclude;
 	if (cli->opt.codings == 0)
-		return usage_error("--no-gzip without --brotli leaves nothing to write");
+		return usage_error("every coding is turned off: nothing to write");
 	return -1;
 }
 
@@ -524,7 +608,9 @@ int main(int argc, char **argv)
 	status = failed || ui_errors(ui) ? EXIT_FAILED
 		 : problems			 ? EXIT_PROBLEMS
 						 : EXIT_OK;
-	if (cli.json && ui_print_json(ui, stdout) != 0) {
+	if (cli.json && ui_print_json(ui, stdout, cmd == CMD_CHECK   ? "check"
+						  : cmd == CMD_CLEAN ? "clean"
+								     : NULL) != 0) {
 		fputs("kiln: cannot write the JSON summary\n", stderr);
 		status = EXIT_FAILED;
 	}
@@ -534,5 +620,10 @@ out:
 	ui_free(ui);
 	free(cli.include);
 	free(cli.exclude);
+	free(cli.long_options);
+	for (size_t i = 0; i < sizeof(cli.option_names) / sizeof(cli.option_names[0]); i++)
+		free(cli.option_names[i]);
+	if (status != EXIT_USAGE)
+		die_if_signalled();
 	return status;
 }

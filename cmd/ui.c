@@ -29,9 +29,10 @@ struct ui {
 	bool line_shown;
 	uint64_t total_files, total_bytes, done_files, done_bytes;
 	uint64_t count[KILN_NOUTCOMES];
-	uint64_t bytes_in[KILN_NCODINGS], bytes_out[KILN_NCODINGS];
+	uint64_t bytes_in[KILN_MAX_CODINGS], bytes_out[KILN_MAX_CODINGS];
 	uint64_t artifact_errors, removed, unchanged;
 	json_t *errors; /* [{"path", "reason"}], for --json */
+	json_t *problems; /* check's: [{"path", "kind", "detail"}], for --json */
 };
 
 static double now(void)
@@ -157,6 +158,7 @@ struct ui *ui_new(FILE *err, enum ui_verbosity verbosity, bool progress)
 	ui->progress = progress;
 	ui->start = now();
 	ui->errors = json_array();
+	ui->problems = json_array();
 	pthread_mutex_init(&ui->lock, NULL);
 	pthread_cond_init(&ui->wake, NULL);
 	if (progress && pthread_create(&ui->ticker, NULL, ticker_main, ui) == 0)
@@ -184,6 +186,7 @@ void ui_free(struct ui *ui)
 	pthread_cond_destroy(&ui->wake);
 	pthread_mutex_destroy(&ui->lock);
 	json_decref(ui->errors);
+	json_decref(ui->problems);
 	free(ui);
 }
 
@@ -271,7 +274,7 @@ static void print_verbose(struct ui *ui, const struct kiln_report *r)
 	fprintf(ui->err, ": %s", kiln_outcome_name(r->outcome));
 	if (r->outcome == KILN_OUTCOME_COMPRESSED || r->outcome == KILN_OUTCOME_NO_GAIN) {
 		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);
-		for (int c = 0; c < KILN_NCODINGS; c++) {
+		for (int c = 0; c < (int)kiln_coding_count(); c++) {
 			if (r->coding[c].outcome == KILN_CODING_OFF)
 				continue;
 			fprintf(ui->err, ", %s %llu B", kiln_coding_name((kiln_coding)c),
@@ -306,13 +309,13 @@ void ui_on_file(void *user, const struct kiln_report *r)
 	ui->count[r->outcome]++;
 	if (r->outcome == KILN_OUTCOME_COMPRESSED) {
 		bool all_previous = true;
-		for (int c = 0; c < KILN_NCODINGS; c++)
+		for (int c = 0; c < (int)kiln_coding_count(); c++)
 			if (r->coding[c].outcome == KILN_CODING_KEPT &&
 			    r->coding[c].origin != KILN_ORIGIN_PREVIOUS)
 				all_previous = false;
 		ui->unchanged += all_previous;
 	}
-	for (int c = 0; c < KILN_NCODINGS; c++) {
+	for (int c = 0; c < (int)kiln_coding_count(); c++) {
 		if (r->coding[c].outcome != KILN_CODING_KEPT)
 			continue;
 		ui->bytes_in[c] += r->size;
@@ -385,7 +388,24 @@ void ui_on_artifact(void *user, const char *what, const char *path, const struct
 /* "gzip" / "brotli": how a person names the coding in a message. */
 static const char *coding_word(int coding)
 {
-	return coding == KILN_CODING_BR ? "brotli" : coding == KILN_CODING_GZIP ? "gzip" : "";
+	const struct kiln_coding_info *i = kiln_coding_info(coding);
+
+	return i ? i->word : "";
+}
+
+/* Keep one of check's problems for --json. */
+static void add_problem(struct ui *ui, const char *path, kiln_event ev, int coding,
+			const char *detail)
+{
+	json_t *rec = json_pack("{s:s, s:s}", "path", path ? path : "?", "kind",
+				kiln_event_name(ev));
+
+	if (rec && coding >= 0)
+		json_object_set_new(rec, "coding", json_string(kiln_coding_name(coding)));
+	if (rec && detail)
+		json_object_set_new(rec, "detail", json_string(detail));
+	if (!rec || json_array_append_new(ui->problems, rec) != 0)
+		ui->artifact_errors++; /* the JSON would be incomplete */
 }
 
 void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
@@ -423,12 +443,15 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 	case KILN_EVENT_MISSING_SIBLING:
 	case KILN_EVENT_STALE_SIBLING:
 		/* check's findings: always printed, they are its output */
-		fprintf(ui->err, "kiln: %s: %s %s sibling\n", p ? p : "?",
-			ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing", coding_word(coding));
+		fprintf(ui->err, "kiln: %s: %s %s sibling%s%s\n", p ? p : "?",
+			ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing", coding_word(coding),
+			detail ? ": " : "", detail ? detail : "");
+		add_problem(ui, p, ev, coding, detail);
 		break;
 	default:
 		fprintf(ui->err, "kiln: %s: %s%s%s\n", p ? p : "?", kiln_event_name(ev),
 			detail ? ": " : "", detail ? detail : "");
+		add_problem(ui, p, ev, coding, detail);
 		break;
 	}
 	pthread_mutex_unlock(&ui->lock);
@@ -457,17 +480,29 @@ uint64_t ui_errors(const struct ui *ui)
 	return ui->count[KILN_OUTCOME_ERROR] + ui->artifact_errors;
 }
 
-int ui_print_json(struct ui *ui, FILE *f)
+int ui_print_json(struct ui *ui, FILE *f, const char *command)
 {
 	json_t *root = json_object(), *files = json_object(), *bytes = json_object();
 	int ret = -1;
 
 	if (!root || !files || !bytes)
 		goto out;
+	if (command && strcmp(command, "check") == 0) {
+		/* check's output is its problems, and the errors beside them */
+		json_object_set_new(root, "command", json_string(command));
+		json_object_set(root, "problems", ui->problems);
+		json_object_set_new(root, "problem_count",
+				    json_integer((json_int_t)json_array_size(ui->problems)));
+		json_object_set(root, "errors", ui->errors);
+		json_object_set_new(root, "elapsed_seconds", json_real(now() - ui->start));
+		goto dump;
+	}
+	if (command)
+		json_object_set_new(root, "command", json_string(command));
 	for (int o = 0; o < KILN_NOUTCOMES; o++)
 		json_object_set_new(files, kiln_outcome_name((kiln_outcome)o),
 				    json_integer((json_int_t)ui->count[o]));
-	for (int c = 0; c < KILN_NCODINGS; c++)
+	for (int c = 0; c < (int)kiln_coding_count(); c++)
 		json_object_set_new(bytes, kiln_coding_name((kiln_coding)c),
 				    json_pack("{s:I, s:I}", "in", (json_int_t)ui->bytes_in[c],
 					      "out", (json_int_t)ui->bytes_out[c]));
@@ -477,6 +512,7 @@ int ui_print_json(struct ui *ui, FILE *f)
 	json_object_set_new(root, "unchanged", json_integer((json_int_t)ui->unchanged));
 	json_object_set_new(root, "elapsed_seconds", json_real(now() - ui->start));
 	json_object_set(root, "errors", ui->errors);
+dump:
 	if (json_dumpf(root, f, JSON_COMPACT | JSON_REAL_PRECISION(6)) == 0 && fputc('\n', f) != EOF &&
 	    fflush(f) == 0)
 		ret = 0;
@@ -516,7 +552,7 @@ void ui_finish(struct ui *ui)
 			(unsigned long long)ui->removed);
 		if (ui->unchanged)
 			fprintf(ui->err, ", %llu unchanged", (unsigned long long)ui->unchanged);
-		for (int c = 0; c < KILN_NCODINGS; c++) {
+		for (int c = 0; c < (int)kiln_coding_count(); c++) {
 			char in[32], out[32];
 			if (!ui->bytes_in[c])
 				continue;

@@ -38,10 +38,12 @@ void ui_finish_command(struct ui *ui, const char *command, uint64_t n);
 /* Callback for kiln_callbacks.on_artifact. */
 void ui_on_artifact(void *user, const char *what, const char *path, const struct kiln_error *err);
 
-/* Print the summary as one JSON object on F: counts by outcome, bytes in
- * and out per encoding, elapsed seconds, and the errors (path, reason).
- * Returns 0, or -1 if it could not be built or written. */
-int ui_print_json(struct ui *ui, FILE *f);
+/* Print the summary as one JSON object on F.  For COMMAND "check": the
+ * problems found (path, kind, coding, detail), their count and the errors;
+ * otherwise counts by outcome, bytes in and out per encoding, removals and
+ * the errors (path, reason).  Elapsed seconds in both.  COMMAND NULL means
+ * compress.  Returns 0, or -1 if it could not be built or written. */
+int ui_print_json(struct ui *ui, FILE *f, const char *command);
 
 /* A run-level error not tied to one file's report: "kiln: PATH: what". */
 void ui_error(struct ui *ui, const char *path, const char *what, int errnum);

@@ -25,10 +25,11 @@
  * the input says: the input's modes only ever reach the output archive.
  * Reading stops at the first refused entry, and then nothing is written.
  */
-#include "archive_temps.h"
+#include "archive_version.h"
 #include "classify.h"
 #include "error.h"
 #include "run.h"
+#include "tempfile.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -90,8 +91,9 @@ struct ctx {
 	const char *input, *output;
 	kiln_archive_format format;
 	bool is_dir;
-	struct kiln_archive_temps *temps;
-	int root_fd;            /* the staging directory */
+	struct kiln_temps *temps;    /* the run's */
+	struct kiln_tempfile stage;  /* the staging directory */
+	int root_fd;                 /* ... open */
 	uint8_t *buf;           /* BLOCK_SIZE bytes */
 
 	struct item *items;
@@ -233,7 +235,8 @@ static void report(struct ctx *c, const char *path, kiln_status st, int errnum, 
 	r.error.what = what;
 	r.error.suffix = "";
 	r.in_archive = !c->is_dir && *path;
-	kiln_run_report(c->run, &r);
+	if (c->run->cb.on_file)
+		c->run->cb.on_file(c->run->cb.user, &r);
 	c->failed = true;
 }
 
@@ -258,11 +261,12 @@ static void report_output(struct ctx *c, kiln_status st, int errnum, const char 
 
 /* ---- the staging directory, under the temps lock ---- */
 
+/* Everything created inside the staging directory is created holding the
+ * registry's lock (so that a shutdown from the signal thread removes all
+ * of it) and only before a cancel. */
 static bool begin_create(struct ctx *c)
 {
-	pthread_mutex_lock(&c->temps->lock);
-	if (c->temps->closed || atomic_load(&c->run->cancelled)) {
-		pthread_mutex_unlock(&c->temps->lock);
+	if (atomic_load(&c->run->cancelled) || !kiln_temps_hold(c->temps)) {
 		errno = ECANCELED;
 		return false;
 	}
@@ -271,99 +275,35 @@ static bool begin_create(struct ctx *c)
 
 static void end_create(struct ctx *c)
 {
-	pthread_mutex_unlock(&c->temps->lock);
+	kiln_temps_release(c->temps);
 }
 
-/* Remove everything below the directory DFD (which is closed), never
- * following a link. */
-static void remove_below(int dfd)
+/* The directory part of PATH, malloc'ed ("" for none). */
+static char *dir_of(const char *path)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *e;
+	const char *slash = strrchr(path, '/');
 
-	if (!d) {
-		close(dfd);
-		return;
-	}
-	while ((e = readdir(d)) != NULL) {
-		int sub;
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
-			continue;
-		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0) {
-			remove_below(sub);
-			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-		}
-		rewinddir(d); /* entries may have moved while we removed */
-	}
-	closedir(d);
-}
-
-static void remove_tree(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	/* a run's last journal may appear while we remove: a few tries */
-	for (int i = 0; i < 3 && fd >= 0; i++) {
-		remove_below(fd);
-		if (rmdir(path) == 0 || errno != ENOTEMPTY)
-			break;
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
-}
-
-void kiln_archive_temps_init(struct kiln_archive_temps *t)
-{
-	memset(t, 0, sizeof(*t));
-	pthread_mutex_init(&t->lock, NULL);
-}
-
-void kiln_archive_temps_destroy(struct kiln_archive_temps *t)
-{
-	pthread_mutex_destroy(&t->lock);
-}
-
-void kiln_archive_temps_shutdown(struct kiln_archive_temps *t)
-{
-	pthread_mutex_lock(&t->lock);
-	t->closed = true;
-	if (t->out_live)
-		unlink(t->out_tmp);
-	t->out_live = false;
-	if (t->stage_live)
-		remove_tree(t->stage);
-	t->stage_live = false;
-	pthread_mutex_unlock(&t->lock);
+	return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup("");
 }
 
 /* Make the staging directory in OUTPUT's directory. */
 static kiln_status make_stage(struct ctx *c)
 {
-	const char *slash = strrchr(c->output, '/');
-	size_t dirlen = slash ? (size_t)(slash - c->output) + 1 : 0;
-	static const char name[] = ".kiln-stage-XXXXXX";
-	struct kiln_archive_temps *t = c->temps;
-	int e;
+	struct kiln_error err;
+	char *dir = dir_of(c->output);
+	kiln_status st;
 
-	if (dirlen + sizeof(name) > sizeof(t->stage)) {
-		report_output(c, KILN_ERR_IO, ENAMETOOLONG, "cannot create staging directory");
-		return KILN_ERR_IO;
+	if (!dir)
+		return KILN_ERR_NOMEM;
+	st = kiln_tempdir_create(c->temps, &c->stage, dir, ".kiln-stage-", &err);
+	free(dir);
+	if (st != KILN_OK) {
+		if (st != KILN_ERR_CANCELLED)
+			report_output(c, st, err.errnum, "cannot create staging directory");
+		return st;
 	}
-	if (!begin_create(c))
-		return KILN_ERR_CANCELLED;
-	memcpy(t->stage, c->output, dirlen);
-	memcpy(t->stage + dirlen, name, sizeof(name));
-	t->stage_live = mkdtemp(t->stage) != NULL;
-	e = errno;
-	end_create(c);
-	if (!t->stage_live) {
-		report_output(c, KILN_ERR_IO, e, "cannot create staging directory");
-		return KILN_ERR_IO;
-	}
-	c->stage_len = strlen(t->stage);
-	c->root_fd = open(t->stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	c->stage_len = strlen(c->stage.path);
+	c->root_fd = open(c->stage.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->root_fd < 0) {
 		report_output(c, KILN_ERR_IO, errno, "cannot open staging directory");
 		return KILN_ERR_IO;
@@ -373,16 +313,10 @@ static kiln_status make_stage(struct ctx *c)
 
 static void drop_stage(struct ctx *c)
 {
-	struct kiln_archive_temps *t = c->temps;
-
 	if (c->root_fd >= 0)
 		close(c->root_fd);
 	c->root_fd = -1;
-	pthread_mutex_lock(&t->lock);
-	if (t->stage_live)
-		remove_tree(t->stage);
-	t->stage_live = false;
-	pthread_mutex_unlock(&t->lock);
+	kiln_tempdir_remove(&c->stage);
 }
 
 /*
@@ -1079,7 +1013,7 @@ out:
 /* The directory INPUT, as `tar -C PARENT NAME` would archive it. */
 static kiln_status read_directory(struct ctx *c)
 {
-	char *copy = kiln_run_root(c->input), *base, *prefix = NULL;
+	char *copy = kiln_root_normalise(c->input), *base, *prefix = NULL;
 	struct item it;
 	struct stat st;
 	kiln_status ret;
@@ -1306,7 +1240,7 @@ static void wrap_file(void *user, const struct kiln_report *r)
 
 	if (r->outcome == KILN_OUTCOME_ERROR && r->error.status != KILN_ERR_CANCELLED)
 		c->failed = true;
-	for (int k = 0; k < KILN_NCODINGS; k++) {
+	for (int k = 0; k < (int)kiln_coding_count(); k++) {
 		if (r->coding[k].outcome != KILN_CODING_KEPT)
 			continue;
 		if (c->nkept == c->capkept) {
@@ -1377,13 +1311,11 @@ static kiln_status run_tree(struct ctx *c)
 	};
 	kiln_status st;
 
-	c->tree_path = *c->tree ? cat3(c->temps->stage, "/", c->tree) : strdup(c->temps->stage);
+	c->tree_path = *c->tree ? cat3(c->stage.path, "/", c->tree) : strdup(c->stage.path);
 	if (!c->tree_path)
 		return KILN_ERR_NOMEM;
 	c->user = c->run->cb;
-	c->run->cb = wrapped;
-	st = kiln_run_tree(c->run, c->tree_path);
-	c->run->cb = c->user;
+	st = kiln_tree_compress(c->run, c->tree_path, &wrapped);
 	return st;
 }
 
@@ -1696,17 +1628,15 @@ static mode_t output_mode(const struct stat *old)
 
 static kiln_status write_output(struct ctx *c)
 {
-	struct kiln_archive_temps *t = c->temps;
-	const char *slash = strrchr(c->output, '/');
-	size_t dirlen = slash ? (size_t)(slash - c->output) + 1 : 0;
 	struct out_list l = { 0 };
 	struct archive *a = NULL;
 	struct archive_entry *ae = NULL;
+	struct kiln_tempfile tf = { .fd = -1 };
+	struct kiln_file_meta meta = { .fsync = true }; /* exists whole or not at all */
+	struct kiln_error err;
 	struct stat old;
-	bool have_old;
 	int64_t fixed = 0;
 	kiln_status ret;
-	int fd = -1, e;
 
 	if ((ret = list_output(c, &l)) != KILN_OK)
 		goto out;
@@ -1727,34 +1657,10 @@ static kiln_status write_output(struct ctx *c)
 		if (g != NONE && c->items[g].leader == NONE)
 			c->items[g].leader = k;
 	}
-
-	have_old = lstat(c->output, &old) == 0;
-	if (have_old && !S_ISREG(old.st_mode)) {
-		report_output(c, KILN_ERR_UNSAFE, 0,
-			      S_ISLNK(old.st_mode)   ? "is a symbolic link, not replaced"
-			      : S_ISDIR(old.st_mode) ? "is a directory, not replaced"
-						     : "is not a regular file, not replaced");
-		ret = KILN_ERR_UNSAFE;
-		goto out;
-	}
-	if (dirlen + sizeof(".kiln-XXXXXX.tmp") > sizeof(t->out_tmp)) {
-		report_output(c, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
-		ret = KILN_ERR_IO;
-		goto out;
-	}
-	if (!begin_create(c)) {
-		ret = KILN_ERR_CANCELLED;
-		goto out;
-	}
-	memcpy(t->out_tmp, c->output, dirlen);
-	memcpy(t->out_tmp + dirlen, ".kiln-XXXXXX.tmp", sizeof(".kiln-XXXXXX.tmp"));
-	fd = mkostemps(t->out_tmp, 4, O_CLOEXEC);
-	t->out_live = fd >= 0;
-	e = errno;
-	end_create(c);
-	if (fd < 0) {
-		report_output(c, KILN_ERR_IO, e, "cannot create temporary file");
-		ret = KILN_ERR_IO;
+	meta.mode = output_mode(lstat(c->output, &old) == 0 && S_ISREG(old.st_mode) ? &old : NULL);
+	if ((ret = kiln_tempfile_create(c->temps, &tf, c->output, &meta, &err)) != KILN_OK) {
+		if (ret != KILN_ERR_CANCELLED)
+			report_output(c, ret, err.errnum, err.what);
 		goto out;
 	}
 	a = new_writer(c->format);
@@ -1763,7 +1669,7 @@ static kiln_status write_output(struct ctx *c)
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
-	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+	if (archive_write_open_fd(a, tf.fd) != ARCHIVE_OK) {
 		report_output(c, KILN_ERR_IO, 0, archive_msg(c, a, "cannot write"));
 		ret = KILN_ERR_IO;
 		goto out;
@@ -1778,61 +1684,18 @@ static kiln_status write_output(struct ctx *c)
 		ret = KILN_ERR_IO;
 		goto out;
 	}
-	if (fchmod(fd, output_mode(have_old ? &old : NULL)) != 0 || fsync(fd) != 0) {
-		report_output(c, KILN_ERR_IO, errno, "cannot write");
-		ret = KILN_ERR_IO;
+	if ((ret = kiln_tempfile_commit(&tf, c->output, &meta, &err)) != KILN_OK) {
+		if (ret != KILN_ERR_CANCELLED)
+			report_output(c, ret, err.errnum, err.what);
 		goto out;
-	}
-	e = close(fd) != 0 ? errno : 0;
-	fd = -1;
-	if (e) {
-		report_output(c, KILN_ERR_IO, e, "cannot write");
-		ret = KILN_ERR_IO;
-		goto out;
-	}
-	pthread_mutex_lock(&t->lock);
-	if (!t->out_live || t->closed) {
-		pthread_mutex_unlock(&t->lock);
-		ret = KILN_ERR_CANCELLED;
-		goto out;
-	}
-	e = rename(t->out_tmp, c->output) == 0 ? 0 : errno;
-	if (e)
-		unlink(t->out_tmp);
-	t->out_live = false;
-	pthread_mutex_unlock(&t->lock);
-	if (e) {
-		report_output(c, KILN_ERR_IO, e, "cannot rename into place");
-		ret = KILN_ERR_IO;
-		goto out;
-	}
-	{
-		/* the rename itself survives a power loss too */
-		char dir[PATH_MAX];
-		int dfd;
-		if (dirlen)
-			memcpy(dir, c->output, dirlen), dir[dirlen] = '\0';
-		else
-			strcpy(dir, ".");
-		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
 	}
 	if (c->run->cb.on_artifact)
 		c->run->cb.on_artifact(c->run->cb.user, "archive", c->output, NULL);
 out:
 	if (a)
-		archive_write_free(a); /* closes nothing of ours: fd is closed below */
+		archive_write_free(a); /* closes nothing of ours: the fd is the tempfile's */
 	archive_entry_free(ae);
-	if (fd >= 0)
-		close(fd);
-	pthread_mutex_lock(&t->lock);
-	if (t->out_live)
-		unlink(t->out_tmp);
-	t->out_live = false;
-	pthread_mutex_unlock(&t->lock);
+	kiln_tempfile_discard(&tf);
 	out_free(&l);
 	return ret;
 }
@@ -1875,9 +1738,9 @@ void kiln_archive_options_init(struct kiln_archive_options *aopt)
 	aopt->max_entries = 1000000;
 }
 
-const char *kiln_libarchive_version(void)
+const char *kiln_archive_library_version(void)
 {
-	return archive_version_details();
+	return archive_version_string() + strlen("libarchive ");
 }
 
 /* Is OUTPUT's directory inside the directory INPUT? */
@@ -1910,7 +1773,7 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 	c.aopt = aopt;
 	c.input = input;
 	c.output = output;
-	c.temps = &run->archive_temps;
+	c.temps = &run->temps;
 	c.root_fd = -1;
 	c.format = aopt->format ? aopt->format : kiln_archive_format_from_name(output);
 	if (c.format == KILN_ARCHIVE_AUTO || (unsigned)c.format > KILN_ARCHIVE_ZIP ||

@@ -80,16 +80,15 @@ void kiln_cache_close(struct kiln_cache *cache)
 }
 
 char *kiln_cache_path(const struct kiln_cache *cache, const uint8_t src_sha256[32],
-		      kiln_coding c, int param, const char *version)
+		      const char *coding, const char *recipe)
 {
 	char hex[65], *p;
-	size_t n = strlen(cache->dir) + strlen(version) + 100;
+	size_t n = strlen(cache->dir) + strlen(coding) + strlen(recipe) + 100;
 
 	kiln_hex(src_sha256, 32, hex);
 	if (!(p = malloc(n)))
 		return NULL;
-	snprintf(p, n, "%s/%.2s/%s.%s-%d-%s", cache->dir, hex, hex, kiln_coding_name(c), param,
-		 version);
+	snprintf(p, n, "%s/%.2s/%s.%s.%s", cache->dir, hex, hex, coding, recipe);
 	return p;
 }
 
@@ -145,7 +144,7 @@ bad:
 }
 
 kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uint8_t *data,
-			   size_t len, bool fsync, struct kiln_tempslot *slot,
+			   size_t len, bool fsync, struct kiln_temps *reg,
 			   struct kiln_error *err)
 {
 	struct kiln_file_meta meta = { .mode = 0644, .fsync = fsync };
@@ -172,7 +171,7 @@ kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uin
 		buf[8 + i] = (uint8_t)((uint64_t)len >> (8 * i));
 	kiln_sha256(data, len, buf + 16);
 	memcpy(buf + HEADER, data, len);
-	st = kiln_atomic_write(slot, path, buf, HEADER + len, &meta, err);
+	st = kiln_write_atomic(reg, path, buf, HEADER + len, &meta, err);
 	free(buf);
 	return st;
 }

@@ -4,8 +4,8 @@
  * Bundlers recreate dist/ from scratch, so state kept inside the tree is
  * lost on every CI build; a cache directory kept between builds is not.  An
  * entry holds one encoding of one source, keyed by the source's SHA-256, the
- * content-coding, its level or quality and the encoder's version, so a hit
- * is byte-for-byte what encoding again would produce.
+ * content-coding and its recipe (encoder, version, level: codec.h), so a
+ * hit is byte-for-byte what encoding again would produce.
  *
  * Safe under concurrent kiln processes: entries are written with the atomic
  * writer (a reader sees a whole entry or none; two writers of one key write
@@ -19,7 +19,7 @@
 #define KILN_CACHE_H
 
 #include "kiln.h"
-#include "sibling.h"
+#include "tempfile.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,11 +32,10 @@ struct kiln_cache;
 struct kiln_cache *kiln_cache_open(const char *dir, uint64_t max_bytes, struct kiln_error *err);
 void kiln_cache_close(struct kiln_cache *cache);
 
-/* The cache file name for a key: "<sha256 hex>.<coding>-<param>-<version>"
- * under a two-character fan-out directory; malloc'ed, NULL if out of memory.
- * PARAM is the level or quality. */
+/* The cache file name for a key: "<sha256 hex>.<coding>.<recipe>" under a
+ * two-character fan-out directory; malloc'ed, NULL if out of memory. */
 char *kiln_cache_path(const struct kiln_cache *cache, const uint8_t src_sha256[32],
-		      kiln_coding c, int param, const char *version);
+		      const char *coding, const char *recipe);
 
 /*
  * Look up PATH (from kiln_cache_path()).  On a hit, *data (malloc'ed, the
@@ -46,10 +45,11 @@ char *kiln_cache_path(const struct kiln_cache *cache, const uint8_t src_sha256[3
  */
 bool kiln_cache_get(struct kiln_cache *cache, const char *path, uint8_t **data, size_t *len);
 
-/* Store DATA[0..len) under PATH atomically (durably with FSYNC).  SLOT:
- * the caller's temporary file slot.  KILN_OK, or an error with *err set (e.g. ENOSPC). */
+/* Store DATA[0..len) under PATH atomically (durably with FSYNC), its
+ * temporary file registered in REG.  KILN_OK, or an error with *err set
+ * (e.g. ENOSPC).  Thread-safe. */
 kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uint8_t *data,
-			   size_t len, bool fsync, struct kiln_tempslot *slot,
+			   size_t len, bool fsync, struct kiln_temps *reg,
 			   struct kiln_error *err);
 
 /* Evict least recently used entries until the cache holds at most its

@@ -6,14 +6,14 @@
  * in both directions: every asset and sibling on disk must be recorded,
  * every record must be on disk, and every recorded sibling must decode (with
  * the independent decoders) to the source as it is now.  A sibling that
- * decodes to an older version of its source is exactly what nginx would
- * serve stale, so this is the test a CI gate wants.
+ * decodes to an older version of its source is exactly what a server would
+ * send stale, so this is the test a CI gate wants.
  */
 #include "run.h"
 
 #include "classify.h"
 #include "codec.h"
-#include "hash.h"
+#include "sibling.h"
 #include "source.h"
 
 #include <errno.h>
@@ -22,22 +22,28 @@
 #include <string.h>
 #include <unistd.h>
 
-static void problem(struct kiln_run *run, uint64_t *n, kiln_event ev, const char *path,
-		    int coding, const char *detail)
+struct check {
+	struct kiln_tree *t;
+	uint64_t problems;
+	bool io_failed;
+};
+
+static void problem(struct check *k, kiln_event ev, const char *path, int coding,
+		    const char *detail)
 {
 	struct kiln_error err = { KILN_OK, 0, detail, "" };
 
-	(*n)++;
-	kiln_run_event(run, ev, path, coding, detail ? &err : NULL);
+	k->problems++;
+	kiln_tree_event(k->t, ev, path, coding, detail ? &err : NULL);
 }
 
-static void io_error(struct kiln_run *run, const char *root, const char *rel,
-		     const struct kiln_error *err)
+static void io_error(struct check *k, const char *rel, const struct kiln_error *err)
 {
-	struct kiln_report r = { .root = root, .path = rel, .outcome = KILN_OUTCOME_ERROR };
+	struct kiln_report r = { .root = k->t->root, .path = rel, .outcome = KILN_OUTCOME_ERROR };
 
 	r.error = *err;
-	kiln_run_report(run, &r);
+	kiln_tree_report(k->t, &r);
+	k->io_failed = true;
 }
 
 /* Does SIB (a regular file) decode with coding C to the LEN bytes of the
@@ -57,11 +63,11 @@ static bool sibling_matches(const char *sib, kiln_coding c, int src_fd, uint64_t
 }
 
 /* One asset on disk against its record. */
-static void check_asset(struct kiln_run *run, const char *root, const struct kiln_entry *e,
-			uint64_t *n)
+static void check_asset(struct check *k, const struct kiln_entry *e)
 {
-	struct kiln_prev_entry *pe = kiln_state_find(&run->state, e->rel);
-	char *path = kiln_run_join(root, e->rel, "");
+	struct kiln_tree *t = k->t;
+	struct kiln_prev_entry *pe = kiln_state_find(&t->state, e->rel);
+	char *path = kiln_path_join(t->root, e->rel, "");
 	uint8_t sha[32], sha384[48];
 	struct kiln_error err = { 0 };
 	struct stat st;
@@ -73,26 +79,28 @@ static void check_asset(struct kiln_run *run, const char *root, const struct kil
 		pe->seen = true; /* present, even if it cannot be read */
 	fd = kiln_source_open(path, e->via_link, &e->st, &st, &err);
 	if (fd < 0 || kiln_source_hash(fd, &st, sha, sha384, &err) != KILN_OK) {
-		io_error(run, root, e->rel, &err);
-		run->remove_failed = true; /* an I/O error: exit 1 */
+		io_error(k, e->rel, &err);
 		goto out;
 	}
-	if (!pe) {
-		problem(run, n, KILN_EVENT_OUT_OF_DATE, path, -1, "not in the manifest");
+	if (!pe || !pe->in_manifest) {
+		problem(k, KILN_EVENT_OUT_OF_DATE, path, -1, "not in the manifest");
 		goto out;
 	}
-	if (pe->size != (uint64_t)st.st_size || memcmp(pe->sha256, sha, 32) != 0)
-		problem(run, n, KILN_EVENT_OUT_OF_DATE, path, -1, "changed since the manifest");
-	for (int c = 0; c < KILN_NCODINGS; c++) {
-		char *sib = kiln_run_join(root, e->rel, kiln_codecs[c]->suffix);
+	if (pe->rec.size != (uint64_t)st.st_size || memcmp(pe->rec.sha256, sha, 32) != 0)
+		problem(k, KILN_EVENT_OUT_OF_DATE, path, -1, "changed since the manifest");
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		char *sib = kiln_path_join(t->root, e->rel, kiln_codecs[c]->info.suffix);
 		struct stat sst;
 		bool exists = sib && lstat(sib, &sst) == 0;
 
-		if (pe->coding[c].kept && !exists)
-			problem(run, n, KILN_EVENT_MISSING_SIBLING, path, c, NULL);
-		else if (pe->coding[c].kept &&
-			 !sibling_matches(sib, (kiln_coding)c, fd, (uint64_t)st.st_size))
-			problem(run, n, KILN_EVENT_STALE_SIBLING, path, c, NULL);
+		if (pe->rec.coding[c].outcome != KILN_CODING_KEPT) {
+			free(sib);
+			continue;
+		}
+		if (!exists)
+			problem(k, KILN_EVENT_MISSING_SIBLING, path, (int)c, NULL);
+		else if (!sibling_matches(sib, (kiln_coding)c, fd, (uint64_t)st.st_size))
+			problem(k, KILN_EVENT_STALE_SIBLING, path, (int)c, NULL);
 		free(sib);
 	}
 out:
@@ -101,89 +109,109 @@ out:
 	free(path);
 }
 
-kiln_status kiln_check_tree(struct kiln_run *run, const char *root_arg, uint64_t *problems)
+/* One walk entry. */
+static void check_entry(struct check *k, const struct kiln_entry *e, const struct stat *own,
+			size_t nown)
 {
-	struct kiln_options opt = run->opt;
-	struct kiln_walk walk = { 0 };
-	struct kiln_error err = { 0 };
-	char *root = kiln_run_root(root_arg), *mpath = NULL;
-	struct stat own[1];
-	size_t nown = 0;
-	kiln_status ret;
+	struct kiln_tree *t = k->t;
+	const char *base = strrchr(e->rel, '/');
+	char *path;
 
-	*problems = 0;
-	if (!root)
-		return KILN_ERR_NOMEM;
-	run->remove_failed = false;
-	kiln_state_free(&run->state);
-	mpath = kiln_run_manifest_path(run, root);
-	if (mpath && stat(mpath, &own[0]) == 0)
-		nown = 1;
-	opt.n_include = opt.n_exclude = 0; /* every file is an asset of the manifest */
-	ret = kiln_walk(root, &opt, own, nown, &walk, &err);
-	if (ret != KILN_OK) {
-		struct kiln_report r = { .root = root, .path = "", .outcome = KILN_OUTCOME_ERROR };
-		r.error = err;
-		if (ret == KILN_ERR_IO)
-			kiln_run_report(run, &r);
-		goto out;
-	}
-	if (!mpath || kiln_state_load(mpath, &run->state, &err) != KILN_OK || !run->state.loaded) {
-		problem(run, problems, KILN_EVENT_NO_MANIFEST, mpath ? mpath : root, -1,
-			err.what ? err.what : NULL);
-		goto out;
-	}
-	for (size_t i = 0; i < walk.n; i++) {
-		const struct kiln_entry *e = &walk.v[i];
-		const char *base = strrchr(e->rel, '/');
-		char *path;
-
-		base = base ? base + 1 : e->rel;
-		switch (e->outcome) {
-		case KILN_OUTCOME_ERROR:
-			io_error(run, root, e->rel, &e->err);
-			run->remove_failed = true;
+	base = base ? base + 1 : e->rel;
+	switch (e->outcome) {
+	case KILN_OUTCOME_ERROR:
+		io_error(k, e->rel, &e->err);
+		break;
+	case KILN_OUTCOME_SIBLING:
+		if (nown && own->st_ino == e->st.st_ino && own->st_dev == e->st.st_dev)
 			break;
-		case KILN_OUTCOME_SIBLING:
-			if (kiln_is_own_output(base) ||
-			    (nown && own[0].st_ino == e->st.st_ino && own[0].st_dev == e->st.st_dev))
-				break;
-			if (!kiln_state_records_sibling(&run->state, e->rel) && (path = kiln_run_join(root, e->rel, ""))) {
-				problem(run, problems, KILN_EVENT_UNRECORDED_SIBLING, path, -1, NULL);
-				free(path);
-			}
-			break;
-		case KILN_OUTCOME_CANDIDATE:
-			/* "X.gz" whose X is recorded but gone is an orphan, not an asset */
-			if (!kiln_state_find(&run->state, e->rel) && kiln_state_records_sibling(&run->state, e->rel))
-				break;
-			check_asset(run, root, e, problems);
-			break;
-		default: /* symlinks and special files are not assets */
+		if (kiln_is_journal_name(base) || kiln_is_temp_name(base)) {
+			if ((path = kiln_path_join(t->root, e->rel, "")))
+				problem(k, KILN_EVENT_OUT_OF_DATE, path, -1,
+					"left by an interrupted run: run kiln again");
+			free(path);
 			break;
 		}
+		if (kiln_is_own_output(base) || kiln_state_records_sibling(&t->state, e->rel))
+			break;
+		if ((path = kiln_path_join(t->root, e->rel, "")))
+			problem(k, KILN_EVENT_UNRECORDED_SIBLING, path, -1, NULL);
+		free(path);
+		break;
+	case KILN_OUTCOME_CANDIDATE:
+		/* "X.gz" whose X is recorded but gone is an orphan, not an asset */
+		if (!kiln_state_find(&t->state, e->rel) &&
+		    kiln_state_records_sibling(&t->state, e->rel))
+			break;
+		check_asset(k, e);
+		break;
+	default: /* symlinks and special files are not assets */
+		break;
 	}
-	for (size_t i = 0; i < run->state.n; i++) {
-		const struct kiln_prev_entry *pe = &run->state.v[i];
+}
+
+/* Records whose asset is gone, and stale siblings still on disk. */
+static void check_leftovers(struct check *k)
+{
+	struct kiln_tree *t = k->t;
+
+	for (size_t i = 0; i < t->state.n; i++) {
+		const struct kiln_prev_entry *pe = &t->state.v[i];
 		char *path;
-		if (pe->seen || !(path = kiln_run_join(root, pe->rel, "")))
+		if (pe->seen || !pe->in_manifest || !(path = kiln_path_join(t->root, pe->rec.rel, "")))
 			continue;
-		problem(run, problems, KILN_EVENT_OUT_OF_DATE, path, -1,
-			"in the manifest, not in the tree");
-		for (int c = 0; c < KILN_NCODINGS; c++) {
-			char *sib = kiln_run_join(root, pe->rel, kiln_codecs[c]->suffix);
+		problem(k, KILN_EVENT_OUT_OF_DATE, path, -1, "in the manifest, not in the tree");
+		for (unsigned c = 0; c < kiln_ncodecs; c++) {
+			char *sib = kiln_path_join(t->root, pe->rec.rel, kiln_codecs[c]->info.suffix);
 			struct stat st;
-			if (pe->coding[c].kept && sib && lstat(sib, &st) == 0)
-				problem(run, problems, KILN_EVENT_ORPHANED_SIBLING, sib, c, NULL);
+			if (pe->rec.coding[c].outcome == KILN_CODING_KEPT && sib && lstat(sib, &st) == 0)
+				problem(k, KILN_EVENT_ORPHANED_SIBLING, sib, (int)c, NULL);
 			free(sib);
 		}
 		free(path);
 	}
-	ret = run->remove_failed ? KILN_ERR_IO : KILN_OK;
+	for (size_t i = 0; i < t->state.nstale; i++) {
+		char *sib = kiln_path_join(t->root, t->state.stale[i].rel, "");
+		struct stat st;
+		if (sib && lstat(sib, &st) == 0)
+			problem(k, KILN_EVENT_STALE_SIBLING, sib, (int)t->state.stale[i].coding,
+				"kiln could not remove it: run kiln again");
+		free(sib);
+	}
+}
+
+kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *problems)
+{
+	struct kiln_options opt = run->opt;
+	struct kiln_tree t;
+	struct check k = { .t = &t };
+	struct kiln_error err = { 0 };
+	struct stat own;
+	size_t nown = 0;
+	kiln_status ret;
+
+	*problems = 0;
+	if ((ret = kiln_tree_begin(&t, run, root, &run->cb)) != KILN_OK)
+		goto out;
+	if (stat(t.manifest_path, &own) == 0)
+		nown = 1;
+	opt.n_include = opt.n_exclude = 0; /* every file is an asset of the manifest */
+	ret = kiln_walk(t.root, &opt, &own, nown, &t.walk, &err);
+	if (ret != KILN_OK) {
+		if (ret == KILN_ERR_IO)
+			kiln_tree_root_error(&t, &err);
+		goto out;
+	}
+	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded) {
+		problem(&k, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, err.what);
+		goto out;
+	}
+	for (size_t i = 0; i < t.walk.n; i++)
+		check_entry(&k, &t.walk.v[i], &own, nown);
+	check_leftovers(&k);
+	ret = k.io_failed ? KILN_ERR_IO : KILN_OK;
 out:
-	kiln_walk_free(&walk);
-	kiln_state_free(&run->state);
-	free(mpath);
-	free(root);
+	*problems = k.problems;
+	kiln_tree_end(&t);
 	return ret;
 }

@@ -10,25 +10,12 @@
  */
 #include "classify.h"
 
+#include "codec.h"
 #include "kiln.h"
 
 #include <fnmatch.h>
 #include <string.h>
 #include <strings.h>
-
-const char *const kiln_sibling_suffixes[] = { ".gz", ".br", ".zst", NULL };
-
-size_t kiln_sibling_base_len(const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *const *s = kiln_sibling_suffixes; *s; s++) {
-		size_t k = strlen(*s);
-		if (n > k && memcmp(name + n - k, *s, k) == 0)
-			return n - k;
-	}
-	return 0;
-}
 
 bool kiln_is_temp_name(const char *name)
 {
@@ -44,8 +31,7 @@ bool kiln_is_journal_name(const char *name)
 
 bool kiln_is_own_output(const char *name)
 {
-	return strcmp(name, "kiln-manifest.json") == 0 ||
-	       strcmp(name, "kiln.nginx.conf") == 0 || kiln_is_temp_name(name) ||
+	return strcmp(name, KILN_MANIFEST_NAME) == 0 || strcmp(name, KILN_NGINX_CONF_NAME) == 0 || kiln_is_temp_name(name) ||
 	       kiln_is_journal_name(name);
 }
 
@@ -56,7 +42,7 @@ static const char *const media_extensions[] = {
 	"mp3", "mp4", "m4a", "m4v", "mov", "webm", "mkv", "ogg", "oga", "ogv",
 	"opus", "flac", "aac", "3gp", "avi", "wmv", "flv", "swf", "mpg", "mpeg",
 	/* archives and compressed streams */
-	"zip", "gz", "tgz", "bz2", "tbz", "xz", "zst", "br", "7z", "rar", "lz4",
+	"zip", "tgz", "bz2", "tbz", "xz", "7z", "rar", "lz4",
 	"lzma", "svgz",
 	/* compressed fonts */
 	"woff", "woff2",
@@ -77,7 +63,8 @@ bool kiln_media_extension(const char *name)
 	for (const char *const *e = media_extensions; *e; e++)
 		if (strcasecmp(dot + 1, *e) == 0)
 			return true;
-	return false;
+	/* a sibling's suffix names a compressed stream too */
+	return kiln_is_sibling_extension(dot + 1);
 }
 
 struct magic {

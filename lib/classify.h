@@ -2,8 +2,9 @@
  * classify.h - deciding what a file is, from its name and its first bytes.
  *
  * Pure functions over strings and byte buffers: no I/O, no state, safe from
- * any thread.  The order in which run.c applies them is the order of the
- * outcome rules: sibling, excluded, media, small.
+ * any thread.  The order in which walk.c and pipeline.c apply them is the
+ * order of the outcome rules: sibling, excluded, media, small.  Sibling
+ * names themselves are the codec table's (codec.h).
  */
 #ifndef KILN_CLASSIFY_H
 #define KILN_CLASSIFY_H
@@ -13,14 +14,6 @@
 
 /* Bytes of a file's start that kiln_media_magic() looks at. */
 #define KILN_MAGIC_BYTES 16
-
-/* Suffixes of the precompressed siblings kiln knows, including ones it does
- * not write yet (".zst"): a file "X.gz" next to "X" is never an input. */
-extern const char *const kiln_sibling_suffixes[];
-
-/* If NAME ends in a sibling suffix and is longer than it, return the length
- * of the base name ("app.js.gz" -> 6); otherwise 0. */
-size_t kiln_sibling_base_len(const char *name);
 
 /* True for the names kiln itself writes in a tree: the manifest, the nginx
  * snippet, run journals and temporary files, at any depth. */

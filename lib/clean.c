@@ -1,17 +1,19 @@
 /*
  * clean.c - `kiln clean`: take back exactly what kiln wrote.
  *
- * The manifest says which siblings kiln wrote and what their bytes were; a
- * sibling is removed only while it still has those bytes, so a file someone
- * else put at that name survives.  The snippet is removed only if it is one
- * kiln generated (its first line says so), the manifest last, so an
- * interrupted clean can be run again.
+ * The record (manifest, journals of dead runs, stale siblings) says which
+ * siblings kiln wrote and what their bytes were; a sibling is removed only
+ * while it still has those bytes, so a file someone else put at that name
+ * survives.  The snippet is removed only if it is one kiln generated (its
+ * first line says so), the manifest last, so an interrupted clean can be run
+ * again.
  */
 #include "run.h"
 
 #include "classify.h"
 #include "codec.h"
-#include "journal.h"
+#include "previous.h"
+#include "sibling.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,106 +37,91 @@ static bool is_kiln_snippet(const char *path)
 	return n == (ssize_t)sizeof(buf) - 1 && memcmp(buf, SNIPPET_MARK, sizeof(buf) - 1) == 0;
 }
 
-/* Remove the artifact at PATH, reporting it; false if that failed. */
-static bool remove_artifact(struct kiln_run *run, const char *path, uint64_t *removed)
+/* Remove the file at PATH, reporting it; false if that failed.  A file
+ * already gone is fine. */
+static bool remove_file(struct kiln_tree *t, const char *path, uint64_t *removed)
 {
 	struct kiln_error err = { KILN_ERR_IO, 0, "cannot remove", "" };
 
-	if (!run->opt.dry_run && unlink(path) != 0) {
+	if (!t->opt->dry_run && unlink(path) != 0) {
 		if (errno == ENOENT)
 			return true;
 		err.errnum = errno;
-		kiln_run_event(run, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
+		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
 		return false;
 	}
 	(*removed)++;
-	kiln_run_event(run, KILN_EVENT_REMOVED, path, -1, NULL);
+	kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
 	return true;
 }
 
-/* Counts REMOVED events passing through, for *removed. */
-struct counting {
-	struct kiln_callbacks inner;
-	uint64_t *removed;
-};
-
-static void count_event(void *user, kiln_event ev, const char *path, int coding,
-			const struct kiln_error *err)
+/* Every sibling the record holds. */
+static void remove_siblings(struct kiln_tree *t, uint64_t *removed)
 {
-	struct counting *c = user;
-
-	if (ev == KILN_EVENT_REMOVED)
-		(*c->removed)++;
-	if (c->inner.on_event)
-		c->inner.on_event(c->inner.user, ev, path, coding, err);
+	for (size_t i = 0; i < t->state.n; i++)
+		for (unsigned c = 0; c < kiln_ncodecs; c++)
+			if (kiln_state_has_sibling(&t->state.v[i], (kiln_coding)c) &&
+			    kiln_prev_remove_recorded(t, &t->state.v[i], (kiln_coding)c))
+				(*removed)++;
+	for (size_t i = 0; i < t->state.nstale; i++)
+		if (kiln_prev_remove_stale(t, &t->state.stale[i]))
+			(*removed)++;
 }
 
-kiln_status kiln_clean_tree(struct kiln_run *run, const char *root_arg, uint64_t *removed)
+/* Temporary files and journals of dead runs, anywhere in the tree. */
+static void remove_leftovers(struct kiln_tree *t, uint64_t *removed)
 {
-	struct kiln_options opt = run->opt;
-	struct kiln_walk walk = { 0 };
+	struct kiln_options opt = *t->opt;
+	struct kiln_error err;
+
+	opt.n_include = opt.n_exclude = 0;
+	if (kiln_walk(t->root, &opt, NULL, 0, &t->walk, &err) != KILN_OK)
+		return;
+	for (size_t i = 0; i < t->walk.n; i++) {
+		const char *base = strrchr(t->walk.v[i].rel, '/');
+		char *path;
+		base = base ? base + 1 : t->walk.v[i].rel;
+		if (!kiln_is_temp_name(base) && !kiln_is_journal_name(base))
+			continue;
+		path = kiln_path_join(t->root, t->walk.v[i].rel, "");
+		if (path && kiln_temp_is_stale(path))
+			remove_file(t, path, removed);
+		free(path);
+	}
+}
+
+kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *removed)
+{
+	struct kiln_tree t;
 	struct kiln_error err = { 0 };
-	struct counting counting = { run->cb, removed };
-	char *root = kiln_run_root(root_arg), *mpath = NULL, *snippet = NULL;
-	kiln_status ret = KILN_OK;
+	char *snippet = NULL;
+	kiln_status ret;
 
 	*removed = 0;
-	if (!root)
-		return KILN_ERR_NOMEM;
-	run->remove_failed = false;
-	kiln_state_free(&run->state);
-	mpath = kiln_run_manifest_path(run, root);
-	if (!mpath) {
-		ret = KILN_ERR_NOMEM;
+	if ((ret = kiln_tree_begin(&t, run, root, &run->cb)) != KILN_OK)
 		goto out;
-	}
-	if (kiln_state_load(mpath, &run->state, &err) != KILN_OK) {
-		kiln_run_event(run, KILN_EVENT_NO_MANIFEST, mpath, -1, &err);
+	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK) {
+		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, &err);
 		ret = KILN_ERR_IO;
 		goto out;
 	}
-	kiln_journal_merge(root, NULL, &run->state); /* interrupted runs' siblings */
-	if (!run->state.loaded) {
-		kiln_run_event(run, KILN_EVENT_NO_MANIFEST, mpath, -1, NULL);
+	kiln_journal_merge(t.root, &t.state); /* interrupted runs' siblings */
+	if (!t.state.loaded) {
+		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, NULL);
 		goto out;
 	}
-	/* route events through a counter of removals */
-	run->cb.on_event = count_event;
-	run->cb.user = &counting;
-	for (size_t i = 0; i < run->state.n; i++)
-		for (int c = 0; c < KILN_NCODINGS; c++)
-			if (run->state.v[i].coding[c].kept)
-				kiln_run_remove_recorded(run, root, run->state.v[i].rel, (kiln_coding)c,
-							 &run->state.v[i].coding[c]);
-	opt.n_include = opt.n_exclude = 0;
-	if (kiln_walk(root, &opt, NULL, 0, &walk, &err) == KILN_OK) {
-		for (size_t i = 0; i < walk.n; i++) {
-			const char *base = strrchr(walk.v[i].rel, '/');
-			char *path;
-			if (!kiln_is_temp_name(base ? base + 1 : walk.v[i].rel) &&
-			    !kiln_is_journal_name(base ? base + 1 : walk.v[i].rel))
-				continue;
-			path = kiln_run_join(root, walk.v[i].rel, "");
-			if (path && kiln_temp_is_stale(path) && (run->opt.dry_run || unlink(path) == 0))
-				kiln_run_event(run, KILN_EVENT_REMOVED, path, -1, NULL);
-			free(path);
-		}
-	}
-	run->cb = counting.inner;
+	remove_siblings(&t, removed);
+	remove_leftovers(&t, removed);
 	snippet = run->opt.nginx_conf_path ? strdup(run->opt.nginx_conf_path)
-					   : kiln_run_join(root, KILN_NGINX_CONF_NAME, "");
-	if (snippet && is_kiln_snippet(snippet) && !remove_artifact(run, snippet, removed))
+					   : kiln_path_join(t.root, KILN_NGINX_CONF_NAME, "");
+	if (snippet && is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
 		ret = KILN_ERR_IO;
-	if (run->remove_failed || ret != KILN_OK)
+	if (atomic_load(&t.remove_failed) || ret != KILN_OK)
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
-	else if (!remove_artifact(run, mpath, removed))
+	else if (!remove_file(&t, t.manifest_path, removed))
 		ret = KILN_ERR_IO;
 out:
-	run->cb = counting.inner;
-	kiln_walk_free(&walk);
-	kiln_state_free(&run->state);
 	free(snippet);
-	free(mpath);
-	free(root);
+	kiln_tree_end(&t);
 	return ret;
 }

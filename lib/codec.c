@@ -1,23 +1,112 @@
-/* codec.c - the table of content-codings, and their names. */
+/*
+ * codec.c - the table of content-codings, and what is derived from it.
+ *
+ * A row per coding, in order of preference (see kiln_coding in kiln.h).  The
+ * rows themselves live in codec_*.c; this file knows them only by the
+ * extern names below.
+ */
 #include "codec.h"
 
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
-const struct kiln_codec *const kiln_codecs[KILN_NCODINGS] = {
-	[KILN_CODING_GZIP] = &kiln_codec_gzip,
-	[KILN_CODING_BR] = &kiln_codec_brotli,
+extern const struct kiln_codec kiln_codec_gzip;
+extern const struct kiln_codec kiln_codec_brotli;
+
+const struct kiln_codec *const kiln_codecs[] = {
+	&kiln_codec_gzip,
+	&kiln_codec_brotli,
 };
 
-const char *kiln_coding_name(kiln_coding coding)
+const unsigned kiln_ncodecs = sizeof(kiln_codecs) / sizeof(kiln_codecs[0]);
+
+_Static_assert(sizeof(kiln_codecs) / sizeof(kiln_codecs[0]) <= KILN_MAX_CODINGS,
+	       "more codings than KILN_MAX_CODINGS");
+
+/* Suffixes of codings a later kiln may write (see codec.h). */
+static const char *const reserved_suffixes[] = { ".zst" };
+
+unsigned kiln_coding_count(void)
 {
-	return (unsigned)coding < KILN_NCODINGS ? kiln_codecs[coding]->name : "?";
+	return kiln_ncodecs;
 }
 
-const char *kiln_coding_suffix(kiln_coding coding)
+const struct kiln_coding_info *kiln_coding_info(kiln_coding c)
 {
-	return (unsigned)coding < KILN_NCODINGS ? kiln_codecs[coding]->suffix : "";
+	return c >= 0 && (unsigned)c < kiln_ncodecs ? &kiln_codecs[c]->info : NULL;
+}
+
+kiln_coding kiln_coding_find(const char *s)
+{
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (strcmp(s, kiln_codecs[c]->info.name) == 0 ||
+		    strcmp(s, kiln_codecs[c]->info.word) == 0)
+			return (kiln_coding)c;
+	return -1;
+}
+
+const char *kiln_coding_name(kiln_coding c)
+{
+	const struct kiln_coding_info *i = kiln_coding_info(c);
+
+	return i ? i->name : "?";
+}
+
+const char *kiln_coding_suffix(kiln_coding c)
+{
+	const struct kiln_coding_info *i = kiln_coding_info(c);
+
+	return i ? i->suffix : "";
+}
+
+void kiln_codec_recipe(const struct kiln_options *opt, kiln_coding c, uint64_t size,
+		       char out[KILN_RECIPE_MAX])
+{
+	bool streamed = opt->stream_size && size >= opt->stream_size;
+
+	kiln_codecs[c]->recipe(opt->level[c], streamed, out);
+}
+
+/* The length of NAME without SUFFIX, if it ends in it and is longer; 0. */
+static size_t strip(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && memcmp(name + n - k, suffix, k) == 0 ? n - k : 0;
+}
+
+kiln_coding kiln_sibling_coding(const char *name)
+{
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (strip(name, kiln_codecs[c]->info.suffix))
+			return (kiln_coding)c;
+	return -1;
+}
+
+size_t kiln_sibling_base_len(const char *name)
+{
+	size_t n;
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if ((n = strip(name, kiln_codecs[c]->info.suffix)))
+			return n;
+	for (size_t i = 0; i < sizeof(reserved_suffixes) / sizeof(reserved_suffixes[0]); i++)
+		if ((n = strip(name, reserved_suffixes[i])))
+			return n;
+	return 0;
+}
+
+bool kiln_is_sibling_extension(const char *ext)
+{
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (strcasecmp(ext, kiln_codecs[c]->info.suffix + 1) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(reserved_suffixes) / sizeof(reserved_suffixes[0]); i++)
+		if (strcasecmp(ext, reserved_suffixes[i] + 1) == 0)
+			return true;
+	return false;
 }
 
 ssize_t kiln_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)

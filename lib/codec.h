@@ -1,16 +1,20 @@
 /*
- * codec.h - the interface every content-coding implements.
+ * codec.h - the table of content-codings, and the interface each implements.
  *
- * A codec turns a whole source buffer into its encoded form, and checks an
- * encoded buffer against its source with a decoder that shares no code with
- * the encoder.  Adding a content-coding means one new codec_*.c file and one
- * entry in kiln_codecs[] (codec.c); nothing else knows a codec by name.
+ * Everything in libkiln that depends on which coding it handles goes
+ * through a row of this table: the encoders (whole-buffer and streaming) and
+ * their independent decoders, the libraries and their versions, the levels,
+ * the sibling suffix, the IANA token the manifest and HTTP use, the nginx
+ * directives that serve the siblings, and the recipe that keys reuse and the
+ * cache.  Adding a content-coding is one new codec_*.c file and one row in
+ * kiln_codecs[] (codec.c); no other file of lib/ names a coding.
  */
 #ifndef KILN_CODEC_H
 #define KILN_CODEC_H
 
 #include "kiln.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,18 +24,55 @@
  * order.  Anything but KILN_OK stops the encoder, which returns it. */
 typedef kiln_status (*kiln_sink)(void *arg, const uint8_t *p, size_t n);
 
+/* A library a codec uses: its name as the manifest's generator and
+ * `kiln --version` print it, and its version (a static string). */
+struct kiln_codec_library {
+	const char *name;
+	const char *(*version)(void);
+};
+
+/* Streaming encoders are fed pieces of this many bytes (the last may be
+ * shorter), by kiln's streamed path and by whole-buffer encoders that are
+ * streaming ones underneath (brotli): some encoders' bytes depend on how
+ * their input is cut, so both paths cut it the same way. */
+#define KILN_CODEC_PIECE ((size_t)1 << 20)
+
+/* Longest recipe, with its NUL. */
+#define KILN_RECIPE_MAX 64
+
 struct kiln_codec {
-	kiln_coding coding;
-	const char *name;   /* HTTP content-coding token */
-	const char *suffix; /* sibling suffix, with the dot */
+	struct kiln_coding_info info;
+
+	/* The libraries it encodes and decodes with, ending with {NULL}. */
+	const struct kiln_codec_library *libraries;
 
 	/*
-	 * Per-thread encoder state for the given options, reused for every file
-	 * a worker encodes (a level-12 libdeflate compressor is expensive to
-	 * allocate).  Returns NULL when out of memory.  One state is used by one
-	 * thread at a time.
+	 * nginx directives (whole lines, each ending in '\n'): ALWAYS goes in
+	 * every snippet (NULL: none); SERVE turns on serving this coding's
+	 * siblings and goes in when at least one was kept; NOTE is a comment
+	 * block for the snippet's header when SERVE needs a module loaded
+	 * (NULL: none).
 	 */
-	void *(*state_new)(const struct kiln_options *opt);
+	const char *nginx_always, *nginx_serve, *nginx_note;
+
+	/*
+	 * The recipe: a short string (no spaces, under KILN_RECIPE_MAX bytes)
+	 * naming everything besides the source bytes that decides the encoded
+	 * bytes: encoder, its version, level and any other parameter.  Two runs
+	 * with the same recipe make the same bytes of the same source, so a
+	 * sibling or cache entry is reused only under an equal recipe.
+	 * STREAMED: the source is at least stream_size bytes (some codings use
+	 * another encoder then).
+	 */
+	void (*recipe)(int level, bool streamed, char out[KILN_RECIPE_MAX]);
+
+	/*
+	 * Per-thread encoder state for LEVEL, reused for every file a worker
+	 * encodes (a level-12 libdeflate compressor is expensive to allocate).
+	 * Returns NULL when out of memory.  One state is used by one thread at a
+	 * time.
+	 */
+	void *(*state_new)(int level);
 	void (*state_free)(void *state);
 
 	/* Bytes of output room that encode() needs for IN_LEN bytes of input:
@@ -41,12 +82,13 @@ struct kiln_codec {
 	/*
 	 * Encode IN[0..in_len) into OUT, which has room for CAP bytes (CAP at
 	 * least bound(in_len)).  Returns KILN_OK with *out_len set; KILN_OK with
-	 * *out_len == 0 if it did not fit after all; or KILN_ERR_NOMEM /
-	 * KILN_ERR_ENCODER.  The output depends only on the input and the
-	 * options the state was made with, never on CAP.
+	 * *out_len == 0 if it did not fit after all; KILN_ERR_CANCELLED if
+	 * *CANCELLED became non-zero (checked between pieces of about 1 MiB,
+	 * where the encoder allows); or KILN_ERR_NOMEM / KILN_ERR_ENCODER.  The
+	 * output depends only on the input and the level, never on CAP.
 	 */
-	kiln_status (*encode)(void *state, const uint8_t *in, size_t in_len,
-			      uint8_t *out, size_t cap, size_t *out_len);
+	kiln_status (*encode)(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
+			      size_t cap, size_t *out_len, const atomic_int *cancelled);
 
 	/*
 	 * Decode ENC[0..enc_len) with an independent decoder and compare it with
@@ -54,22 +96,23 @@ struct kiln_codec {
 	 * decodes to exactly SRC; KILN_ERR_VERIFY otherwise; KILN_ERR_NOMEM.
 	 * Thread-safe (no shared state).
 	 */
-	kiln_status (*verify)(const uint8_t *enc, size_t enc_len,
-			      const uint8_t *src, size_t src_len);
+	kiln_status (*verify)(const uint8_t *enc, size_t enc_len, const uint8_t *src,
+			      size_t src_len);
 
 	/*
 	 * The streaming encoder, for a source too large to hold in memory
-	 * (kiln_options.stream_size).  stream_new() makes one for a source of
-	 * SIZE bytes (NULL: out of memory); stream_write() feeds IN[0..len),
-	 * LAST saying the source ends there, and hands all output produced so
-	 * far to SINK; it returns KILN_OK, SINK's failure, KILN_ERR_NOMEM or
-	 * KILN_ERR_ENCODER, after which the stream can only be freed.
-	 * stream_free() may be called at any point.  Memory is the encoder's
-	 * window and tables, independent of SIZE.  The output is a function of
-	 * the bytes and the options alone, not of how they were split.  It may
-	 * differ from encode()'s (see each codec for what it costs).
+	 * (kiln_options.stream_size).  stream_new() makes one at LEVEL for a
+	 * source of SIZE bytes (NULL: out of memory); stream_write() feeds
+	 * IN[0..len), LAST saying the source ends there, and hands all output
+	 * produced so far to SINK; it returns KILN_OK, SINK's failure,
+	 * KILN_ERR_NOMEM or KILN_ERR_ENCODER, after which the stream can only be
+	 * freed.  stream_free() may be called at any point.  Memory is the
+	 * encoder's window and tables, independent of SIZE.  Fed in pieces of
+	 * KILN_CODEC_PIECE bytes, the output is a function of the bytes, the
+	 * size and the level alone, and equals encode()'s exactly when recipe()
+	 * does not depend on STREAMED.
 	 */
-	void *(*stream_new)(const struct kiln_options *opt, uint64_t size);
+	void *(*stream_new)(int level, uint64_t size);
 	kiln_status (*stream_write)(void *stream, const uint8_t *in, size_t len, bool last,
 				    kiln_sink sink, void *sink_arg);
 	void (*stream_free)(void *stream);
@@ -82,6 +125,36 @@ struct kiln_codec {
 	 */
 	kiln_status (*verify_fd)(int enc_fd, uint64_t enc_len, int src_fd, uint64_t src_len);
 };
+
+/* The table, indexed by kiln_coding; kiln_ncodecs rows. */
+extern const struct kiln_codec *const kiln_codecs[];
+extern const unsigned kiln_ncodecs;
+
+/* The row of coding C (0 <= C < kiln_ncodecs). */
+static inline const struct kiln_codec *kiln_codec(kiln_coding c)
+{
+	return kiln_codecs[c];
+}
+
+/* The recipe coding C of OPT gives a source of SIZE bytes. */
+void kiln_codec_recipe(const struct kiln_options *opt, kiln_coding c, uint64_t size,
+		       char out[KILN_RECIPE_MAX]);
+
+/*
+ * Sibling names.  Besides the table's suffixes, the suffixes of codings kiln
+ * may write in a later version are reserved, so that a file named like their
+ * sibling is never taken for a source today and claimed as an asset.
+ * kiln_sibling_base_len(NAME): if NAME ends in a sibling suffix (the table's
+ * or a reserved one) and is longer than it, the length of the name without
+ * it ("app.js.gz" -> 6); otherwise 0.  kiln_sibling_coding(NAME): the coding
+ * whose suffix NAME ends in, or -1 (also for a reserved suffix).
+ */
+size_t kiln_sibling_base_len(const char *name);
+kiln_coding kiln_sibling_coding(const char *name);
+
+/* True if EXT (without its dot, any ASCII case) is a sibling suffix, the
+ * table's or a reserved one: such files are compressed streams already. */
+bool kiln_is_sibling_extension(const char *ext);
 
 /* Reading a source back in order, to compare it with decoded bytes. */
 struct kiln_src_cmp {
@@ -97,16 +170,5 @@ bool kiln_src_cmp_next(struct kiln_src_cmp *c, const uint8_t *p, size_t n);
 /* Read up to N bytes of FD at OFF into BUF, retrying short reads; returns
  * the count (< N only at end of file) or -1. */
 ssize_t kiln_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off);
-
-extern const struct kiln_codec kiln_codec_gzip;
-extern const struct kiln_codec kiln_codec_brotli;
-
-/* Indexed by kiln_coding. */
-extern const struct kiln_codec *const kiln_codecs[KILN_NCODINGS];
-
-/* The brotli window (lgwin, 10..24) used for a source of LEN bytes: the
- * smallest whose window, (1 << lgwin) - 16 bytes (RFC 7932 section 9.1),
- * holds the whole source. */
-int kiln_brotli_window_bits(size_t len);
 
 #endif

@@ -35,7 +35,16 @@ struct br_state {
 	int quality;
 };
 
-int kiln_brotli_window_bits(size_t len)
+static const char *brotli_version(void);
+
+static void br_recipe(int level, bool streamed, char out[KILN_RECIPE_MAX])
+{
+	/* the window follows from the source's size, the same either way */
+	(void)streamed;
+	snprintf(out, KILN_RECIPE_MAX, "brotli-%s-%d", brotli_version(), level);
+}
+
+static int window_bits(size_t len)
 {
 	int w = BROTLI_MIN_WINDOW_BITS;
 
@@ -44,12 +53,12 @@ int kiln_brotli_window_bits(size_t len)
 	return w;
 }
 
-static void *br_state_new(const struct kiln_options *opt)
+static void *br_state_new(int level)
 {
 	struct br_state *s = malloc(sizeof(*s));
 
 	if (s)
-		s->quality = opt->brotli_quality;
+		s->quality = level;
 	return s;
 }
 
@@ -82,32 +91,52 @@ static void br_free(void *opaque, void *p)
 	free(p);
 }
 
+/* Quality, window and size hint for a source of SIZE bytes: the same for a
+ * whole buffer and a stream, so both give the same bytes. */
+static void br_set_parameters(BrotliEncoderState *enc, int quality, uint64_t size)
+{
+	BrotliEncoderSetParameter(enc, BROTLI_PARAM_QUALITY, (uint32_t)quality);
+	BrotliEncoderSetParameter(enc, BROTLI_PARAM_LGWIN,
+				  (uint32_t)window_bits(size > SIZE_MAX ? SIZE_MAX
+										: (size_t)size));
+	BrotliEncoderSetParameter(enc, BROTLI_PARAM_SIZE_HINT,
+				  size > (1u << 30) ? (1u << 30) : (uint32_t)size);
+}
+
 static kiln_status br_encode_with(struct br_oom *oom, const struct br_state *s,
 				  const uint8_t *in, size_t in_len, uint8_t *out, size_t cap,
-				  size_t *out_len)
+				  size_t *out_len, const atomic_int *cancelled)
 {
 	BrotliEncoderState *enc;
-	size_t avail_in = in_len, avail_out = cap, total = 0;
-	const uint8_t *next_in = in;
+	size_t avail_out = cap, total = 0, fed = 0;
 	uint8_t *next_out = out;
 	kiln_status st = KILN_OK;
 
 	enc = BrotliEncoderCreateInstance(br_alloc, br_free, oom);
 	if (!enc)
 		return KILN_ERR_NOMEM;
-	BrotliEncoderSetParameter(enc, BROTLI_PARAM_QUALITY, (uint32_t)s->quality);
-	BrotliEncoderSetParameter(enc, BROTLI_PARAM_LGWIN,
-				  (uint32_t)kiln_brotli_window_bits(in_len));
-	BrotliEncoderSetParameter(enc, BROTLI_PARAM_SIZE_HINT,
-				  in_len > (1u << 30) ? (1u << 30) : (uint32_t)in_len);
+	br_set_parameters(enc, s->quality, in_len);
+	/* fed a piece at a time, as a streamed source is (at qualities 0 and 1
+	 * brotli compresses each piece as it comes, so the cut shows in the
+	 * output), and so that a cancel is seen within about a second */
 	while (!BrotliEncoderIsFinished(enc)) {
+		size_t piece = in_len - fed < KILN_CODEC_PIECE ? in_len - fed : KILN_CODEC_PIECE;
+		size_t avail_in = piece;
+		const uint8_t *next_in = in + fed;
+		bool last = fed + piece == in_len;
+		if (atomic_load(cancelled)) {
+			st = KILN_ERR_CANCELLED;
+			goto out;
+		}
 		if (avail_out == 0)
 			goto out; /* does not fit */
-		if (!BrotliEncoderCompressStream(enc, BROTLI_OPERATION_FINISH, &avail_in,
-						 &next_in, &avail_out, &next_out, &total)) {
+		if (!BrotliEncoderCompressStream(enc, last ? BROTLI_OPERATION_FINISH
+							   : BROTLI_OPERATION_PROCESS,
+						 &avail_in, &next_in, &avail_out, &next_out, &total)) {
 			st = KILN_ERR_ENCODER;
 			goto out;
 		}
+		fed += piece - avail_in;
 	}
 	*out_len = total;
 out:
@@ -115,15 +144,15 @@ out:
 	return st;
 }
 
-static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len,
-			     uint8_t *out, size_t cap, size_t *out_len)
+static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
+			     size_t cap, size_t *out_len, const atomic_int *cancelled)
 {
 	struct br_oom oom;
 
 	*out_len = 0;
 	if (setjmp(oom.back) != 0)
 		return KILN_ERR_NOMEM; /* out of memory inside the encoder */
-	return br_encode_with(&oom, state, in, in_len, out, cap, out_len);
+	return br_encode_with(&oom, state, in, in_len, out, cap, out_len, cancelled);
 }
 
 static kiln_status br_verify(const uint8_t *enc, size_t enc_len,
@@ -163,27 +192,22 @@ struct br_stream {
 
 /* Create S's encoder; false when out of memory (creating an instance
  * allocates through br_alloc, which may jump back here). */
-static bool br_stream_start(struct br_stream *s, const struct kiln_options *opt, uint64_t size)
+static bool br_stream_start(struct br_stream *s, int quality, uint64_t size)
 {
 	if (setjmp(s->oom.back) != 0)
 		return false;
 	s->enc = BrotliEncoderCreateInstance(br_alloc, br_free, &s->oom);
 	if (!s->enc)
 		return false;
-	BrotliEncoderSetParameter(s->enc, BROTLI_PARAM_QUALITY, (uint32_t)opt->brotli_quality);
-	BrotliEncoderSetParameter(s->enc, BROTLI_PARAM_LGWIN,
-				  (uint32_t)kiln_brotli_window_bits(size > SIZE_MAX ? SIZE_MAX
-										 : (size_t)size));
-	BrotliEncoderSetParameter(s->enc, BROTLI_PARAM_SIZE_HINT,
-				  size > (1u << 30) ? (1u << 30) : (uint32_t)size);
+	br_set_parameters(s->enc, quality, size);
 	return true;
 }
 
-static void *br_stream_new(const struct kiln_options *opt, uint64_t size)
+static void *br_stream_new(int level, uint64_t size)
 {
 	struct br_stream *s = calloc(1, sizeof(*s));
 
-	if (s && !br_stream_start(s, opt, size)) {
+	if (s && !br_stream_start(s, level, size)) {
 		free(s);
 		s = NULL;
 	}
@@ -280,21 +304,6 @@ out:
 	return st;
 }
 
-const struct kiln_codec kiln_codec_brotli = {
-	.coding = KILN_CODING_BR,
-	.name = "br",
-	.suffix = ".br",
-	.state_new = br_state_new,
-	.state_free = br_state_free,
-	.bound = br_bound,
-	.encode = br_encode,
-	.verify = br_verify,
-	.stream_new = br_stream_new,
-	.stream_write = br_stream_write,
-	.stream_free = br_stream_free,
-	.verify_fd = br_verify_fd,
-};
-
 static char br_version[32];
 static pthread_once_t br_version_once = PTHREAD_ONCE_INIT;
 
@@ -307,8 +316,44 @@ static void br_version_format(void)
 		 (v >> 12) & 0xfff, v & 0xfff);
 }
 
-const char *kiln_brotli_version(void)
+static const char *brotli_version(void)
 {
 	pthread_once(&br_version_once, br_version_format);
 	return br_version;
 }
+
+static const struct kiln_codec_library br_libraries[] = {
+	{ "brotli", brotli_version },
+	{ NULL, NULL },
+};
+
+const struct kiln_codec kiln_codec_brotli = {
+	.info = {
+		.name = "br",
+		.suffix = ".br",
+		.word = "brotli",
+		.level_word = "quality",
+		.level_min = 0,
+		.level_max = 11,
+		.level_default = 11,
+		.default_on = false,
+		.summary = "brotli (RFC 7932): libbrotlienc, window sized to the file",
+	},
+	.libraries = br_libraries,
+	.nginx_always = NULL,
+	/* the ngx_brotli static module: send NAME.br to clients that accept br */
+	.nginx_serve = "brotli_static on;\n",
+	.nginx_note = "# brotli_static needs the brotli static module loaded at the top\n"
+		      "# level of nginx.conf (on Debian: the libnginx-mod-http-brotli-static\n"
+		      "# package, enabled under modules-enabled/).\n",
+	.recipe = br_recipe,
+	.state_new = br_state_new,
+	.state_free = br_state_free,
+	.bound = br_bound,
+	.encode = br_encode,
+	.verify = br_verify,
+	.stream_new = br_stream_new,
+	.stream_write = br_stream_write,
+	.stream_free = br_stream_free,
+	.verify_fd = br_verify_fd,
+};

@@ -19,12 +19,31 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void *gzip_state_new(const struct kiln_options *opt)
+static const char *libdeflate_version(void)
 {
-	return libdeflate_alloc_compressor(opt->gzip_level);
+	return LIBDEFLATE_VERSION_STRING; /* the headers kiln was built with */
+}
+
+static const char *zlib_runtime_version(void)
+{
+	return zlibVersion();
+}
+
+static void gzip_recipe(int level, bool streamed, char out[KILN_RECIPE_MAX])
+{
+	if (streamed)
+		snprintf(out, KILN_RECIPE_MAX, "zlib-%s-%d", zlib_runtime_version(), level > 9 ? 9 : level);
+	else
+		snprintf(out, KILN_RECIPE_MAX, "libdeflate-%s-%d", libdeflate_version(), level);
+}
+
+static void *gzip_state_new(int level)
+{
+	return libdeflate_alloc_compressor(level);
 }
 
 static void gzip_state_free(void *state)
@@ -39,9 +58,12 @@ static size_t gzip_bound(size_t in_len)
 	return libdeflate_gzip_compress_bound(NULL, in_len);
 }
 
-static kiln_status gzip_encode(void *state, const uint8_t *in, size_t in_len,
-			       uint8_t *out, size_t cap, size_t *out_len)
+static kiln_status gzip_encode(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
+			       size_t cap, size_t *out_len, const atomic_int *cancelled)
 {
+	/* libdeflate encodes in one call: a cancel waits for it */
+	if (atomic_load(cancelled))
+		return KILN_ERR_CANCELLED;
 	*out_len = cap ? libdeflate_gzip_compress(state, in, in_len, out, cap) : 0;
 	return KILN_OK;
 }
@@ -90,14 +112,14 @@ struct gz_stream {
 	uint8_t out[65536];
 };
 
-static void *gzip_stream_new(const struct kiln_options *opt, uint64_t size)
+static void *gzip_stream_new(int level, uint64_t size)
 {
 	struct gz_stream *s = calloc(1, sizeof(*s));
 
 	(void)size;
 	if (!s)
 		return NULL;
-	if (deflateInit2(&s->zs, opt->gzip_level > 9 ? 9 : opt->gzip_level, Z_DEFLATED,
+	if (deflateInit2(&s->zs, level > 9 ? 9 : level, Z_DEFLATED,
 			 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(s);
 		return NULL;
@@ -190,10 +212,37 @@ out:
 	return st;
 }
 
+static const struct kiln_codec_library gzip_libraries[] = {
+	{ "libdeflate", libdeflate_version },
+	{ "zlib", zlib_runtime_version },
+	{ NULL, NULL },
+};
+
 const struct kiln_codec kiln_codec_gzip = {
-	.coding = KILN_CODING_GZIP,
-	.name = "gzip",
-	.suffix = ".gz",
+	.info = {
+		.name = "gzip",
+		.suffix = ".gz",
+		.word = "gzip",
+		.level_word = "level",
+		.level_min = 1,
+		.level_max = 12,
+		.level_default = 12,
+		.default_on = true,
+		.summary = "gzip (RFC 1952): libdeflate, or zlib for streamed files",
+	},
+	.libraries = gzip_libraries,
+	/* nginx's gzip and gzip_static modules (ngx_http_gzip_module,
+	 * ngx_http_gzip_static_module): never compress on the fly, send
+	 * NAME.gz to clients that accept gzip, mark responses "Vary:
+	 * Accept-Encoding", also to proxies (Via) and HTTP/1.0 clients */
+	.nginx_always = "gzip off;\n"
+			"gzip_static on;\n"
+			"gzip_vary on;\n"
+			"gzip_proxied any;\n"
+			"gzip_http_version 1.0;\n",
+	.nginx_serve = NULL,
+	.nginx_note = NULL,
+	.recipe = gzip_recipe,
 	.state_new = gzip_state_new,
 	.state_free = gzip_state_free,
 	.bound = gzip_bound,
@@ -204,13 +253,3 @@ const struct kiln_codec kiln_codec_gzip = {
 	.stream_free = gzip_stream_free,
 	.verify_fd = gzip_verify_fd,
 };
-
-const char *kiln_libdeflate_version(void)
-{
-	return LIBDEFLATE_VERSION_STRING;
-}
-
-const char *kiln_zlib_version(void)
-{
-	return zlibVersion();
-}

@@ -14,9 +14,9 @@
 /*
  * Given the source SIZE in bytes and each coding's encoded size ENC[c]
  * (0 when not requested or not encoded), set KEEP[c] for the siblings to
- * write.
+ * keep (c < kiln_coding_count()).
  */
-void kiln_decide(const struct kiln_options *opt, uint64_t size,
-		 const size_t enc[KILN_NCODINGS], bool keep[KILN_NCODINGS]);
+void kiln_decide(const struct kiln_options *opt, uint64_t size, const size_t enc[],
+		 bool keep[]);
 
 #endif

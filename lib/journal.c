@@ -4,7 +4,7 @@
 #include "classify.h"
 #include "codec.h"
 #include "hash.h"
-#include "sibling.h"
+#include "tempfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,49 +18,51 @@
 
 #define PREFIX ".kiln-journal-"
 
-kiln_status kiln_journal_open(const char *root, struct kiln_journal *j, struct kiln_error *err)
+void kiln_journal_init(struct kiln_journal *j, const char *root, bool disabled)
 {
-	size_t n = strlen(root) + sizeof("/" PREFIX "XXXXXX");
-
+	memset(j, 0, sizeof(*j));
+	pthread_mutex_init(&j->lock, NULL);
+	j->root = root;
+	j->disabled = disabled;
 	j->fd = -1;
-	err->suffix = "";
-	if (!(j->path = malloc(n))) {
-		err->status = KILN_ERR_NOMEM;
-		err->errnum = ENOMEM;
-		err->what = "cannot create the run journal";
-		return KILN_ERR_NOMEM;
-	}
-	snprintf(j->path, n, "%s/" PREFIX "XXXXXX", root);
-	j->fd = mkostemp(j->path, O_CLOEXEC | O_APPEND);
-	if (j->fd < 0) {
-		err->status = KILN_ERR_IO;
-		err->errnum = errno;
-		err->what = "cannot create the run journal";
-		free(j->path);
-		j->path = NULL;
-		return KILN_ERR_IO;
-	}
-	flock(j->fd, LOCK_EX | LOCK_NB);
-	return KILN_OK;
 }
 
-void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c, uint64_t size,
-		      const uint8_t sha256[32])
+/* Under J's lock: the journal's fd, creating it on first use. */
+static int journal_fd(struct kiln_journal *j)
 {
-	size_t len = strlen(rel), cap = 4 * ((len + 2) / 3) + 128;
-	char *line, hex[65];
-	int k;
+	struct kiln_error err;
 
-	if (!j || j->fd < 0 || !(line = malloc(cap)))
+	if (j->fd < 0 && !j->disabled && !j->failed) {
+		j->fd = kiln_unique_file(j->root, PREFIX, O_APPEND, &j->path, &err);
+		j->failed = j->fd < 0;
+	}
+	return j->fd;
+}
+
+void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
+		      const char *recipe, uint64_t size, const uint8_t sha256[32],
+		      uint64_t src_size, const uint8_t src_sha256[32])
+{
+	size_t len = strlen(rel), cap = 4 * ((len + 2) / 3) + 256 + KILN_RECIPE_MAX;
+	char *line, hex[65], src_hex[65];
+	int k, fd;
+
+	if (!(line = malloc(cap))) {
+		j->failed = true;
 		return;
+	}
 	kiln_hex(sha256, 32, hex);
-	k = snprintf(line, cap, "%s %llu %s ", kiln_codecs[c]->name, (unsigned long long)size, hex);
+	kiln_hex(src_sha256, 32, src_hex);
+	k = snprintf(line, cap, "%s %s %llu %s %llu %s ", kiln_codecs[c]->info.name,
+		     *recipe ? recipe : "-", (unsigned long long)size, hex,
+		     (unsigned long long)src_size, src_hex);
 	k += EVP_EncodeBlock((unsigned char *)line + k, (const unsigned char *)rel, (int)len);
 	line[k++] = '\n';
-	if (write(j->fd, line, (size_t)k) != k) {
-		/* a journal that cannot be written only costs a later run its
-		 * knowledge of this sibling; the run itself is not affected */
-	}
+	pthread_mutex_lock(&j->lock);
+	fd = journal_fd(j);
+	pthread_mutex_unlock(&j->lock);
+	if (fd >= 0 && write(fd, line, (size_t)k) != k)
+		j->failed = true;
 	free(line);
 }
 
@@ -75,123 +77,59 @@ void kiln_journal_close(struct kiln_journal *j, bool remove)
 	j->path = NULL;
 }
 
-/* Parse one line into its parts; false if it is malformed. */
-static bool parse_line(char *line, kiln_coding *c, uint64_t *size, uint8_t sha[32], char **rel)
+static bool parse_hex(const char *hex, uint8_t out[32])
 {
-	char *name = strtok(line, " "), *sz = strtok(NULL, " "), *hex = strtok(NULL, " ");
-	char *b64 = strtok(NULL, " \n"), *end;
-	size_t n;
-	int got;
-
-	if (!name || !sz || !hex || !b64 || strlen(hex) != 64)
-		return false;
-	*c = KILN_NCODINGS;
-	for (int k = 0; k < KILN_NCODINGS; k++)
-		if (strcmp(name, kiln_codecs[k]->name) == 0)
-			*c = (kiln_coding)k;
-	*size = strtoull(sz, &end, 10);
-	if (*c == KILN_NCODINGS || *end)
+	if (strlen(hex) != 64)
 		return false;
 	for (int i = 0; i < 32; i++) {
 		unsigned v;
 		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
 			return false;
-		sha[i] = (uint8_t)v;
-	}
-	n = strlen(b64);
-	if (n == 0 || n % 4 || !(*rel = malloc(n / 4 * 3 + 1)))
-		return false;
-	got = EVP_DecodeBlock((unsigned char *)*rel, (const unsigned char *)b64, (int)n);
-	if (got < 0) {
-		free(*rel);
-		return false;
-	}
-	got -= (b64[n - 1] == '=') + (n > 1 && b64[n - 2] == '=');
-	(*rel)[got] = '\0';
-	if (!kiln_state_safe_rel(*rel, (size_t)got)) {
-		free(*rel); /* a NUL inside, or a path kiln would never write */
-		return false;
+		out[i] = (uint8_t)v;
 	}
 	return true;
 }
 
-/* Record one journal line in *st. */
-static kiln_status merge_one(struct kiln_state *st, kiln_coding c, uint64_t size,
-			     const uint8_t sha[32], char *rel)
+static bool parse_u64(const char *s, uint64_t *out)
 {
-	struct kiln_prev_entry *pe = kiln_state_find(st, rel);
+	char *end;
 
-	if (!pe) {
-		/* insert in order, so lookups keep working */
-		struct kiln_prev_entry *v = realloc(st->v, (st->n + 1) * sizeof(*v));
-		size_t lo = 0, hi = st->n;
-		if (!v) {
-			free(rel);
-			return KILN_ERR_NOMEM;
-		}
-		st->v = v;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (strcmp(st->v[mid].rel, rel) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		memmove(&st->v[lo + 1], &st->v[lo], (st->n - lo) * sizeof(*v));
-		st->n++;
-		pe = &st->v[lo];
-		memset(pe, 0, sizeof(*pe));
-		pe->rel = rel;
-		pe->outcome = KILN_OUTCOME_COMPRESSED; /* content unknown: never reused */
-	} else {
-		free(rel);
-	}
-	if (!pe->coding[c].kept) {
-		pe->coding[c].kept = true;
-		pe->coding[c].tried = false;
-		pe->coding[c].size = size;
-		memcpy(pe->coding[c].sha256, sha, 32);
-	} else {
-		pe->coding[c].alt = true;
-		pe->coding[c].alt_size = size;
-		memcpy(pe->coding[c].alt_sha256, sha, 32);
-	}
-	return KILN_OK;
+	if (!*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return !errno && !*end;
 }
 
-kiln_status kiln_journal_merge(const char *root, const char *own, struct kiln_state *st)
+/* Parse one line; false if it is malformed.  Lines of kiln 0.1 have only
+ * the coding, size, digest and path. */
+static bool parse_line(char *line, struct kiln_journaled *j, char **rel)
 {
-	DIR *d = opendir(root);
-	struct dirent *e;
-	kiln_status ret = KILN_OK;
+	char *f[8];
+	int n = 0;
+	char *save = NULL;
 
-	if (!d)
-		return KILN_OK;
-	while (ret == KILN_OK && (e = readdir(d)) != NULL) {
-		char path[PATH_MAX], line[PATH_MAX * 2];
-		FILE *f;
-		if (!kiln_is_journal_name(e->d_name) ||
-		    snprintf(path, sizeof(path), "%s/%s", root, e->d_name) >= (int)sizeof(path) ||
-		    (own && strcmp(path, own) == 0))
-			continue;
-		if (!(f = fopen(path, "re")))
-			continue;
-		if (!st->loaded) { /* no manifest: the journals are all there is */
-			st->loaded = true;
-			st->gzip_level = st->brotli_quality = -1;
-		}
-		while (ret == KILN_OK && fgets(line, sizeof(line), f)) {
-			kiln_coding c;
-			uint64_t size;
-			uint8_t sha[32];
-			char *rel;
-			if (strchr(line, '\n') && parse_line(line, &c, &size, sha, &rel))
-				ret = merge_one(st, c, size, sha, rel);
-		}
-		fclose(f);
+	for (char *t = strtok_r(line, " \n", &save); t && n < 8; t = strtok_r(NULL, " \n", &save))
+		f[n++] = t;
+	if (n != 7 && n != 4)
+		return false;
+	memset(j, 0, sizeof(*j));
+	j->coding = kiln_coding_find(f[0]);
+	if (j->coding < 0 || strcmp(f[0], kiln_codecs[j->coding]->info.name) != 0)
+		return false;
+	if (n == 7) {
+		if (strlen(f[1]) >= KILN_RECIPE_MAX || !parse_u64(f[2], &j->size) ||
+		    !parse_hex(f[3], j->sha256) || !parse_u64(f[4], &j->src_size) ||
+		    !parse_hex(f[5], j->src_sha256))
+			return false;
+		if (strcmp(f[1], "-") != 0)
+			strcpy(j->recipe, f[1]);
+		j->src_known = true;
+	} else if (!parse_u64(f[1], &j->size) || !parse_hex(f[2], j->sha256)) {
+		return false;
 	}
-	closedir(d);
-	return ret;
+	/* a NUL inside, or a path kiln would never write, is refused */
+	return (*rel = kiln_state_rel_base64(f[n - 1])) != NULL;
 }
 
 /* Nobody holds the journal's lock: its run is over.  (Unlike temporary
@@ -209,21 +147,85 @@ static bool writer_gone(const char *path)
 	return gone;
 }
 
-void kiln_journal_remove_stale(const char *root, const char *own)
+/* Call FN(ARG, PATH) for each journal in ROOT whose writer is gone. */
+static kiln_status each_dead(const char *root, kiln_status (*fn)(void *, const char *),
+			     void *arg)
 {
 	DIR *d = opendir(root);
 	struct dirent *e;
+	kiln_status ret = KILN_OK;
 
 	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
+		return KILN_OK;
+	while (ret == KILN_OK && (e = readdir(d)) != NULL) {
 		char path[PATH_MAX];
 		if (!kiln_is_journal_name(e->d_name) ||
-		    snprintf(path, sizeof(path), "%s/%s", root, e->d_name) >= (int)sizeof(path) ||
-		    (own && strcmp(path, own) == 0))
+		    snprintf(path, sizeof(path), "%s/%s", root, e->d_name) >= (int)sizeof(path))
 			continue;
 		if (writer_gone(path))
-			unlink(path);
+			ret = fn(arg, path);
 	}
 	closedir(d);
+	return ret;
+}
+
+static kiln_status merge_file(void *arg, const char *path)
+{
+	struct kiln_state *st = arg;
+	char line[PATH_MAX * 2 + 512];
+	kiln_status ret = KILN_OK;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return KILN_OK;
+	while (ret == KILN_OK && fgets(line, sizeof(line), f)) {
+		struct kiln_journaled j;
+		char *rel;
+		if (!strchr(line, '\n') || !parse_line(line, &j, &rel))
+			continue;
+		ret = kiln_state_add_journaled(st, rel, &j);
+		free(rel);
+	}
+	fclose(f);
+	return ret;
+}
+
+kiln_status kiln_journal_merge(const char *root, struct kiln_state *st)
+{
+	return each_dead(root, merge_file, st);
+}
+
+static kiln_status found(void *arg, const char *path)
+{
+	(void)path;
+	*(bool *)arg = true;
+	return KILN_ERR_CANCELLED; /* stop at the first */
+}
+
+bool kiln_journal_any(const char *root)
+{
+	bool any = false;
+
+	each_dead(root, found, &any);
+	return any;
+}
+
+struct removal {
+	const char *own;
+};
+
+static kiln_status remove_one(void *arg, const char *path)
+{
+	struct removal *r = arg;
+
+	if (!r->own || strcmp(path, r->own) != 0)
+		unlink(path);
+	return KILN_OK;
+}
+
+void kiln_journal_remove_stale(const char *root, const char *own)
+{
+	struct removal r = { own };
+
+	each_dead(root, remove_one, &r);
 }

@@ -1,20 +1,26 @@
 /*
  * journal.h - what a run has written so far, kept on disk while it runs.
  *
- * The manifest is written once, at the end of a run; a run interrupted
- * before that (SIGINT, SIGTERM, SIGKILL, a crash) would leave siblings that
- * no manifest records, and a later run could not tell them from siblings
- * someone else put there, so it would leave stale ones for nginx to serve.
- * So while it runs, a run appends one line per sibling it writes to
- * ROOT/.kiln-journal-XXXXXX (locked with flock(2) while its writer lives).
- * The next run merges every journal into the previous state: the siblings
- * listed are kiln's, removable when stale.  After a run has written its
- * manifest, which now records everything, it removes its own journal and
- * those of dead runs.
+ * The manifest is written once, at the end of a run; a run killed before
+ * that (SIGKILL, a crash, a second SIGINT) would leave siblings that no
+ * manifest records, and a later run could neither tell them from siblings
+ * someone else put there (so stale ones would stay for the server to send)
+ * nor reuse the good ones.  So, from its first sibling on, a run appends one
+ * line per sibling it writes to ROOT/.kiln-journal-XXXXXX (locked with
+ * flock(2) while its writer lives; created only when there is something to
+ * write, so that an unchanged re-run touches nothing in the tree).  The next
+ * run merges every journal of a dead run into its state: the siblings
+ * listed are kiln's, removable when stale and reusable when they still
+ * hold what the journal says and their source is the one the journal names.
+ * Once a run has written its manifest, which then records everything, it
+ * removes its own journal and those of dead runs.
  *
- * A line: "<coding> <size> <sha256 hex> <relative path, base64>\n", written
- * with one write(2) on an O_APPEND descriptor, so concurrent workers never
- * interleave.  Lines that do not parse (a torn last line) are ignored.
+ * A line (fields separated by one space):
+ *   <coding> <recipe> <size> <sha256> <source size> <source sha256> <path>
+ * where <path> is the source's relative path in base64, sizes are decimal,
+ * digests lowercase hex.  Each line is written with one write(2) on an
+ * O_APPEND descriptor, so concurrent workers never interleave.  Lines that
+ * do not parse (a torn last line) are ignored.
  */
 #ifndef KILN_JOURNAL_H
 #define KILN_JOURNAL_H
@@ -22,36 +28,49 @@
 #include "kiln.h"
 #include "state.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct kiln_journal {
-	int fd;      /* -1 when there is none */
+	pthread_mutex_t lock; /* guards opening; lines are single writes */
+	const char *root;     /* where to create it; not owned */
+	bool disabled;        /* a dry run, or no record is kept */
+	bool failed;          /* it could not be created or written */
+	int fd;               /* -1 until the first line */
 	char *path;
 };
 
-/* Create and lock this run's journal in ROOT.  On failure *j stays closed
- * and *err says why (the run goes on, without one). */
-kiln_status kiln_journal_open(const char *root, struct kiln_journal *j, struct kiln_error *err);
+/* Prepare *J for a run on ROOT (nothing is created yet); DISABLED: never
+ * create one. */
+void kiln_journal_init(struct kiln_journal *j, const char *root, bool disabled);
 
-/* Record that the sibling REL + suffix of coding C, SIZE bytes with SHA256,
- * was written.  Thread-safe; a no-op on a closed journal. */
-void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c, uint64_t size,
-		      const uint8_t sha256[32]);
+/* Record that the sibling of REL in coding C (recipe RECIPE, SIZE bytes with
+ * SHA256), made from a source of SRC_SIZE bytes with SRC_SHA256, was
+ * written.  Creates the journal on first use.  Thread-safe.  A failure only
+ * sets j->failed: the run goes on, and keeps the journal's absence in mind
+ * (its manifest then holds everything anyway). */
+void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
+		      const char *recipe, uint64_t size, const uint8_t sha256[32],
+		      uint64_t src_size, const uint8_t src_sha256[32]);
 
-/* Close the journal; remove it too when REMOVE. */
+/* Close the journal; remove it too when REMOVE.  J can be used again
+ * (created anew on its next line); its lock is destroyed by the owner. */
 void kiln_journal_close(struct kiln_journal *j, bool remove);
 
 /*
- * Merge every journal in ROOT (except OWN, may be NULL) into *st as
- * siblings kiln wrote.  *st may be empty (no manifest); it is loaded after.
+ * Merge every journal in ROOT whose writer is gone (nobody holds its lock)
+ * into *st as siblings kiln wrote.  *st may be empty (no manifest).
  * Returns KILN_OK or KILN_ERR_NOMEM.
  */
-kiln_status kiln_journal_merge(const char *root, const char *own, struct kiln_state *st);
+kiln_status kiln_journal_merge(const char *root, struct kiln_state *st);
 
-/* Remove the journals in ROOT whose writers are gone (nobody holds their
- * lock), except OWN. */
+/* Does ROOT hold a journal of a dead run? */
+bool kiln_journal_any(const char *root);
+
+/* Remove the journals in ROOT whose writers are gone, except OWN (may be
+ * NULL). */
 void kiln_journal_remove_stale(const char *root, const char *own);
 
 #endif

@@ -2,10 +2,10 @@
  * kiln.h - the public interface of libkiln, the library behind the kiln tool.
  *
  * libkiln walks a tree of web assets and writes, next to each file that
- * benefits, a precompressed sibling per content-coding: NAME.gz (gzip,
- * RFC 1952, encoded by libdeflate) and NAME.br (brotli, RFC 7932), so that a
- * server such as nginx (gzip_static, brotli_static) only ever sends prebuilt
- * bytes.
+ * benefits, a precompressed sibling per content-coding (NAME + the coding's
+ * suffix), so that a web server only ever sends prebuilt bytes.  Which
+ * content-codings exist is the library's table, read with kiln_coding_info():
+ * a program built against this header learns them at run time.
  *
  * Conventions used by every function below:
  *  - Sizes are in bytes, times in seconds (double) unless a name says _ns.
@@ -16,6 +16,9 @@
  *    the caller's business.
  *  - Strings passed to callbacks are owned by the library and valid only for
  *    the duration of the call.
+ *
+ * Sections: Types, Codings, Options, Callbacks, Run, Commands, Archives,
+ * Names and versions.
  */
 #ifndef KILN_H
 #define KILN_H
@@ -29,9 +32,13 @@ extern "C" {
 #endif
 
 #define KILN_VERSION_MAJOR 0
-#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_MINOR 2
 #define KILN_VERSION_PATCH 0
-#define KILN_VERSION_STRING "0.1.0"
+#define KILN_VERSION_STRING "0.2.0"
+
+/* ====================================================================
+ * Types
+ * ==================================================================== */
 
 /* Result of a library call, and the kind of a per-file error. */
 typedef enum kiln_status {
@@ -45,18 +52,6 @@ typedef enum kiln_status {
 	KILN_ERR_ENCODER,   /* an encoder failed for a reason other than memory */
 	KILN_ERR_CANCELLED, /* kiln_run_cancel() was called */
 } kiln_status;
-
-/*
- * Content-codings kiln can produce.  The names are the HTTP content-coding
- * tokens of the IANA registry (RFC 9110 section 8.4.1): "gzip" and "br".
- * The order is the order of preference when two siblings tie (gzip first:
- * every client that accepts br also accepts gzip, not the reverse).
- */
-typedef enum kiln_coding {
-	KILN_CODING_GZIP = 0,
-	KILN_CODING_BR = 1,
-	KILN_NCODINGS
-} kiln_coding;
 
 /* The decision kiln made for one file found under a tree. */
 typedef enum kiln_outcome {
@@ -76,7 +71,7 @@ typedef enum kiln_outcome {
 typedef enum kiln_origin {
 	KILN_ORIGIN_ENCODER = 0, /* encoded in this run */
 	KILN_ORIGIN_CACHE,       /* copied from the content cache */
-	KILN_ORIGIN_PREVIOUS,    /* the previous run's sibling, left in place */
+	KILN_ORIGIN_PREVIOUS,    /* an earlier run's sibling, left in place */
 } kiln_origin;
 
 /* What happened to one content-coding of one file. */
@@ -91,12 +86,56 @@ struct kiln_error {
 	kiln_status status;
 	int errnum;
 	/* Static lowercase phrase naming the failed step, e.g. "cannot open",
-	 * "cannot write sibling"; never NULL when status != KILN_OK. */
+	 * "cannot write"; never NULL when status != KILN_OK. */
 	const char *what;
 	/* What to append to the report's path to name the file the error is
-	 * about: "" for the source itself, ".gz" for its gzip sibling, ... */
+	 * about: "" for the source itself, a coding's suffix for its sibling. */
 	const char *suffix;
 };
+
+/* ====================================================================
+ * Codings
+ * ==================================================================== */
+
+/*
+ * A content-coding kiln can produce: an index into the library's table of
+ * codings, 0 .. kiln_coding_count() - 1.  The order of the table is the
+ * order of preference when two siblings of one file tie in size (the more
+ * widely accepted coding first).  At most KILN_MAX_CODINGS.
+ */
+typedef int kiln_coding;
+#define KILN_MAX_CODINGS 8
+
+/* Everything a caller may want to know about one coding.  Static. */
+struct kiln_coding_info {
+	/* The HTTP content-coding token of the IANA registry (RFC 9110
+	 * section 8.4.1), as Content-Encoding carries it and the manifest keys
+	 * it. */
+	const char *name;
+	/* The sibling's suffix, with the dot: NAME.SUFFIX is the sibling of
+	 * NAME. */
+	const char *suffix;
+	/* How options and people name it: "--WORD", "--no-WORD",
+	 * "--WORD-LEVEL_WORD N". */
+	const char *word;
+	const char *level_word; /* "level" or "quality" */
+	int level_min, level_max, level_default;
+	bool default_on;         /* written unless turned off */
+	const char *summary;     /* one line for --help, e.g. "gzip (RFC 1952), libdeflate" */
+};
+
+/* Number of codings in the table (at least 1, at most KILN_MAX_CODINGS). */
+unsigned kiln_coding_count(void);
+
+/* The table row of coding C, or NULL when C is out of range. */
+const struct kiln_coding_info *kiln_coding_info(kiln_coding c);
+
+/* The coding whose name or word is S (case-sensitive), or -1. */
+kiln_coding kiln_coding_find(const char *s);
+
+/* ====================================================================
+ * Options
+ * ==================================================================== */
 
 /*
  * Options that shape a run.  Initialise with kiln_options_init(), then change
@@ -104,20 +143,20 @@ struct kiln_error {
  * keeps ownership of the strings and arrays and may free them afterwards.
  */
 struct kiln_options {
-	/* Bit set of (1u << kiln_coding); default: gzip only. */
+	/* Bit set of (1u << kiln_coding); default: the codings whose
+	 * default_on is set. */
 	unsigned codings;
-	/* libdeflate level 1..12; default 12 (the maximum). */
-	int gzip_level;
-	/* brotli quality 0..11; default 11 (the maximum).  The window is sized
-	 * to the file: the smallest lgwin in 10..24 whose window holds it. */
-	int brotli_quality;
-	/* Files smaller than this many bytes are "small"; default 256. */
+	/* Per coding, its level or quality, within the coding's
+	 * [level_min, level_max]; default level_default. */
+	int level[KILN_MAX_CODINGS];
+	/* Files smaller than this are "small"; default 256. */
 	uint64_t min_size;
-	/* A sibling is kept only if its size <= max_ratio * source size;
-	 * 0 < max_ratio <= 1, default 0.95.  Two refinements follow from how
-	 * nginx builds Vary and ETag (see lib/decide.c): beside a kept .br, the
-	 * .gz is kept whenever it is smaller than the source at all; two kept
-	 * siblings never have the same size (the .br is dropped). */
+	/* A sibling is kept only if its size <= max_ratio * source size and
+	 * strictly below the source size; 0 < max_ratio <= 1, default 0.95.
+	 * The refinements that follow from how servers build Vary and ETag are
+	 * in lib/decide.c: beside any other kept sibling, the first coding's
+	 * is kept whenever it is smaller than the source at all; no two of a
+	 * file and its kept siblings have the same size. */
 	double max_ratio;
 	/* fnmatch(3) globs matched against the path relative to the tree root
 	 * (components joined by '/').  A glob containing '/' is matched against
@@ -136,55 +175,52 @@ struct kiln_options {
 	 * not descended (their targets are walked at their own paths).  Default
 	 * false: links are reported as KILN_OUTCOME_SYMLINK and left alone. */
 	bool follow_symlinks;
-	/* Decode every kept sibling with an independent decoder (zlib inflate,
-	 * libbrotlidec) and compare it with the source before it is written. */
+	/* Decode every kept sibling with an independent decoder and compare it
+	 * with the source before it is written. */
 	bool verify;
 	/* Decide, encode (in memory) and report, but write nothing: no sibling,
 	 * manifest, snippet or cache entry; nothing removed. */
 	bool dry_run;
 	/* Worker threads; 0 means the number of online CPUs. */
 	unsigned jobs;
-	/* Write the manifest after each tree: to manifest_path, or
+	/* Keep the manifest, written after each tree to manifest_path, or
 	 * ROOT/KILN_MANIFEST_NAME when that is NULL (format: README.md, "The
-	 * manifest").  Default true.  Writing it means hashing every file.  It
-	 * is also the previous-run state that incremental runs, kiln_check_tree
-	 * and kiln_clean_tree read back: without it, nothing is incremental. */
+	 * manifest").  Default true.  It is kiln's record of what it wrote:
+	 * incremental runs, stale-sibling removal, kiln_check_tree() and
+	 * kiln_clean_tree() read it back.  Without it (false) kiln keeps no
+	 * record, so a tree that has one from an earlier run is refused
+	 * (KILN_ERR_INVALID): the record would go out of date. */
 	bool write_manifest;
 	const char *manifest_path;
 	/* Write the nginx snippet: to nginx_conf_path, or
 	 * ROOT/KILN_NGINX_CONF_NAME when that is NULL.  Default true. */
 	bool write_nginx_conf;
 	const char *nginx_conf_path;
-	/* Ignore what the previous manifest says about contents: encode every
-	 * file again (siblings it records are still removed when stale).
-	 * Without it, a file whose content (SHA-256), coding settings and
-	 * encoder versions match the previous manifest, and whose recorded
-	 * siblings are still there with their recorded sizes, is not encoded
-	 * again and its siblings are not rewritten. */
+	/* Ignore what earlier runs left about contents: encode every file again
+	 * (siblings they recorded are still removed when stale). */
 	bool force;
 	/* A content cache directory kept between runs, or NULL.  Entries are
-	 * keyed by source SHA-256, coding, level or quality and encoder version;
-	 * a hit is checked by its own SHA-256 and by decoding it against the
-	 * source, and a bad entry is a miss.  Safe for concurrent processes.
-	 * Kept under cache_max_size bytes (default 1 GiB) by evicting the least
-	 * recently used entries at the end of each tree; failing to write an
-	 * entry is an error (KILN_EVENT_CACHE_FAILED). */
+	 * keyed by source SHA-256, coding and encoder recipe (encoder, version,
+	 * level); a hit is checked by its own SHA-256 and by decoding it
+	 * against the source, and a bad entry is a miss.  Safe for concurrent
+	 * processes.  Kept under cache_max_size bytes (default 1 GiB) by
+	 * evicting the least recently used entries at the end of each tree;
+	 * failing to write an entry is an error (KILN_EVENT_CACHE_FAILED). */
 	const char *cache_dir;
 	uint64_t cache_max_size;
-	/* Files that would be compressed but are larger than this many bytes
-	 * are refused (an error for that file).  Default 0: no limit. */
+	/* Files that would be compressed but are larger than this are refused
+	 * (an error for that file).  Default 0: no limit. */
 	uint64_t max_file_size;
 	/* Files of at least this many bytes are encoded streaming: read once,
 	 * in 1 MiB chunks, into every coding's streaming encoder at the same
 	 * time, each writing straight into its sibling's temporary file, so
-	 * memory is the encoders' own whatever the file's size.  gzip then
-	 * uses zlib at level min(gzip_level, 9) (libdeflate cannot stream),
-	 * whose .gz is typically 4-12% larger than libdeflate level 12's;
-	 * brotli's output is as good as whole-buffer encoding (its window is
-	 * 16 MiB either way).  Streamed files bypass the cache, and a dry run
-	 * encodes them without verifying.  Smaller files are held in memory
-	 * with their encodings: peak memory is about jobs * 3 * stream_size
-	 * plus the encoders' own.  Default 64 MiB; 0 means never stream. */
+	 * memory is the encoders' own whatever the file's size.  A coding
+	 * whose whole-buffer encoder cannot stream uses another encoder then
+	 * (each coding's recipe says which; see README.md, "Memory and large
+	 * files").  Streamed files bypass the cache, and a dry run encodes them
+	 * without verifying.  Smaller files are held in memory with their
+	 * encodings: peak memory is about jobs * 3 * stream_size plus the
+	 * encoders' own.  Default 64 MiB; 0 means never stream. */
 	uint64_t stream_size;
 	/* fsync(2) every sibling, manifest and cache entry before renaming it
 	 * into place, and its directory after: siblings survive power loss,
@@ -198,9 +234,15 @@ void kiln_options_init(struct kiln_options *opt);
 /*
  * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
- * ("gzip_level", "brotli_quality", "max_ratio", "codings").
+ * ("codings", "level", "max_ratio") and *coding (if non-NULL) to the coding
+ * whose level is bad (-1 otherwise).
  */
-kiln_status kiln_options_check(const struct kiln_options *opt, const char **field);
+kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
+			       kiln_coding *coding);
+
+/* ====================================================================
+ * Callbacks
+ * ==================================================================== */
 
 /* Events reported through kiln_callbacks.on_event. */
 typedef enum kiln_event {
@@ -221,9 +263,6 @@ typedef enum kiln_event {
 	KILN_NEVENTS
 } kiln_event;
 
-/* Static text for an event, e.g. "stale sibling", never NULL. */
-const char *kiln_event_name(kiln_event event);
-
 /* One file's outcome, passed to kiln_callbacks.on_file. */
 struct kiln_report {
 	const char *root;    /* the tree root as given to kiln_run_tree() */
@@ -236,7 +275,7 @@ struct kiln_report {
 		uint64_t size;   /* encoded size in bytes, when encoded */
 		uint8_t sha256[32]; /* SHA-256 of the sibling, when KEPT */
 		kiln_origin origin; /* when KEPT */
-	} coding[KILN_NCODINGS];
+	} coding[KILN_MAX_CODINGS];
 	struct kiln_error error; /* set when outcome == KILN_OUTCOME_ERROR */
 	/* Digests of the source, when hashed is true (regular files that were
 	 * read while a manifest is to be written). */
@@ -263,7 +302,8 @@ struct kiln_callbacks {
 	void (*on_file)(void *user, const struct kiln_report *report);
 	/* Things that happen beside a file's outcome; see kiln_event.  PATH is
 	 * the full path of the file concerned; CODING is the coding of the
-	 * sibling concerned or -1; ERR is NULL unless the event is a failure. */
+	 * sibling concerned or -1; ERR is NULL unless the event is a failure
+	 * (or, for check's problems, carries a detail in err->what). */
 	void (*on_event)(void *user, kiln_event event, const char *path, int coding,
 			 const struct kiln_error *err);
 	/* After each tree, once per artifact (WHAT is "manifest" or "nginx
@@ -274,16 +314,23 @@ struct kiln_callbacks {
 	void *user;
 };
 
+/* ====================================================================
+ * Run
+ * ==================================================================== */
+
 /* An opaque run: options, callbacks, worker state and live temporary files. */
 struct kiln_run;
 
 /*
  * Create a run.  Copies *opt (and the glob strings) and *cb.  Returns NULL
- * only when out of memory; check options first with kiln_options_check()
- * (kiln_run_new() returns NULL for invalid options too).
- * The result is freed with kiln_run_free().
+ * when out of memory or when *opt is invalid (check it first with
+ * kiln_options_check()).  Free it with kiln_run_free().
  */
 struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb);
+
+/* Free a run.  NULL is allowed.  Must not be called while an operation is
+ * running on it. */
+void kiln_run_free(struct kiln_run *run);
 
 /*
  * Walk the directory ROOT and write siblings as described at the top of this
@@ -294,76 +341,106 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
  *                      failed: they were reported with KILN_OUTCOME_ERROR);
  *   KILN_ERR_IO        ROOT itself could not be opened or is not a
  *                      directory (also reported through on_file, path ""),
- *                      or an artifact could not be written (reported
- *                      through on_artifact);
+ *                      or an artifact, a removal or the cache failed
+ *                      (reported through on_artifact or on_event);
+ *   KILN_ERR_INVALID   opt.write_manifest is false and ROOT holds kiln's
+ *                      record of an earlier run (reported through on_file,
+ *                      path ""); nothing was written;
  *   KILN_ERR_NOMEM     out of memory before work could start;
- *   KILN_ERR_CANCELLED kiln_run_cancel() was called.
- * Incremental: when the tree has a manifest from a previous run, a file
- * whose content, coding settings and encoder versions match it keeps its
- * siblings untouched (inode and mtime unchanged; the mtime is reset to the
- * source's if only the source's mtime moved).  Siblings the previous
- * manifest records are removed when their source is gone or no longer gets
- * that sibling, if their content is still what kiln wrote (the siblings of
- * runs that died before writing their manifest are known from their
- * journals, ROOT/.kiln-journal-XXXXXX; see lib/journal.h).  With
- * opt.cache_dir, encodings are looked up in and added to the content cache.
+ *   KILN_ERR_CANCELLED kiln_run_cancel() was called (see there).
+ *
+ * The record.  The manifest is kiln's record of every sibling it wrote.  A
+ * run reads it back (and the journals of runs that died before writing
+ * theirs, ROOT/.kiln-journal-XXXXXX), so that:
+ *  - a file whose content, coding and encoder recipe match the record
+ *    keeps its siblings untouched (inode and mtime unchanged; the mtime
+ *    and mode are reset to the source's if only they moved);
+ *  - a sibling the record holds is removed when its source is gone or no
+ *    longer gets it, if its bytes are still what kiln wrote (a sibling kiln
+ *    did not write is never removed: KILN_EVENT_FOREIGN); one that cannot be
+ *    removed stays in the record, as stale, for the next run;
+ *  - a file or directory that cannot be read keeps its record (its
+ *    siblings are left as they are; the file is reported as an error), and
+ *    a file that vanishes during the run loses its siblings;
+ *  - a sibling name the record holds is never taken for an asset.
+ * With opt.cache_dir, encodings are looked up in and added to the cache.
+ *
  * Guarantees, whatever happens: sources are only read, never written; a
  * sibling appears under its final name only complete (temporary file in the
  * same directory, then rename(2)); the sibling has the source's permission
- * bits (mode & 0777) and exact atime/mtime (nanoseconds); encoded bytes
- * depend only on the source bytes and the options, never on opt.jobs.
- * Not thread-safe for one run; different runs may be used concurrently.
+ * bits (mode & 0777) and exact atime/mtime (nanoseconds); its size differs
+ * from the source's and from every other sibling's of the same file (servers
+ * build an ETag from mtime and size); encoded bytes depend only on the source
+ * bytes and the options, never on opt.jobs.  An unchanged re-run writes
+ * nothing at all in the tree.  Not thread-safe for one run; different runs
+ * may be used concurrently.
  */
 kiln_status kiln_run_tree(struct kiln_run *run, const char *root);
+
+/*
+ * Ask a run to stop as soon as possible, and to leave a tree it can vouch
+ * for: no file is encoded from then on (an encode under way is abandoned at
+ * its next chunk), files not finished keep what the record says when their
+ * content is unchanged and lose their siblings otherwise, and the manifest
+ * is written as usual, recording exactly the siblings on disk.  The
+ * operation then returns KILN_ERR_CANCELLED (kiln_run_tree() does not start
+ * another tree).  Async-signal-safe and thread-safe.
+ */
+void kiln_run_cancel(struct kiln_run *run);
+
+/*
+ * Unlink every temporary file and directory the run has on disk, and make
+ * the run create no new one: every later write fails as cancelled.  For a
+ * program about to die at once (a second SIGINT): call it from a thread
+ * that waits for the signal (sigwait(3)), then re-raise.  The run journal is
+ * left, so that the next run still knows which siblings this one wrote.
+ * Thread-safe; not async-signal-safe (it takes the temporary-file
+ * registry's lock, which is what guarantees that no temporary file is
+ * created behind its back).  Temporary files are named ".kiln-XXXXXX.tmp"
+ * in the directory of the file they become.  The run is unusable
+ * afterwards, except for kiln_run_free().
+ */
+void kiln_run_remove_temps(struct kiln_run *run);
+
+/* ====================================================================
+ * Commands
+ * ==================================================================== */
 
 /*
  * `kiln check`: compare the tree ROOT with its manifest (opt.manifest_path,
  * or ROOT/kiln-manifest.json) and write nothing.  Every asset must be in the
  * manifest with the same size and SHA-256, every sibling the manifest
  * records must exist and decode to its current source, no sibling may exist
- * that the manifest does not record, and every entry must still exist.
- * Each problem is one on_event call (KILN_EVENT_NO_MANIFEST ..
- * KILN_EVENT_UNRECORDED_SIBLING) and is counted in *problems.  I/O errors on
- * files are reported through on_file.  Returns KILN_OK, or KILN_ERR_IO if
- * ROOT cannot be walked.
+ * that the manifest does not record, every entry must still exist, and no
+ * sibling may be recorded as stale.  Each problem is one on_event call
+ * (KILN_EVENT_NO_MANIFEST .. KILN_EVENT_UNRECORDED_SIBLING, with a detail
+ * in err->what where there is one) and is counted in *problems.  I/O errors
+ * on files are reported through on_file.  Returns KILN_OK, or KILN_ERR_IO if
+ * ROOT cannot be walked or a file cannot be read.
  */
 kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *problems);
 
 /*
- * `kiln clean`: remove every sibling the manifest of ROOT records (only if
- * its content still has the recorded SHA-256: anything else is reported as
- * KILN_EVENT_FOREIGN and left), kiln's temporary files, the nginx snippet
- * (only if it is one kiln generated) and the manifest itself.  Sources and
- * every other file are left alone.  Each removal is a KILN_EVENT_REMOVED
- * event, counted in *removed.  Returns KILN_OK; KILN_ERR_IO if the manifest
- * is unreadable or something could not be removed.
+ * `kiln clean`: remove every sibling the record of ROOT holds (only if its
+ * content still has the recorded SHA-256: anything else is reported as
+ * KILN_EVENT_FOREIGN and left), kiln's temporary files and dead journals,
+ * the nginx snippet (only if it is one kiln generated) and the manifest
+ * itself.  Sources and every other file are left alone.  Each removal is a
+ * KILN_EVENT_REMOVED event, counted in *removed (with opt.dry_run, what
+ * would be removed).  Returns KILN_OK; KILN_ERR_IO if the manifest is
+ * unreadable or something could not be removed.
  */
 kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *removed);
 
-/*
- * Ask a run to stop as soon as possible: no new file is started, files under
- * way finish or are abandoned.  Async-signal-safe and thread-safe.
- */
-void kiln_run_cancel(struct kiln_run *run);
+/* ====================================================================
+ * Archives
+ * ==================================================================== */
 
 /*
- * Unlink every temporary file the run has on disk, and make the run create
- * no new one: every later write fails as cancelled.  For a program that is
- * about to die of SIGINT or SIGTERM: call kiln_run_cancel() and this from a
- * thread that waits for the signal (sigwait(3)), then re-raise it.
- * Thread-safe; not async-signal-safe (it takes each writer's lock, which is
- * what guarantees that no temporary file is created behind its back).
- * Temporary files are named ".kiln-XXXXXX.tmp" in the directory of the file
- * they become; kiln_run_archive() also removes its staging directory.  The
- * run is unusable afterwards, except for kiln_run_free().
- */
-void kiln_run_remove_temps(struct kiln_run *run);
-
-/*
- * Archives: kiln_run_archive() reads a tree from an archive (or a
- * directory), runs it exactly as kiln_run_tree() would, and writes a new
- * archive holding every original entry plus the siblings, the manifest and
- * the nginx snippet.  Archives are read and written with libarchive.
+ * kiln_run_archive() reads a tree from an archive (or a directory), runs it
+ * exactly as kiln_run_tree() would, and writes a new archive holding every
+ * original entry plus the siblings, the manifest and the nginx snippet.
+ * Archives are read and written with libarchive.
  */
 typedef enum kiln_archive_format {
 	KILN_ARCHIVE_AUTO = 0, /* from the output name's suffix */
@@ -431,30 +508,30 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  * Every entry of INPUT is validated and streamed into a private staging
  * directory, ".kiln-stage-XXXXXX" in OUTPUT's directory (mode 0700; data is
  * never held in memory beyond one 64 KiB block), which is then run through
- * kiln_run_tree() with the run's options, so every decision, incremental
- * reuse (an INPUT that holds a previous run's manifest and siblings) and the
- * cache work as for a directory.  The tree is the archive's root, or its
- * single top-level directory when every entry lies below one (so
- * "dist.tar.gz" holding "dist/..." is processed like `kiln dist`).  A
- * directory INPUT is read as if archived with `tar -C PARENT NAME`: its
- * entries are named NAME/..., NAME being its last path component ("."
- * for "." and "/").
+ * the same tree run as kiln_run_tree() with the run's options, so every
+ * decision, incremental reuse (an INPUT that holds a previous run's manifest
+ * and siblings) and the cache work as for a directory.  The tree is the
+ * archive's root, or its single top-level directory when every entry lies
+ * below one (so "dist.tar.gz" holding "dist/..." is processed like
+ * `kiln dist`).  A directory INPUT is read as if archived with
+ * `tar -C PARENT NAME`: its entries are named NAME/..., NAME being its last
+ * path component ("." for "." and "/").
  *
  * OUTPUT then holds, sorted bytewise by path: every entry of INPUT with its
  * name, type, permission bits, mtime (nanoseconds), symbolic link target
  * and hard link (within each hard-linked group, the first path carries the
  * data and the others link to it; zip has no hard links, so each carries
  * its data), except a sibling kiln removed as stale and kiln's own
- * temporary files (".kiln-XXXXXX.tmp", left by a killed run); each sibling, with its
- * source's permission bits (mode & 0777) and mtime; the manifest and the
- * snippet at the tree's top, mode 0644, with aopt->mtime.  Owners are uid
- * 0 and gid 0 without names unless aopt->keep_owner; no entry carries an
- * atime, ctime or the current time, and the gzip header of a .tar.gz has
- * MTIME 0, so the same input and options give the same bytes.  OUTPUT is
- * written to a temporary file in its directory, fsync'ed and renamed into
- * place: it exists whole or not at all, and is mode 0644 (or the mode of
- * the file it replaces).  A symbolic link, directory or special file at
- * OUTPUT is refused and left alone.
+ * temporary files (".kiln-XXXXXX.tmp", left by a killed run); each
+ * sibling, with its source's permission bits (mode & 0777) and mtime; the
+ * manifest and the snippet at the tree's top, mode 0644, with aopt->mtime.
+ * Owners are uid 0 and gid 0 without names unless aopt->keep_owner; no
+ * entry carries an atime, ctime or the current time, and the gzip header of
+ * a .tar.gz has MTIME 0, so the same input and options give the same bytes.
+ * OUTPUT is written to a temporary file in its directory, fsync'ed and
+ * renamed into place: it exists whole or not at all, and is mode 0644 (or
+ * the mode of the file it replaces).  A symbolic link, directory or special
+ * file at OUTPUT is refused and left alone.
  *
  * Refused (the whole input: no tree run, no OUTPUT), each with one on_file
  * call whose outcome is KILN_OUTCOME_ERROR (status KILN_ERR_UNSAFE or
@@ -482,37 +559,43 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  *
  * With opt.dry_run, INPUT is read and staged and the tree run reports what
  * it would do; no OUTPUT is written.  opt.manifest_path and
- * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT).
+ * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT), and
+ * opt.write_manifest true.
  *
  * Returns KILN_OK when OUTPUT was written (or, dry run, would be);
  * KILN_ERR_INVALID for a bad argument (unknown output format, options
  * above, OUTPUT inside a directory INPUT) before anything was read;
  * KILN_ERR_UNSAFE when the input was refused; KILN_ERR_IO when something
  * failed (already reported through a callback); KILN_ERR_NOMEM;
- * KILN_ERR_CANCELLED when kiln_run_cancel() was called.  The staging
- * directory and temporary output are removed on every return, and by
- * kiln_run_remove_temps() from another thread.  Disk use is about the
+ * KILN_ERR_CANCELLED when kiln_run_cancel() was called (no OUTPUT).  The
+ * staging directory and temporary output are removed on every return, and
+ * by kiln_run_remove_temps() from another thread.  Disk use is about the
  * expanded input, its siblings and OUTPUT at once.  Not thread-safe for one
  * run.
  */
 kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char *output,
 			     const struct kiln_archive_options *aopt);
 
+/* ====================================================================
+ * Names and versions
+ * ==================================================================== */
+
 /* Default file names of the artifacts, at the top of a tree: they are never
  * taken for inputs there.  Static strings. */
 #define KILN_MANIFEST_NAME "kiln-manifest.json"
 #define KILN_NGINX_CONF_NAME "kiln.nginx.conf"
 
-/* Free a run.  NULL is allowed.  Must not be called while kiln_run_tree()
- * is running on it. */
-void kiln_run_free(struct kiln_run *run);
-
 /* Static names, never NULL: "compressed", "sibling", "excluded", "media",
- * "small", "no-gain", "symlink", "special", "error"; "gzip", "br"; the
- * sibling suffixes ".gz", ".br". */
+ * "small", "no-gain", "symlink", "special", "error" ("?" out of range). */
 const char *kiln_outcome_name(kiln_outcome outcome);
-const char *kiln_coding_name(kiln_coding coding);
-const char *kiln_coding_suffix(kiln_coding coding);
+
+/* Static text for an event, e.g. "stale sibling" ("?" out of range). */
+const char *kiln_event_name(kiln_event event);
+
+/* The coding's IANA token and sibling suffix (kiln_coding_info()'s name and
+ * suffix), or "?" and "" when C is out of range. */
+const char *kiln_coding_name(kiln_coding c);
+const char *kiln_coding_suffix(kiln_coding c);
 
 /*
  * Length in bytes (1..4) of the well-formed UTF-8 sequence at the start of
@@ -522,12 +605,17 @@ const char *kiln_coding_suffix(kiln_coding coding);
  */
 size_t kiln_utf8_len(const char *s);
 
-/* Version strings of kiln and of the libraries it runs with, static. */
+/* kiln's version, KILN_VERSION_STRING.  Static. */
 const char *kiln_version(void);
-const char *kiln_libdeflate_version(void); /* the headers it was built with */
-const char *kiln_brotli_version(void);     /* the libbrotlienc it runs with */
-const char *kiln_zlib_version(void);       /* the zlib it runs with */
-const char *kiln_libarchive_version(void); /* the libarchive it runs with */
+
+/*
+ * The libraries kiln encodes, decodes and archives with, and their
+ * versions as the library itself reports them at run time (or, where it has
+ * no such call, as its headers said when kiln was built): for I = 0, 1, ...
+ * sets *name and *version (static strings) and returns true, then false
+ * past the last.
+ */
+bool kiln_library(size_t i, const char **name, const char **version);
 
 #ifdef __cplusplus
 }

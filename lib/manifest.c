@@ -2,11 +2,12 @@
  * manifest.c - building the manifest with jansson.
  *
  * Determinism is the point: the same tree and options must give the same
- * bytes on any machine, so there are no timestamps, no absolute paths, keys
- * are sorted (JSON_SORT_KEYS) and reals are printed with a fixed precision.
- * JSON strings must be UTF-8, and file names are bytes: a name that is not
- * valid UTF-8 is keyed by a percent-encoded form and carries its exact bytes
- * in base64, so nothing is lost and the document is always valid JSON.
+ * bytes on any machine with the same encoders, so there are no timestamps,
+ * no absolute paths, keys are sorted (JSON_SORT_KEYS) and reals are printed
+ * with a fixed precision.  JSON strings must be UTF-8, and file names are
+ * bytes: a name that is not valid UTF-8, or holds a '%', is keyed by a
+ * percent-encoded form and carries its exact bytes in base64, so nothing is
+ * lost, no two names share a key, and the document is always valid JSON.
  */
 #include "manifest.h"
 
@@ -23,16 +24,14 @@
 
 char *kiln_manifest_key(const char *rel, bool *encoded)
 {
-	size_t len = strlen(rel);
-	char *out = malloc(3 * len + 1), *o = out;
-	const char *s = rel;
+	char *out = malloc(3 * strlen(rel) + 1), *o = out;
 
 	*encoded = false;
 	if (!out)
 		return NULL;
-	while (*s) {
+	for (const char *s = rel; *s;) {
 		size_t n = kiln_utf8_len(s);
-		if (n) {
+		if (n && *s != '%') {
 			memcpy(o, s, n);
 			o += n;
 			s += n;
@@ -42,39 +41,48 @@ char *kiln_manifest_key(const char *rel, bool *encoded)
 		o += sprintf(o, "%%%02X", (unsigned char)*s++);
 	}
 	*o = '\0';
-	if (!*encoded)
-		return out;
-	/* encoded: '%' must be escaped too, so start over */
-	o = out;
-	for (s = rel; *s;) {
-		size_t n = kiln_utf8_len(s);
-		if (n && *s != '%') {
-			memcpy(o, s, n);
-			o += n;
-			s += n;
-		} else {
-			o += sprintf(o, "%%%02X", (unsigned char)*s++);
-		}
-	}
-	*o = '\0';
 	return out;
 }
 
-static bool is_entry(const struct kiln_report *r)
+static int hex_digit(char c)
 {
-	switch (r->outcome) {
-	case KILN_OUTCOME_COMPRESSED:
-	case KILN_OUTCOME_EXCLUDED:
-	case KILN_OUTCOME_MEDIA:
-	case KILN_OUTCOME_SMALL:
-	case KILN_OUTCOME_NO_GAIN:
-		return r->hashed;
-	default:
-		return false;
-	}
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* Add "key": string, stealing a reference; false when out of memory. */
+char *kiln_manifest_key_decode(const char *key)
+{
+	char *out = malloc(strlen(key) + 1), *o = out, *again = NULL;
+	bool ok = out != NULL, encoded;
+
+	for (const char *s = key; ok && *s;) {
+		int hi, lo;
+		if (*s != '%') {
+			*o++ = *s++;
+			continue;
+		}
+		hi = hex_digit(s[1]);
+		lo = hi >= 0 ? hex_digit(s[2]) : -1;
+		ok = lo >= 0 && (hi || lo); /* uppercase hex, never a NUL */
+		if (ok) {
+			*o++ = (char)(hi << 4 | lo);
+			s += 3;
+		}
+	}
+	if (ok) {
+		*o = '\0';
+		/* only the key kiln_manifest_key() makes: "%41" is not "A"'s */
+		again = kiln_manifest_key(out, &encoded);
+		ok = again && strcmp(again, key) == 0;
+	}
+	free(again);
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Add "key": string; false when out of memory. */
 static bool put_str(json_t *obj, const char *key, const char *value)
 {
 	json_t *v = json_string(value);
@@ -87,6 +95,28 @@ static bool put_int(json_t *obj, const char *key, uint64_t value)
 	json_t *v = json_integer((json_int_t)value);
 
 	return v && json_object_set_new(obj, key, v) == 0;
+}
+
+static bool put_sha(json_t *obj, const char *key, const uint8_t sha[32])
+{
+	char hex[2 * KILN_SHA256_LEN + 1];
+
+	kiln_hex(sha, KILN_SHA256_LEN, hex);
+	return put_str(obj, key, hex);
+}
+
+static bool put_base64(json_t *obj, const char *key, const char *bytes)
+{
+	size_t len = strlen(bytes);
+	char *b64 = malloc(4 * ((len + 2) / 3) + 1);
+	bool ok = b64 != NULL;
+
+	if (ok) {
+		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)bytes, (int)len);
+		ok = put_str(obj, key, b64);
+	}
+	free(b64);
+	return ok;
 }
 
 static json_t *glob_array(const char *const *globs, size_t n)
@@ -111,14 +141,18 @@ static json_t *settings(const struct kiln_options *opt)
 	json_t *s = json_object(), *enc = json_array();
 	bool ok = s && enc;
 
-	for (int c = 0; ok && c < KILN_NCODINGS; c++)
+	for (unsigned c = 0; ok && c < kiln_ncodecs; c++)
 		if (opt->codings & (1u << c))
-			ok = json_array_append_new(enc, json_string(kiln_codecs[c]->name)) == 0;
+			ok = json_array_append_new(enc, json_string(kiln_codecs[c]->info.name)) == 0;
 	ok = ok && json_object_set_new(s, "encodings", enc) == 0;
 	enc = NULL;
-	ok = ok && put_int(s, "gzip_level", (uint64_t)opt->gzip_level) &&
-	     put_int(s, "brotli_quality", (uint64_t)opt->brotli_quality) &&
-	     put_int(s, "min_size", opt->min_size) &&
+	for (unsigned c = 0; ok && c < kiln_ncodecs; c++) {
+		const struct kiln_coding_info *i = &kiln_codecs[c]->info;
+		char key[64];
+		snprintf(key, sizeof(key), "%s_%s", i->word, i->level_word);
+		ok = put_int(s, key, (uint64_t)opt->level[c]);
+	}
+	ok = ok && put_int(s, "min_size", opt->min_size) &&
 	     put_int(s, "stream_size", opt->stream_size) &&
 	     json_object_set_new(s, "max_ratio", json_real(opt->max_ratio)) == 0 &&
 	     json_object_set_new(s, "include", glob_array(opt->include, opt->n_include)) == 0 &&
@@ -134,85 +168,70 @@ static json_t *settings(const struct kiln_options *opt)
 static json_t *generator(void)
 {
 	json_t *g = json_object();
+	bool ok = g && put_str(g, "name", "kiln") && put_str(g, "version", kiln_version());
 
-	if (g && put_str(g, "name", "kiln") && put_str(g, "version", kiln_version()) &&
-	    put_str(g, "libdeflate", kiln_libdeflate_version()) &&
-	    put_str(g, "brotli", kiln_brotli_version()) &&
-	    put_str(g, "zlib", kiln_zlib_version()))
+	/* the encoders' libraries, which decide the bytes (libarchive does not) */
+	for (unsigned c = 0; ok && c < kiln_ncodecs; c++)
+		for (const struct kiln_codec_library *l = kiln_codecs[c]->libraries; ok && l->name; l++)
+			ok = put_str(g, l->name, l->version());
+	if (ok)
 		return g;
 	json_decref(g);
 	return NULL;
 }
 
-/* Add the kept sibling of coding C to ENCS: {"path", "size", "sha256"}. */
-static bool add_encoding(json_t *encs, const struct kiln_report *r, kiln_coding c,
-			 const char *key)
+/* ENCS.<token> = {"path", "size", "sha256", "encoder"} for a kept sibling;
+ * NOGAIN.<token> = {"size", "encoder"} for one tried and dropped. */
+static bool add_coding(json_t *encs, json_t *nogain, const struct kiln_coding_record *cr,
+		       kiln_coding c, const char *key)
 {
-	const char *suffix = kiln_codecs[c]->suffix;
-	char hex[2 * KILN_SHA256_LEN + 1];
-	char *path = malloc(strlen(key) + strlen(suffix) + 1);
+	const struct kiln_coding_info *i = &kiln_codecs[c]->info;
 	json_t *s = json_object();
-	bool ok = s && path;
+	bool ok = s != NULL;
 
-	if (ok) {
-		strcpy(path, key);
-		strcat(path, suffix);
-		kiln_hex(r->coding[c].sha256, KILN_SHA256_LEN, hex);
-		ok = put_str(s, "path", path) && put_int(s, "size", r->coding[c].size) &&
-		     put_str(s, "sha256", hex);
+	if (ok && cr->outcome == KILN_CODING_KEPT) {
+		char *path = malloc(strlen(key) + strlen(i->suffix) + 1);
+		ok = path != NULL;
+		if (ok) {
+			strcpy(path, key);
+			strcat(path, i->suffix);
+			ok = put_str(s, "path", path);
+		}
+		free(path);
+		ok = ok && put_sha(s, "sha256", cr->sha256);
 	}
-	free(path);
+	ok = ok && put_int(s, "size", cr->size) && put_str(s, "encoder", cr->recipe);
 	if (!ok) {
 		json_decref(s);
 		return false;
 	}
-	return json_object_set_new(encs, kiln_codecs[c]->name, s) == 0;
+	return json_object_set_new(cr->outcome == KILN_CODING_KEPT ? encs : nogain, i->name, s) == 0;
 }
 
-static json_t *entry(const struct kiln_report *r, const char *key, bool encoded)
+static json_t *entry(const struct kiln_record *r, const char *key, bool encoded)
 {
-	json_t *e = json_object(), *encs;
-	char hex[2 * KILN_SHA256_LEN + 1], sri[80];
-	bool ok;
+	json_t *e = json_object(), *encs = json_object(), *nogain = json_object();
+	char sri[80];
+	bool ok = e && encs && nogain;
 
-	if (!e)
-		return NULL;
-	kiln_hex(r->sha256, KILN_SHA256_LEN, hex);
 	kiln_sri_sha384(r->sha384, sri);
-	ok = put_int(e, "size", r->size) && put_str(e, "sha256", hex) &&
-	     put_str(e, "integrity", sri) && put_str(e, "content_type", kiln_media_type(r->path));
-	if (ok && encoded) {
-		size_t len = strlen(r->path);
-		char *b64 = malloc(4 * ((len + 2) / 3) + 1);
-		ok = b64 != NULL;
-		if (ok) {
-			EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)r->path, (int)len);
-			ok = put_str(e, "path_base64", b64);
-		}
-		free(b64);
-	}
-	if (ok) {
-		/* sizes of encodings tried and not kept: a later run that sees the
-		 * same content need not encode them again to decide */
-		json_t *ng = json_object();
-		for (int c = 0; ng && ok && c < KILN_NCODINGS; c++)
-			if (r->coding[c].outcome == KILN_CODING_NO_GAIN && r->coding[c].size > 0)
-				ok = put_int(ng, kiln_codecs[c]->name, r->coding[c].size);
-		if (ng && ok && json_object_size(ng) > 0)
-			ok = json_object_set_new(e, "no_gain", ng) == 0;
-		else
-			json_decref(ng);
-		ok = ok && ng;
-	}
-	if (ok && r->outcome != KILN_OUTCOME_COMPRESSED) {
+	ok = ok && put_int(e, "size", r->size) && put_sha(e, "sha256", r->sha256) &&
+	     put_str(e, "integrity", sri) && put_str(e, "content_type", kiln_media_type(r->rel));
+	if (ok && encoded)
+		ok = put_base64(e, "path_base64", r->rel);
+	for (unsigned c = 0; ok && c < kiln_ncodecs; c++)
+		if (r->coding[c].outcome != KILN_CODING_OFF)
+			ok = add_coding(encs, nogain, &r->coding[c], (kiln_coding)c, key);
+	if (ok && r->outcome != KILN_OUTCOME_COMPRESSED)
 		ok = put_str(e, "skipped", kiln_outcome_name(r->outcome));
-	} else if (ok) {
-		encs = json_object();
-		ok = encs && json_object_set_new(e, "encodings", encs) == 0;
-		for (int c = 0; ok && c < KILN_NCODINGS; c++)
-			if (r->coding[c].outcome == KILN_CODING_KEPT)
-				ok = add_encoding(encs, r, (kiln_coding)c, key);
-	}
+	else if (ok)
+		ok = json_object_set(e, "encodings", encs) == 0;
+	/* sizes of encodings tried and not kept: a later run that sees the same
+	 * content and recipe need not encode them again to decide */
+	if (ok && json_object_size(nogain) > 0)
+		ok = json_object_set(e, "no_gain", nogain) == 0;
+	json_decref(encs);
+	json_decref(nogain);
 	if (!ok) {
 		json_decref(e);
 		return NULL;
@@ -220,28 +239,45 @@ static json_t *entry(const struct kiln_report *r, const char *key, bool encoded)
 	return e;
 }
 
-char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_report *reports,
-			 size_t n)
+static json_t *stale_entry(const struct kiln_stale *s, bool encoded)
 {
-	json_t *root = json_object(), *files = json_object();
+	json_t *e = json_object();
+
+	if (e && put_str(e, "coding", kiln_codecs[s->coding]->info.name) &&
+	    put_int(e, "size", s->size) && put_sha(e, "sha256", s->sha256) &&
+	    (!encoded || put_base64(e, "path_base64", s->rel)))
+		return e;
+	json_decref(e);
+	return NULL;
+}
+
+char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_record *recs,
+			 size_t n, const struct kiln_stale *stale, size_t nstale)
+{
+	json_t *root = json_object(), *files = json_object(), *st = json_object();
 	char *text = NULL, *out = NULL;
-	bool ok = root && files;
+	bool ok = root && files && st;
 
 	ok = ok && put_int(root, "kiln_manifest", KILN_MANIFEST_VERSION) &&
 	     json_object_set_new(root, "generator", generator()) == 0 &&
 	     json_object_set_new(root, "settings", settings(opt)) == 0;
 	for (size_t i = 0; ok && i < n; i++) {
 		bool encoded;
-		char *key;
-		json_t *e;
-		if (!is_entry(&reports[i]))
-			continue;
-		key = kiln_manifest_key(reports[i].path, &encoded);
-		e = key ? entry(&reports[i], key, encoded) : NULL;
+		char *key = kiln_manifest_key(recs[i].rel, &encoded);
+		json_t *e = key ? entry(&recs[i], key, encoded) : NULL;
 		ok = e && json_object_set_new(files, key, e) == 0;
 		free(key);
 	}
+	for (size_t i = 0; ok && i < nstale; i++) {
+		bool encoded;
+		char *key = kiln_manifest_key(stale[i].rel, &encoded);
+		json_t *e = key ? stale_entry(&stale[i], encoded) : NULL;
+		ok = e && json_object_set_new(st, key, e) == 0;
+		free(key);
+	}
 	ok = ok && json_object_set(root, "files", files) == 0;
+	if (ok && nstale)
+		ok = json_object_set(root, "stale_siblings", st) == 0;
 	if (ok)
 		text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
 	if (text && (out = malloc(strlen(text) + 2)) != NULL) {
@@ -249,15 +285,8 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_repor
 		strcat(out, "\n");
 	}
 	free(text);
+	json_decref(st);
 	json_decref(files);
 	json_decref(root);
 	return out;
-}
-
-kiln_status kiln_manifest_write(const char *path, const struct kiln_options *opt,
-				const struct kiln_report *reports, size_t n,
-				struct kiln_tempslot *slot, struct kiln_error *err)
-{
-	return kiln_artifact_write(slot, path, kiln_manifest_dump(opt, reports, n), opt->fsync,
-				   "cannot build the manifest", err);
 }

@@ -1,108 +1,138 @@
 /*
- * run.h - the inside of a kiln_run, shared by the modules that drive a tree:
- * run.c (compress), check.c and clean.c.  Not part of the public interface.
+ * run.h - the inside of a kiln_run, and of one tree under way.  Not part of
+ * the public interface.
+ *
+ * A kiln_run lives from kiln_run_new() to kiln_run_free() and holds what
+ * does not change between trees.  A kiln_tree lives for one operation on
+ * one directory (compress, check, clean) and holds that tree's state.  Next
+ * to every field: which thread may write it, and under which lock.  "Main"
+ * is the thread that called the public operation; "worker k" is the pool
+ * thread processing walk entry k (each entry goes to exactly one worker).
  */
 #ifndef KILN_RUN_H
 #define KILN_RUN_H
 
 #include "kiln.h"
 
-#include "archive_temps.h"
 #include "cache.h"
 #include "journal.h"
-#include "sibling.h"
+#include "record.h"
 #include "state.h"
+#include "tempfile.h"
 #include "walk.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/* What one pool thread owns: only that thread touches it. */
 struct worker {
-	void *codec_state[KILN_NCODINGS]; /* made on first use, reused */
-	struct kiln_tempslot slot;
+	void *codec_state[KILN_MAX_CODINGS]; /* made on first use, reused */
 };
 
 struct kiln_run {
+	/* Set by kiln_run_new(), read-only afterwards (any thread). */
 	struct kiln_options opt;
-	char **globs; /* owned copies of opt.include then opt.exclude */
-	struct kiln_callbacks cb;
-	pthread_mutex_t cb_lock;
-	atomic_int cancelled;
+	char **globs;        /* owned copies of opt.include then opt.exclude */
+	char *owned[3];      /* owned copies of opt's path strings */
+	struct kiln_callbacks cb; /* the caller's, for its own operations */
 	unsigned nworkers;
+	/* workers[i]: pool thread i only. */
 	struct worker *workers;
-
-	/* the tree under way */
-	const char *root;
-	struct kiln_walk walk;
-	size_t *order;     /* indexes of entries to open, largest first */
-	struct kiln_report *reports; /* one per walk entry, for the manifest */
-	bool hashing;      /* digests are needed (a manifest will be written) */
-	bool artifact_failed, remove_failed, cache_failed;
-	char *manifest_path; /* where this tree's manifest is read and written */
-	struct kiln_state state; /* the previous run's manifest, if any */
-	struct kiln_cache *cache;
-	struct kiln_journal journal; /* this run's record of siblings written */
-	char *owned[4];    /* copies of the option strings below */
-	struct kiln_archive_temps archive_temps; /* kiln_run_archive()'s (archive.c) */
-	size_t norder;
-	atomic_size_t next; /* next index into order */
+	/* Any thread, any time (atomic): kiln_run_cancel() sets it. */
+	atomic_int cancelled;
+	/* Any thread; its own lock (tempfile.h). */
+	struct kiln_temps temps;
 };
 
-/* A malloc'ed copy of the tree root as given, without trailing slashes
- * ("dist/" -> "dist", "/" stays "/"); NULL when out of memory. */
-char *kiln_run_root(const char *root);
+/* How a walk entry's record is settled. */
+enum kiln_rec_state {
+	KILN_REC_NONE = 0, /* no record: not an asset, or its siblings are gone */
+	KILN_REC_SET,      /* records[k] holds it */
+};
 
-/* "ROOT/REL" + SUFFIX, malloc'ed; NULL when out of memory. */
-char *kiln_run_join(const char *root, const char *rel, const char *suffix);
+struct kiln_tree {
+	/* Set by kiln_tree_begin() (main), read-only afterwards. */
+	struct kiln_run *run;
+	const struct kiln_options *opt;  /* &run->opt */
+	const struct kiln_callbacks *cb; /* this operation's callbacks */
+	const char *root;                /* normalised, owned */
+	bool hashing;                    /* records will be written */
+	char *manifest_path;             /* where the record is read and written */
 
-/* Callbacks, serialised by the run's lock; each is a no-op when unset. */
-void kiln_run_report(struct kiln_run *run, const struct kiln_report *r);
-void kiln_run_event(struct kiln_run *run, kiln_event ev, const char *path, int coding,
-		    const struct kiln_error *err);
+	/* Main, before the pool starts; read-only while it runs (except
+	 * state entries' SEEN, written by main only). */
+	struct kiln_walk walk;
+	struct kiln_state state;
+	struct kiln_cache *cache;        /* thread-safe itself */
+	size_t *order, norder;           /* entries to process, largest first */
 
-/* SHA-256 of the regular file at PATH (links not followed); false if it
- * cannot be read. */
-bool kiln_run_file_sha256(const char *path, uint8_t out[32]);
+	/* Entry k: written by worker k only while the pool runs, then read by
+	 * main. */
+	struct kiln_report *reports;
+	struct kiln_record *records;
+	enum kiln_rec_state *rec_state;
+
+	/* Main only: records of entries the walk could not reach (below an
+	 * unreadable directory), carried over unchanged. */
+	struct kiln_record *carried;
+	size_t ncarried;
+
+	/* Any thread: the next index into order. */
+	atomic_size_t next;
+	/* Any thread; its own lock. */
+	struct kiln_journal journal;
+	/* Any thread, under STALE_LOCK: recorded siblings that could not be
+	 * removed, kept in the manifest for the next run. */
+	pthread_mutex_t stale_lock;
+	struct kiln_stale *stale;
+	size_t nstale, stale_cap;
+	/* Any thread (atomic): something failed beside a file's own outcome. */
+	atomic_bool remove_failed, cache_failed;
+	/* Main only. */
+	bool artifact_failed;
+
+	/* Any thread, under CB_LOCK: every callback call. */
+	pthread_mutex_t cb_lock;
+};
 
 /*
- * A sibling kiln recorded (PREV, with its size and SHA-256) that should no
- * longer exist: remove it if it is still what kiln wrote, else leave it and
- * report KILN_EVENT_FOREIGN.  Nothing is removed in a dry run.
+ * Start an operation on ROOT_ARG with callbacks CB (the run's, or wrapped
+ * ones: kiln_run_archive() passes its own): normalise the root, copy
+ * nothing else.  KILN_ERR_NOMEM, or KILN_OK; kiln_tree_end() in every case.
  */
-void kiln_run_remove_recorded(struct kiln_run *run, const char *root, const char *rel,
-			      kiln_coding c, const struct kiln_prev_coding *prev);
+kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const char *root_arg,
+			    const struct kiln_callbacks *cb);
+void kiln_tree_end(struct kiln_tree *t);
 
 /*
- * Coding C of entry REL gets no sibling this run: remove the one the previous
- * run wrote (PREV, may be NULL), or report one kiln never wrote
- * (KILN_EVENT_FOREIGN: nginx would serve it).
+ * The compress operation on one tree (kiln_run_tree() with the run's
+ * callbacks; kiln_run_archive() with its own).  Returns as kiln_run_tree().
  */
-void kiln_run_no_sibling(struct kiln_run *run, const struct kiln_prev_entry *prev,
-			 const char *rel, kiln_coding c);
+kiln_status kiln_tree_compress(struct kiln_run *run, const char *root,
+			       const struct kiln_callbacks *cb);
 
-/*
- * Is the previous run's sibling of coding C of E still usable: recorded
- * (PREV), present as a regular file with the recorded size, and (with
- * --verify) decoding to the source, given as SRC[0..size) or, when SRC is
- * NULL, read from SRC_FD?  Brings its mode and mtime back to the source's
- * (SRC_ST) if they moved.
- */
-bool kiln_run_previous_ok(struct kiln_run *run, const struct kiln_entry *e,
-			  const struct kiln_prev_coding *prev, kiln_coding c,
-			  const struct stat *src_st, const uint8_t *src, int src_fd);
+/* Callbacks, serialised by T's lock; each is a no-op when unset. */
+void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r);
+void kiln_tree_event(struct kiln_tree *t, kiln_event ev, const char *path, int coding,
+		     const struct kiln_error *err);
+void kiln_tree_artifact(struct kiln_tree *t, const char *what, const char *path,
+			const struct kiln_error *err);
 
-/* After R failed on REL: remove the siblings this run wrote for it
- * (WRITTEN, by coding), so a failed file is left with none of them. */
-void kiln_run_undo_written(struct kiln_run *run, const char *rel,
-			   const bool written[KILN_NCODINGS], const struct kiln_report *r);
+/* Report the root itself failing (path ""). */
+void kiln_tree_root_error(struct kiln_tree *t, const struct kiln_error *err);
 
-/* After R failed on REL: remove the siblings the previous run wrote (PREV)
- * for what is no longer this content (unless REUSE says it still is). */
-void kiln_run_drop_outdated(struct kiln_run *run, const struct kiln_prev_entry *prev, bool reuse,
-			    const char *rel, const struct kiln_report *r);
+/* Mark *R failed: outcome KILN_OUTCOME_ERROR, error (ST, ERRNUM, WHAT) about
+ * the sibling with SUFFIX ("" for the source itself). */
+void kiln_report_fail(struct kiln_report *r, kiln_status st, int errnum, const char *what,
+		      const char *suffix);
 
-/* The manifest path for ROOT: opt.manifest_path or ROOT/kiln-manifest.json. */
-char *kiln_run_manifest_path(const struct kiln_run *run, const char *root);
+/* The manifest path for ROOT: opt.manifest_path or ROOT/kiln-manifest.json;
+ * malloc'ed (NULL when out of memory). */
+char *kiln_tree_manifest_path(const struct kiln_run *run, const char *root);
+
+/* A malloc'ed copy of a root as given, without trailing slashes ("dist/" ->
+ * "dist", "/" stays "/"); NULL when out of memory. */
+char *kiln_root_normalise(const char *root);
 
 #endif

@@ -1,8 +1,8 @@
 /* state.c - reading a manifest back; see state.h. */
 #include "state.h"
 
-#include "classify.h"
 #include "codec.h"
+#include "manifest.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -16,8 +16,8 @@
 
 static int cmp_rel(const void *a, const void *b)
 {
-	return strcmp(((const struct kiln_prev_entry *)a)->rel,
-		      ((const struct kiln_prev_entry *)b)->rel);
+	return strcmp(((const struct kiln_prev_entry *)a)->rec.rel,
+		      ((const struct kiln_prev_entry *)b)->rec.rel);
 }
 
 static bool hex32(const char *s, uint8_t out[32])
@@ -51,8 +51,6 @@ static bool get_u64(json_t *obj, const char *key, uint64_t *out)
 	return true;
 }
 
-/* A relative path kiln may act on: not empty, not absolute, no "." or ".."
- * component, no empty component, no NUL (base64 could smuggle one in). */
 bool kiln_state_safe_rel(const char *rel, size_t len)
 {
 	if (len == 0 || rel[0] == '/' || memchr(rel, '\0', len))
@@ -67,25 +65,12 @@ bool kiln_state_safe_rel(const char *rel, size_t len)
 	return true;
 }
 
-/* The exact path of an entry: path_base64 when present, else the key. */
-static char *entry_rel(const char *key, json_t *e)
+char *kiln_state_rel_base64(const char *b64)
 {
-	json_t *b = json_object_get(e, "path_base64");
-	const char *b64;
-	size_t n, len;
+	size_t n = strlen(b64), len;
 	char *out;
 	int got;
 
-	if (!b) {
-		len = strlen(key);
-		if (!kiln_state_safe_rel(key, len))
-			return NULL;
-		return strdup(key);
-	}
-	if (!json_is_string(b))
-		return NULL;
-	b64 = json_string_value(b);
-	n = strlen(b64);
 	if (n % 4 != 0 || n == 0 || n > 16384)
 		return NULL;
 	out = malloc(n / 4 * 3 + 1);
@@ -97,7 +82,7 @@ static char *entry_rel(const char *key, json_t *e)
 		return NULL;
 	}
 	len = (size_t)got; /* EVP_DecodeBlock counts '=' padding as zero bytes */
-	if (n >= 1 && b64[n - 1] == '=')
+	if (b64[n - 1] == '=')
 		len--;
 	if (n >= 2 && b64[n - 2] == '=')
 		len--;
@@ -107,6 +92,40 @@ static char *entry_rel(const char *key, json_t *e)
 		return NULL;
 	}
 	return out;
+}
+
+/*
+ * The exact path an object keyed KEY names: path_base64 when present, else
+ * the key (literally in a version-1 manifest, percent-decoded in a later
+ * one); NULL if malformed or unsafe.  A base64 path must have KEY as its
+ * key, so that one path cannot hide behind another's key.
+ */
+static char *entry_rel(const char *key, json_t *e, int version)
+{
+	json_t *b = json_object_get(e, "path_base64");
+	char *rel, *again;
+	bool encoded;
+
+	if (b) {
+		if (!json_is_string(b) || !(rel = kiln_state_rel_base64(json_string_value(b))))
+			return NULL;
+		if (version >= 2) {
+			again = kiln_manifest_key(rel, &encoded);
+			if (!again || strcmp(again, key) != 0) {
+				free(again);
+				free(rel);
+				return NULL;
+			}
+			free(again);
+		}
+		return rel;
+	}
+	rel = version >= 2 ? kiln_manifest_key_decode(key) : strdup(key);
+	if (rel && !kiln_state_safe_rel(rel, strlen(rel))) {
+		free(rel);
+		return NULL;
+	}
+	return rel;
 }
 
 static kiln_outcome skipped_outcome(const char *s)
@@ -121,78 +140,116 @@ static kiln_outcome skipped_outcome(const char *s)
 	return KILN_NOUTCOMES;
 }
 
+/* The recipe in OBJ's "encoder" ("" when absent, as in version 1). */
+static bool get_recipe(json_t *obj, char out[KILN_RECIPE_MAX])
+{
+	json_t *r = json_object_get(obj, "encoder");
+	const char *s;
+
+	out[0] = '\0';
+	if (!r)
+		return true;
+	s = json_string_value(r);
+	if (!s || strlen(s) >= KILN_RECIPE_MAX)
+		return false;
+	strcpy(out, s);
+	return true;
+}
+
+/* SHA-384 from an SRI value "sha384-" + base64 (64 characters). */
+static bool sri384(const char *s, uint8_t out[48])
+{
+	unsigned char buf[49];
+
+	return s && strlen(s) == 7 + 64 && strncmp(s, "sha384-", 7) == 0 &&
+	       EVP_DecodeBlock(buf, (const unsigned char *)s + 7, 64) == 48 &&
+	       (memcpy(out, buf, 48), true);
+}
+
+/* One coding of an entry: a kept sibling S (if non-NULL) or a no-gain
+ * record NG (an integer in version 1, an object later). */
+static bool parse_coding(const char *key, json_t *s, json_t *ng, kiln_coding c,
+			 struct kiln_coding_record *cr)
+{
+	const char *suffix = kiln_codecs[c]->info.suffix, *path;
+
+	if (s) {
+		path = json_string_value(json_object_get(s, "path"));
+		if (!get_u64(s, "size", &cr->size) || !path || !get_recipe(s, cr->recipe) ||
+		    !hex32(json_string_value(json_object_get(s, "sha256")), cr->sha256))
+			return false;
+		/* the sibling must be the entry's own: KEY + suffix */
+		if (strlen(path) != strlen(key) + strlen(suffix) ||
+		    strncmp(path, key, strlen(key)) != 0 || strcmp(path + strlen(key), suffix) != 0)
+			return false;
+		cr->outcome = KILN_CODING_KEPT;
+	} else if (json_is_integer(ng) && json_integer_value(ng) > 0) {
+		cr->outcome = KILN_CODING_NO_GAIN;
+		cr->size = (uint64_t)json_integer_value(ng);
+	} else if (json_is_object(ng) && get_u64(ng, "size", &cr->size) && cr->size > 0 &&
+		   get_recipe(ng, cr->recipe)) {
+		cr->outcome = KILN_CODING_NO_GAIN;
+	}
+	return true;
+}
+
 /* Fill *pe from entry E; false if E is malformed (it is then dropped). */
-static bool parse_entry(const char *key, json_t *e, struct kiln_prev_entry *pe)
+static bool parse_entry(const char *key, json_t *e, int version, struct kiln_prev_entry *pe)
 {
 	json_t *encs = json_object_get(e, "encodings"), *nogain = json_object_get(e, "no_gain");
+	struct kiln_record *r = &pe->rec;
 
 	memset(pe, 0, sizeof(*pe));
-	if (!json_is_object(e) || !get_u64(e, "size", &pe->size) ||
-	    !hex32(json_string_value(json_object_get(e, "sha256")), pe->sha256))
+	if (!json_is_object(e) || !get_u64(e, "size", &r->size) ||
+	    !hex32(json_string_value(json_object_get(e, "sha256")), r->sha256) ||
+	    !sri384(json_string_value(json_object_get(e, "integrity")), r->sha384))
 		return false;
 	if (encs) {
 		if (!json_is_object(encs) || json_object_get(e, "skipped"))
 			return false;
-		pe->outcome = KILN_OUTCOME_COMPRESSED;
+		r->outcome = KILN_OUTCOME_COMPRESSED;
 	} else {
-		pe->outcome = skipped_outcome(json_string_value(json_object_get(e, "skipped")));
-		if (pe->outcome == KILN_NOUTCOMES)
+		r->outcome = skipped_outcome(json_string_value(json_object_get(e, "skipped")));
+		if (r->outcome == KILN_NOUTCOMES)
 			return false;
 	}
-	for (int c = 0; c < KILN_NCODINGS; c++) {
-		const struct kiln_codec *codec = kiln_codecs[c];
-		json_t *s = encs ? json_object_get(encs, codec->name) : NULL;
-		json_t *ng = json_is_object(nogain) ? json_object_get(nogain, codec->name) : NULL;
-		const char *path;
-		if (s) {
-			path = json_string_value(json_object_get(s, "path"));
-			if (!get_u64(s, "size", &pe->coding[c].size) || !path ||
-			    !hex32(json_string_value(json_object_get(s, "sha256")), pe->coding[c].sha256))
-				return false;
-			/* the sibling must be the entry's own: KEY + suffix */
-			if (strlen(path) != strlen(key) + strlen(codec->suffix) ||
-			    strncmp(path, key, strlen(key)) != 0 ||
-			    strcmp(path + strlen(key), codec->suffix) != 0)
-				return false;
-			pe->coding[c].kept = true;
-		} else if (json_is_integer(ng) && json_integer_value(ng) > 0) {
-			pe->coding[c].tried = true;
-			pe->coding[c].size = (uint64_t)json_integer_value(ng);
-		}
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const char *name = kiln_codecs[c]->info.name;
+		json_t *s = encs ? json_object_get(encs, name) : NULL;
+		json_t *ng = json_is_object(nogain) ? json_object_get(nogain, name) : NULL;
+		if (!parse_coding(key, s, ng, (kiln_coding)c, &r->coding[c]))
+			return false;
 	}
-	if (!(pe->rel = entry_rel(key, e)))
+	if (!(r->rel = entry_rel(key, e, version)))
 		return false;
+	pe->in_manifest = true;
 	return true;
 }
 
-static void parse_settings(json_t *root, struct kiln_state *st)
+/* The manifest's "stale_siblings": siblings kiln could not remove. */
+static kiln_status parse_stale(json_t *obj, int version, struct kiln_state *st)
 {
-	json_t *s = json_object_get(root, "settings"), *g = json_object_get(root, "generator");
-	json_t *enc = json_object_get(s, "encodings"), *v;
-	size_t i;
+	const char *key;
+	json_t *e;
 
-	st->gzip_level = -1;
-	st->brotli_quality = -1;
-	json_array_foreach(enc, i, v)
-		for (int c = 0; c < KILN_NCODINGS; c++)
-			if (json_is_string(v) && strcmp(json_string_value(v), kiln_codecs[c]->name) == 0)
-				st->codings |= 1u << c;
-	if (json_is_integer(json_object_get(s, "gzip_level")))
-		st->gzip_level = (int)json_integer_value(json_object_get(s, "gzip_level"));
-	if (json_is_integer(json_object_get(s, "brotli_quality")))
-		st->brotli_quality = (int)json_integer_value(json_object_get(s, "brotli_quality"));
-	get_u64(s, "min_size", &st->min_size);
-	if (!get_u64(s, "stream_size", &st->stream_size))
-		st->stream_size = UINT64_MAX;
-	st->max_ratio = json_number_value(json_object_get(s, "max_ratio"));
-	if (json_is_string(json_object_get(g, "libdeflate")))
-		strncpy(st->libdeflate, json_string_value(json_object_get(g, "libdeflate")),
-			sizeof(st->libdeflate) - 1);
-	if (json_is_string(json_object_get(g, "zlib")))
-		strncpy(st->zlib, json_string_value(json_object_get(g, "zlib")), sizeof(st->zlib) - 1);
-	if (json_is_string(json_object_get(g, "brotli")))
-		strncpy(st->brotli, json_string_value(json_object_get(g, "brotli")),
-			sizeof(st->brotli) - 1);
+	if (!json_is_object(obj) || json_object_size(obj) == 0)
+		return KILN_OK;
+	st->stale = calloc(json_object_size(obj), sizeof(*st->stale));
+	if (!st->stale)
+		return KILN_ERR_NOMEM;
+	json_object_foreach(obj, key, e) {
+		struct kiln_stale *s = &st->stale[st->nstale];
+		const char *name = json_string_value(json_object_get(e, "coding"));
+		kiln_coding c = name ? kiln_coding_find(name) : -1;
+		if (c < 0 || strcmp(name, kiln_codecs[c]->info.name) != 0 ||
+		    !get_u64(e, "size", &s->size) ||
+		    !hex32(json_string_value(json_object_get(e, "sha256")), s->sha256) ||
+		    !(s->rel = entry_rel(key, e, version)))
+			continue;
+		s->coding = c;
+		st->nstale++;
+	}
+	return KILN_OK;
 }
 
 kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st)
@@ -200,30 +257,35 @@ kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL), *files, *e;
 	const char *key;
 	kiln_status ret = KILN_ERR_INVALID;
+	json_int_t version;
 
 	if (!root)
 		return KILN_ERR_INVALID;
 	files = json_object_get(root, "files");
+	version = json_integer_value(json_object_get(root, "kiln_manifest"));
 	if (!json_is_object(root) || !json_is_integer(json_object_get(root, "kiln_manifest")) ||
-	    json_integer_value(json_object_get(root, "kiln_manifest")) != 1 ||
-	    !json_is_object(files))
+	    version < 1 || version > KILN_MANIFEST_VERSION || !json_is_object(files))
 		goto out;
-	parse_settings(root, st);
 	st->v = calloc(json_object_size(files) + 1, sizeof(*st->v));
 	if (!st->v) {
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
 	json_object_foreach(files, key, e)
-		if (parse_entry(key, e, &st->v[st->n]))
+		if (parse_entry(key, e, (int)version, &st->v[st->n]))
 			st->n++;
 	qsort(st->v, st->n, sizeof(*st->v), cmp_rel);
 	/* two keys naming the same bytes (a forged path_base64): keep neither */
 	for (size_t i = 1; i < st->n; i++)
-		if (strcmp(st->v[i - 1].rel, st->v[i].rel) == 0) {
+		if (strcmp(st->v[i - 1].rec.rel, st->v[i].rec.rel) == 0) {
 			kiln_state_free(st);
 			goto out;
 		}
+	if (parse_stale(json_object_get(root, "stale_siblings"), (int)version, st) != KILN_OK) {
+		kiln_state_free(st);
+		ret = KILN_ERR_NOMEM;
+		goto out;
+	}
 	st->loaded = true;
 	ret = KILN_OK;
 out:
@@ -267,58 +329,110 @@ kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln
 	if (ret == KILN_ERR_INVALID) {
 		err->status = KILN_ERR_INVALID;
 		err->errnum = 0;
-		err->what = "previous manifest is not a kiln manifest, ignored";
+		err->what = "not a kiln manifest";
 	}
 	return ret;
 }
 
 struct kiln_prev_entry *kiln_state_find(const struct kiln_state *st, const char *rel)
 {
-	struct kiln_prev_entry key = { .rel = (char *)rel };
+	struct kiln_prev_entry key = { .rec.rel = (char *)rel };
 
-	if (!st->loaded || st->n == 0)
+	if (st->n == 0)
 		return NULL;
 	return bsearch(&key, st->v, st->n, sizeof(*st->v), cmp_rel);
 }
 
-bool kiln_state_coding_reusable(const struct kiln_state *st, const struct kiln_options *opt,
-				kiln_coding c)
+kiln_status kiln_state_add_journaled(struct kiln_state *st, const char *rel,
+				     const struct kiln_journaled *j)
 {
-	if (!st->loaded)
-		return false;
-	/* which encoder made a .gz depends on the file's size and stream_size
-	 * (libdeflate below it, zlib from it on): both must be as they were */
-	if (c == KILN_CODING_GZIP)
-		return st->gzip_level == opt->gzip_level && st->stream_size == opt->stream_size &&
-		       strcmp(st->libdeflate, kiln_libdeflate_version()) == 0 &&
-		       strcmp(st->zlib, kiln_zlib_version()) == 0;
-	return st->brotli_quality == opt->brotli_quality &&
-	       strcmp(st->brotli, kiln_brotli_version()) == 0;
+	struct kiln_prev_entry *pe = kiln_state_find(st, rel);
+	struct kiln_journaled *jv;
+
+	if (!pe) {
+		/* insert in order, so lookups keep working */
+		struct kiln_prev_entry *v = realloc(st->v, (st->n + 1) * sizeof(*v));
+		size_t lo = 0, hi = st->n;
+		if (!v)
+			return KILN_ERR_NOMEM;
+		st->v = v;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(st->v[mid].rec.rel, rel) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(&st->v[lo + 1], &st->v[lo], (st->n - lo) * sizeof(*v));
+		pe = &st->v[lo];
+		memset(pe, 0, sizeof(*pe));
+		if (!(pe->rec.rel = strdup(rel))) {
+			memmove(&st->v[lo], &st->v[lo + 1], (st->n - lo) * sizeof(*v));
+			return KILN_ERR_NOMEM;
+		}
+		st->n++;
+	}
+	jv = realloc(pe->jv, (pe->njv + 1) * sizeof(*jv));
+	if (!jv)
+		return KILN_ERR_NOMEM;
+	pe->jv = jv;
+	pe->jv[pe->njv++] = *j;
+	st->loaded = true;
+	return KILN_OK;
+}
+
+bool kiln_state_owns(const struct kiln_prev_entry *pe, kiln_coding c, uint64_t size,
+		     const uint8_t sha256[32])
+{
+	const struct kiln_coding_record *cr = &pe->rec.coding[c];
+
+	if (pe->in_manifest && cr->outcome == KILN_CODING_KEPT && cr->size == size &&
+	    memcmp(cr->sha256, sha256, 32) == 0)
+		return true;
+	for (size_t i = 0; i < pe->njv; i++)
+		if (pe->jv[i].coding == c && pe->jv[i].size == size &&
+		    memcmp(pe->jv[i].sha256, sha256, 32) == 0)
+			return true;
+	return false;
+}
+
+bool kiln_state_has_sibling(const struct kiln_prev_entry *pe, kiln_coding c)
+{
+	if (pe->in_manifest && pe->rec.coding[c].outcome == KILN_CODING_KEPT)
+		return true;
+	for (size_t i = 0; i < pe->njv; i++)
+		if (pe->jv[i].coding == c)
+			return true;
+	return false;
 }
 
 bool kiln_state_records_sibling(const struct kiln_state *st, const char *rel)
 {
 	const char *base = strrchr(rel, '/');
-	size_t blen = kiln_sibling_base_len(base ? base + 1 : rel);
-	size_t prefix = base ? (size_t)(base + 1 - rel) : 0;
+	kiln_coding c = kiln_sibling_coding(base ? base + 1 : rel);
+	size_t n = strlen(rel);
 	const struct kiln_prev_entry *pe;
-	bool yes = false;
 	char *src;
 
-	if (!blen || !st->loaded || !(src = strndup(rel, prefix + blen)))
+	for (size_t i = 0; i < st->nstale; i++)
+		if (strcmp(st->stale[i].rel, rel) == 0)
+			return true;
+	if (c < 0 || !(src = strndup(rel, n - strlen(kiln_codecs[c]->info.suffix))))
 		return false;
 	pe = kiln_state_find(st, src);
-	for (int c = 0; pe && c < KILN_NCODINGS; c++)
-		if (pe->coding[c].kept && strcmp(rel + prefix + blen, kiln_codecs[c]->suffix) == 0)
-			yes = true;
 	free(src);
-	return yes;
+	return pe && kiln_state_has_sibling(pe, c);
 }
 
 void kiln_state_free(struct kiln_state *st)
 {
-	for (size_t i = 0; i < st->n; i++)
-		free(st->v[i].rel);
+	for (size_t i = 0; i < st->n; i++) {
+		kiln_record_free(&st->v[i].rec);
+		free(st->v[i].jv);
+	}
 	free(st->v);
+	for (size_t i = 0; i < st->nstale; i++)
+		free(st->stale[i].rel);
+	free(st->stale);
 	memset(st, 0, sizeof(*st));
 }

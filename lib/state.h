@@ -1,60 +1,60 @@
 /*
- * state.h - what a previous run left: its manifest, read back.
+ * state.h - what earlier runs left: their manifest and journals, read back.
  *
- * Incremental runs, stale-sibling removal, `kiln check` and `kiln clean` all
- * start from the manifest of the last run, which is the only record of which
- * siblings kiln wrote.  The manifest is outside input (anyone can edit it),
- * so the reader trusts nothing: a document that is not a version-1 manifest
- * is rejected whole, an entry with a missing or malformed field is dropped,
- * and every path is checked to stay inside the tree.
+ * Incremental runs, stale-sibling removal, `kiln check` and `kiln clean`
+ * all start from kiln's record of the siblings it wrote: the manifest of the
+ * last run that finished, plus the journals of runs that died before writing
+ * theirs (journal.h).  The manifest is outside input (anyone can edit it),
+ * so the reader trusts nothing: a document that is not a version 1 or 2
+ * manifest is rejected whole, an entry with a missing or malformed field is
+ * dropped, and every path is checked to stay inside the tree.
  */
 #ifndef KILN_STATE_H
 #define KILN_STATE_H
 
 #include "kiln.h"
+#include "record.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct kiln_prev_coding {
-	bool kept;          /* kiln wrote this sibling (path = rel + suffix) */
-	bool tried;         /* encoded but not kept; size is the encoded size */
+/* A sibling a run wrote, as its journal tells it. */
+struct kiln_journaled {
+	kiln_coding coding;
 	uint64_t size;
-	uint8_t sha256[32]; /* of the sibling, when kept */
-	/* a later version an interrupted run wrote (from its journal) */
-	bool alt;
-	uint64_t alt_size;
-	uint8_t alt_sha256[32];
+	uint8_t sha256[32];        /* of the sibling */
+	bool src_known;            /* the source it was made from is known: */
+	uint64_t src_size;
+	uint8_t src_sha256[32];
+	char recipe[KILN_RECIPE_MAX];
 };
 
 struct kiln_prev_entry {
-	char *rel;          /* exact relative path bytes */
-	uint64_t size;
-	uint8_t sha256[32];
-	kiln_outcome outcome; /* COMPRESSED, or the skipped reason */
-	struct kiln_prev_coding coding[KILN_NCODINGS];
-	bool seen;          /* found by the current walk (set by the caller) */
+	/* The manifest's entry when IN_MANIFEST; otherwise only REC.rel is
+	 * set and journals alone know the path. */
+	struct kiln_record rec;
+	bool in_manifest;
+	struct kiln_journaled *jv; /* versions journals recorded, oldest first */
+	size_t njv;
+	/* Set by the tree run: the walk found the path (as an asset, or
+	 * failing); such an entry is not a deleted file's. */
+	bool seen;
 };
 
 struct kiln_state {
-	bool loaded;
-	/* the settings and encoder versions of the previous run */
-	unsigned codings;
-	int gzip_level, brotli_quality;
-	uint64_t min_size;
-	uint64_t stream_size; /* UINT64_MAX: not recorded */
-	double max_ratio;
-	char libdeflate[32], brotli[32], zlib[32];
-	struct kiln_prev_entry *v; /* sorted by rel, bytewise */
+	bool loaded;               /* a manifest or a journal was read */
+	struct kiln_prev_entry *v; /* sorted by rec.rel, bytewise */
 	size_t n;
+	struct kiln_stale *stale;  /* the manifest's stale siblings */
+	size_t nstale;
 };
 
 /*
  * Parse manifest TEXT[0..len) into *st (zeroed by the caller).  Returns
  * KILN_OK with st->loaded set; KILN_ERR_INVALID if it is not a readable
- * version-1 manifest (st stays empty); KILN_ERR_NOMEM.  Never crashes on
- * any input.  Free with kiln_state_free() in every case.
+ * manifest of a version this kiln reads (st stays empty); KILN_ERR_NOMEM.
+ * Never crashes on any input.  Free with kiln_state_free() in every case.
  */
 kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st);
 
@@ -68,18 +68,32 @@ kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln
 /* The previous entry for REL, or NULL.  Thread-safe for readers. */
 struct kiln_prev_entry *kiln_state_find(const struct kiln_state *st, const char *rel);
 
-/* True if the previous run encoded coding C exactly as OPT would now: same
- * level or quality, same encoder version. */
-bool kiln_state_coding_reusable(const struct kiln_state *st, const struct kiln_options *opt,
-				kiln_coding c);
+/* Add the journaled sibling *J of REL (a copy of REL is made), creating
+ * REL's entry if there is none.  KILN_OK or KILN_ERR_NOMEM.  Not
+ * thread-safe. */
+kiln_status kiln_state_add_journaled(struct kiln_state *st, const char *rel,
+				     const struct kiln_journaled *j);
 
-/* True if REL is "X.gz" (or another sibling suffix) and the state records X
- * with that sibling kept: a file kiln wrote, whatever the tree holds now. */
+/* Does the state know a sibling of coding C of PE with SIZE bytes and
+ * SHA256: is that file kiln's own? */
+bool kiln_state_owns(const struct kiln_prev_entry *pe, kiln_coding c, uint64_t size,
+		     const uint8_t sha256[32]);
+
+/* Does PE have any sibling of coding C recorded (manifest or journal)? */
+bool kiln_state_has_sibling(const struct kiln_prev_entry *pe, kiln_coding c);
+
+/* True if REL is "X" + a sibling suffix and the state records that sibling
+ * of X (kept, journaled or stale): a file kiln wrote, whatever the tree
+ * holds now, and never an asset. */
 bool kiln_state_records_sibling(const struct kiln_state *st, const char *rel);
 
 /* A relative path kiln may act on: LEN bytes, not empty, not absolute, no
  * NUL, no empty, "." or ".." component. */
 bool kiln_state_safe_rel(const char *rel, size_t len);
+
+/* Decode base64 B64 into a malloc'ed NUL-terminated string that must be a
+ * safe relative path (above); NULL otherwise. */
+char *kiln_state_rel_base64(const char *b64);
 
 void kiln_state_free(struct kiln_state *st);
 

@@ -15,6 +15,7 @@
 #include "walk.h"
 
 #include "classify.h"
+#include "codec.h"
 
 #include <dirent.h>
 #include <errno.h>

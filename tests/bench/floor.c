@@ -1,7 +1,8 @@
 /*
  * floor.c - the physical floor for compressing a tree on P cores.
  *
- * usage: floor [-j P] [-r REPEATS] [--brotli] [--no-gzip] DIR
+ * usage: floor [-j P] [-r REPEATS] [--WORD | --no-WORD]... DIR
+ *        (WORD: a coding's option word, as kiln takes it: gzip, brotli, ...)
  *
  * Times, on one thread, each single encode kiln would do (libdeflate gzip at
  * level 12 with one reused compressor; brotli quality 11 with the window
@@ -20,6 +21,7 @@
 #include "classify.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +34,7 @@ struct totals {
 	double sum, max;
 	unsigned long files;
 	int repeats;
-	void *state[KILN_NCODINGS];
+	void *state[KILN_MAX_CODINGS];
 	struct kiln_options opt;
 };
 
@@ -43,6 +45,8 @@ static double now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+static const atomic_int never;
 
 static void encode_file(struct totals *t, const char *path, size_t size)
 {
@@ -58,7 +62,7 @@ static void encode_file(struct totals *t, const char *path, size_t size)
 	}
 	if (fd >= 0)
 		close(fd);
-	for (int c = 0; c < KILN_NCODINGS && done == size; c++) {
+	for (unsigned c = 0; c < kiln_ncodecs && done == size; c++) {
 		const struct kiln_codec *codec = kiln_codecs[c];
 		size_t cap, out_len;
 		uint8_t *out;
@@ -73,7 +77,7 @@ static void encode_file(struct totals *t, const char *path, size_t size)
 		dt = 1e30;
 		for (int r = 0; r < t->repeats; r++) {
 			t0 = now();
-			codec->encode(t->state[c], buf, size, out, cap, &out_len);
+			codec->encode(t->state[c], buf, size, out, cap, &out_len, &never);
 			t0 = now() - t0;
 			if (t0 < dt)
 				dt = t0;
@@ -121,10 +125,12 @@ int main(int argc, char **argv)
 	kiln_options_init(&t.opt);
 	t.repeats = 1;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--brotli") == 0)
-			t.opt.codings |= 1u << KILN_CODING_BR;
-		else if (strcmp(argv[i], "--no-gzip") == 0)
-			t.opt.codings &= ~(1u << KILN_CODING_GZIP);
+		kiln_coding c = strncmp(argv[i], "--no-", 5) == 0 ? kiln_coding_find(argv[i] + 5)
+				: strncmp(argv[i], "--", 2) == 0 ? kiln_coding_find(argv[i] + 2) : -1;
+		if (c >= 0 && argv[i][2] == 'n' && argv[i][3] == 'o' && argv[i][4] == '-')
+			t.opt.codings &= ~(1u << c);
+		else if (c >= 0)
+			t.opt.codings |= 1u << c;
 		else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc)
 			p = atol(argv[++i]);
 		else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
@@ -133,16 +139,16 @@ int main(int argc, char **argv)
 			dir = argv[i];
 	}
 	if (!dir || p < 1 || t.repeats < 1) {
-		fputs("usage: floor [-j P] [-r REPEATS] [--brotli] [--no-gzip] DIR\n", stderr);
+		fputs("usage: floor [-j P] [-r REPEATS] [--WORD | --no-WORD]... DIR\n", stderr);
 		return 2;
 	}
-	for (int c = 0; c < KILN_NCODINGS; c++)
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if (t.opt.codings & (1u << c))
-			t.state[c] = kiln_codecs[c]->state_new(&t.opt);
+			t.state[c] = kiln_codecs[c]->state_new(t.opt.level[c]);
 	walk(&t, dir);
 	printf("files %lu\nsum %.3f\nmax %.3f\nfloor %.3f\n", t.files, t.sum, t.max,
 	       t.sum / (double)p > t.max ? t.sum / (double)p : t.max);
-	for (int c = 0; c < KILN_NCODINGS; c++)
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if (t.state[c])
 			kiln_codecs[c]->state_free(t.state[c]);
 	return 0;

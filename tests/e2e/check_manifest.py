@@ -32,6 +32,26 @@ def digest(path, algo):
     return h
 
 
+def percent_key(rel):
+    """The manifest key of REL (bytes), as README.md defines it: '%' and
+    every byte not part of well-formed UTF-8 written %XX."""
+    out, i = [], 0
+    while i < len(rel):
+        for n in (1, 2, 3, 4):
+            try:
+                ch = rel[i:i + n].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(ch) == 1 and ch != "%" and not (0xD800 <= ord(ch) <= 0xDFFF):
+                out.append(ch)
+                i += n
+                break
+        else:
+            out.append("%%%02X" % rel[i])
+            i += 1
+    return "".join(out)
+
+
 def nginx_types(path):
     """extension -> type, parsed from an nginx mime.types file."""
     types = {}
@@ -75,8 +95,10 @@ def main():
     seen = set()
     for key, e in doc["files"].items():
         rel = base64.b64decode(e["path_base64"]) if "path_base64" in e else key.encode("utf-8")
-        if "path_base64" not in e and "%" in key and any(b >= 0x80 for b in rel):
+        if "path_base64" not in e and "%" in key:
             problem(f"{key}: percent-encoded key without path_base64")
+        if "path_base64" in e and key != percent_key(rel):
+            problem(f"{key}: key is not the percent-encoded path {percent_key(rel)}")
         seen.add(rel)
         full = os.path.join(treeb, rel)
         if not os.path.isfile(full):

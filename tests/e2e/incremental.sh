@@ -140,10 +140,10 @@ KILN_CACHE_DIR="$T/cache" "$KILN" --brotli -v "$T/a2" 2>"$T/a2.log"
 check "warm cache: every sibling from the cache" [ "$(grep -c 'from cache' "$T/a2.log")" -eq 12 ]
 check "warm cache: no encoder ran" not grep -E ': compressed.*B \([0-9.]+%\)(,|$)' "$T/a2.log"
 check "warm cache: identical bytes" [ "$(tree_digest "$T/a1")" = "$(tree_digest "$T/a2")" ]
-entry=$(find "$T/cache" -type f -name "$(sha256sum <"$T/a1/assets/app.js" | cut -c1-64).gzip-*")
+entry=$(find "$T/cache" -type f -name "$(sha256sum <"$T/a1/assets/app.js" | cut -c1-64).gzip.*")
 check "cache entry exists for app.js" [ -f "$entry" ]
 printf 'XXXX' | dd of="$entry" bs=1 seek=200 conv=notrunc status=none
-other=$(find "$T/cache" -type f -name "$(sha256sum <"$T/a1/index.html" | cut -c1-64).br-*")
+other=$(find "$T/cache" -type f -name "$(sha256sum <"$T/a1/index.html" | cut -c1-64).br.*")
 truncate -s 100 "$other"
 fresh_site "$T/a3"
 "$KILN" --brotli -v --cache "$T/cache" "$T/a3" 2>"$T/a3.log"

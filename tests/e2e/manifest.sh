@@ -29,7 +29,7 @@ check "manifest written" [ -f "$T/a/kiln-manifest.json" ]
 check "snippet written" [ -f "$T/a/kiln.nginx.conf" ]
 check "manifest valid and matches the tree" validate "$T/a/kiln-manifest.json" "$T/a"
 M=$T/a/kiln-manifest.json
-check "format version 1" grep -q '"kiln_manifest": 1' "$M"
+check "format version 2" grep -q '"kiln_manifest": 2' "$M"
 check "media: skipped" [ "$(entry "$M" img/photo.png skipped)" = '"media"' ]
 check "media by magic: skipped" [ "$(entry "$M" img/logo.txt skipped)" = '"media"' ]
 check "small: skipped" [ "$(entry "$M" robots.txt skipped)" = '"small"' ]
@@ -41,7 +41,8 @@ check "sha256 as sha256sum says" [ "$(entry "$M" index.html sha256)" = "\"$(sha2
 check "SRI as openssl says" [ "$(entry "$M" index.html integrity)" = "\"sha384-$(openssl dgst -sha384 -binary <"$T/a/index.html" | base64 -w0)\"" ]
 check "content type" [ "$(entry "$M" assets/app.css content_type)" = '"text/css"' ]
 check "non-UTF-8 name percent-encoded" [ "$(entry "$M" 'assets/bad%FF%FEname.js' path_base64)" = "\"$(printf 'assets/bad\xff\xfename.js' | base64 -w0)\"" ]
-check "valid name with %: as is" [ "$(entry "$M" 'assets/100%.js' size)" != null ]
+check "valid name with %: '%' escaped, exact bytes in base64" [ "$(entry "$M" 'assets/100%25.js' path_base64)" = "\"$(printf 'assets/100%%.js' | base64 -w0)\"" ]
+check "each sibling names its encoder" [ "$(entry "$M" index.html encodings | $PY -c 'import json,sys; print(json.load(sys.stdin)["gzip"]["encoder"])')" = "libdeflate-$(pkg-config --modversion libdeflate)-12" ]
 check "manifest is UTF-8 JSON" $PY -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read().decode("utf-8"))' "$M"
 check "no absolute path in the manifest" not grep -qF "$T" "$M"
 

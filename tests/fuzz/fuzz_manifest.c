@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&st, 0, sizeof(st));
 	if (kiln_state_parse((const char *)data, size, &st) == KILN_OK) {
 		for (size_t i = 0; i < st.n; i++) {
-			const char *rel = st.v[i].rel;
+			const char *rel = st.v[i].rec.rel;
 			/* accepted paths stay inside the tree */
 			if (!rel || !*rel || rel[0] == '/' || strstr(rel, "//") ||
 			    strcmp(rel, "..") == 0 || strncmp(rel, "../", 3) == 0 ||

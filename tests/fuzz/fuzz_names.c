@@ -35,28 +35,49 @@ static bool walkable(const char *p)
 static void round_trip(const char *path)
 {
 	struct kiln_options opt;
-	struct kiln_report r;
+	struct kiln_record r;
 	struct kiln_state st;
 	char *text;
 
 	kiln_options_init(&opt);
 	memset(&r, 0, sizeof(r));
-	r.root = "root";
-	r.path = path;
+	r.rel = (char *)path;
 	r.outcome = KILN_OUTCOME_COMPRESSED;
 	r.size = 1000;
-	r.hashed = true;
-	r.coding[KILN_CODING_GZIP].outcome = KILN_CODING_KEPT;
-	r.coding[KILN_CODING_GZIP].size = 500;
-	text = kiln_manifest_dump(&opt, &r, 1);
+	r.coding[0].outcome = KILN_CODING_KEPT;
+	r.coding[0].size = 500;
+	strcpy(r.coding[0].recipe, "x-1");
+	text = kiln_manifest_dump(&opt, &r, 1, NULL, 0);
 	if (!text)
 		return; /* out of memory */
 	memset(&st, 0, sizeof(st));
 	if (kiln_state_parse(text, strlen(text), &st) != KILN_OK || st.n != 1 ||
-	    strcmp(st.v[0].rel, path) != 0 || !st.v[0].coding[KILN_CODING_GZIP].kept)
+	    strcmp(st.v[0].rec.rel, path) != 0 || st.v[0].rec.coding[0].outcome != KILN_CODING_KEPT ||
+	    strcmp(st.v[0].rec.coding[0].recipe, "x-1") != 0)
 		abort(); /* a name did not survive the manifest */
 	kiln_state_free(&st);
 	free(text);
+}
+
+/* Manifest keys are one-to-one: two different names never share a key, and
+ * every key decodes back to its name. */
+static void keys_injective(const char *a, const char *b)
+{
+	bool ea, eb;
+	char *ka = kiln_manifest_key(a, &ea), *kb = kiln_manifest_key(b, &eb);
+	char *da = ka ? kiln_manifest_key_decode(ka) : NULL;
+
+	if (ka && kb && (strcmp(a, b) == 0) != (strcmp(ka, kb) == 0))
+		abort(); /* two names, one key (or one name, two keys) */
+	if (ka && da && strcmp(da, a) != 0)
+		abort(); /* the key does not give the name back */
+	if (ka && !da && *a)
+		abort(); /* a key kiln made that it cannot read */
+	if (ka && ea != (strcmp(ka, a) != 0))
+		abort(); /* "encoded" must say whether the key differs */
+	free(ka);
+	free(kb);
+	free(da);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -69,6 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
+	/* two names, split at the first NUL */
+	if (strlen(s) < size)
+		keys_injective(s, s + strlen(s) + 1);
 	(void)kiln_sibling_base_len(s);
 	(void)kiln_is_own_output(s);
 	(void)kiln_media_extension(s);

@@ -1,23 +1,10 @@
-/* test_classify.c - sibling names, own outputs, media by extension and magic,
- * globs. */
+/* test_classify.c - own outputs, media by extension and magic, globs.
+ * (Sibling names are the codec table's: test_codec.c.) */
 #include "classify.h"
 
 #include "check.h"
 
 #include <string.h>
-
-static void test_sibling_names(void)
-{
-	CHECK(kiln_sibling_base_len("app.js.gz") == strlen("app.js"));
-	CHECK(kiln_sibling_base_len("app.js.br") == strlen("app.js"));
-	CHECK(kiln_sibling_base_len("app.js.zst") == strlen("app.js"));
-	CHECK(kiln_sibling_base_len("a.gz") == 1);
-	CHECK(kiln_sibling_base_len(".gz") == 0);   /* nothing before the suffix */
-	CHECK(kiln_sibling_base_len("app.js") == 0);
-	CHECK(kiln_sibling_base_len("app.GZ") == 0); /* suffixes are exact */
-	CHECK(kiln_sibling_base_len("app.gzip") == 0);
-	CHECK(kiln_sibling_base_len("") == 0);
-}
 
 static void test_own_outputs(void)
 {
@@ -122,7 +109,6 @@ static void test_globs(void)
 
 int main(void)
 {
-	test_sibling_names();
 	test_own_outputs();
 	test_media_extension();
 	test_media_magic();

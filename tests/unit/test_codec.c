@@ -1,14 +1,16 @@
 /*
  * test_codec.c - each codec round-trips through an independent decoder,
  * encodes deterministically, writes the fixed gzip header RFC 1952 allows,
- * sizes the brotli window to the input, and its verifier rejects damaged,
- * truncated and padded streams.
+ * sizes the brotli window to the input, gives the same bytes streamed (in
+ * any pieces) and whole where its recipe says so, and its verifier rejects
+ * damaged, truncated and padded streams; the table is consistent.
  */
 #include "codec.h"
 
 #include "check.h"
 
 #include <brotli/decode.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -30,16 +32,62 @@ static uint8_t *make_text(size_t len, unsigned seed)
 	return p;
 }
 
+static const atomic_int not_cancelled;
+
+static const struct kiln_codec *codec_named(const char *name)
+{
+	kiln_coding c = kiln_coding_find(name);
+
+	CHECK(c >= 0);
+	return c >= 0 ? kiln_codec(c) : NULL;
+}
+
 static uint8_t *encode(const struct kiln_codec *codec, const struct kiln_options *opt,
 		       const uint8_t *in, size_t len, size_t cap, size_t *out_len)
 {
-	void *state = codec->state_new(opt);
+	void *state = codec->state_new(opt->level[kiln_coding_find(codec->info.name)]);
 	uint8_t *out = malloc(cap ? cap : 1);
 
 	CHECK(state != NULL);
-	CHECK(codec->encode(state, in, len, out, cap, out_len) == KILN_OK);
+	CHECK(codec->encode(state, in, len, out, cap, out_len, &not_cancelled) == KILN_OK);
 	codec->state_free(state);
 	return out;
+}
+
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static kiln_status to_buf(void *arg, const uint8_t *p, size_t n)
+{
+	struct buf *b = arg;
+
+	if (b->n + n > b->cap) {
+		b->cap = 2 * (b->n + n);
+		b->p = realloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+	return KILN_OK;
+}
+
+/* Stream IN through CODEC at LEVEL in pieces of PIECE bytes. */
+static struct buf stream(const struct kiln_codec *codec, int level, const uint8_t *in,
+			 size_t len, size_t piece)
+{
+	struct buf b = { 0 };
+	void *s = codec->stream_new(level, len);
+	size_t off = 0;
+
+	CHECK(s != NULL);
+	do {
+		size_t k = len - off < piece ? len - off : piece;
+		CHECK(codec->stream_write(s, in + off, k, off + k == len, to_buf, &b) == KILN_OK);
+		off += k;
+	} while (off < len);
+	codec->stream_free(s);
+	return b;
 }
 
 /* Decode gzip with zlib directly (not through the codec's own verifier). */
@@ -63,13 +111,14 @@ static int zlib_gunzip(const uint8_t *in, size_t len, uint8_t *out, size_t cap, 
 
 static void test_gzip(void)
 {
+	const struct kiln_codec *gz = codec_named("gzip");
 	struct kiln_options opt;
 	size_t len = 200000, n, got;
 	uint8_t *src = make_text(len, 7), *dec = malloc(len + 1);
 	uint8_t *a, *b;
 
 	kiln_options_init(&opt);
-	a = encode(&kiln_codec_gzip, &opt, src, len, kiln_codec_gzip.bound(len), &n);
+	a = encode(gz, &opt, src, len, gz->bound(len), &n);
 	CHECK(n > 18 && n < len / 2);
 	CHECK(zlib_gunzip(a, n, dec, len + 1, &got) == 0);
 	CHECK(got == len && memcmp(dec, src, len) == 0);
@@ -82,40 +131,40 @@ static void test_gzip(void)
 	CHECK(a[n - 4] == (len & 0xff) && a[n - 3] == ((len >> 8) & 0xff) &&
 	      a[n - 2] == ((len >> 16) & 0xff) && a[n - 1] == 0);
 	/* deterministic */
-	b = encode(&kiln_codec_gzip, &opt, src, len, kiln_codec_gzip.bound(len), &got);
+	b = encode(gz, &opt, src, len, gz->bound(len), &got);
 	CHECK(got == n && memcmp(a, b, n) == 0);
 	free(b);
 	/* verifier: accepts the stream, rejects every kind of damage */
-	CHECK(kiln_codec_gzip.verify(a, n, src, len) == KILN_OK);
-	CHECK(kiln_codec_gzip.verify(a, n - 1, src, len) == KILN_ERR_VERIFY);
-	CHECK(kiln_codec_gzip.verify(a, n / 2, src, len) == KILN_ERR_VERIFY);
+	CHECK(gz->verify(a, n, src, len) == KILN_OK);
+	CHECK(gz->verify(a, n - 1, src, len) == KILN_ERR_VERIFY);
+	CHECK(gz->verify(a, n / 2, src, len) == KILN_ERR_VERIFY);
 	src[len - 1] ^= 1; /* source differs in the last byte */
-	CHECK(kiln_codec_gzip.verify(a, n, src, len) == KILN_ERR_VERIFY);
+	CHECK(gz->verify(a, n, src, len) == KILN_ERR_VERIFY);
 	src[len - 1] ^= 1;
-	CHECK(kiln_codec_gzip.verify(a, n, src, len - 1) == KILN_ERR_VERIFY);
+	CHECK(gz->verify(a, n, src, len - 1) == KILN_ERR_VERIFY);
 	a[n / 2] ^= 0x40; /* damaged body */
-	CHECK(kiln_codec_gzip.verify(a, n, src, len) == KILN_ERR_VERIFY);
+	CHECK(gz->verify(a, n, src, len) == KILN_ERR_VERIFY);
 	a[n / 2] ^= 0x40;
 	a[n - 6] ^= 1; /* damaged CRC */
-	CHECK(kiln_codec_gzip.verify(a, n, src, len) == KILN_ERR_VERIFY);
+	CHECK(gz->verify(a, n, src, len) == KILN_ERR_VERIFY);
 	a[n - 6] ^= 1;
 	b = malloc(n + 1);
 	memcpy(b, a, n);
 	b[n] = 0; /* trailing garbage */
-	CHECK(kiln_codec_gzip.verify(b, n + 1, src, len) == KILN_ERR_VERIFY);
+	CHECK(gz->verify(b, n + 1, src, len) == KILN_ERR_VERIFY);
 	free(b);
 	free(a);
 	/* random bytes grow, yet fit in bound() */
 	for (size_t i = 0; i < len; i++)
 		src[i] = (uint8_t)(rand() >> 7);
-	a = encode(&kiln_codec_gzip, &opt, src, len, kiln_codec_gzip.bound(len), &n);
-	CHECK(n > len && n <= kiln_codec_gzip.bound(len));
-	CHECK(kiln_codec_gzip.verify(a, n, src, len) == KILN_OK);
+	a = encode(gz, &opt, src, len, gz->bound(len), &n);
+	CHECK(n > len && n <= gz->bound(len));
+	CHECK(gz->verify(a, n, src, len) == KILN_OK);
 	free(a);
 	/* a short file whose gzip is only a little smaller is still encoded */
 	memcpy(src, "0123456789abcdef0123456789abcdef", 32);
-	a = encode(&kiln_codec_gzip, &opt, src, 32, kiln_codec_gzip.bound(32), &n);
-	CHECK(n > 0 && kiln_codec_gzip.verify(a, n, src, 32) == KILN_OK);
+	a = encode(gz, &opt, src, 32, gz->bound(32), &n);
+	CHECK(n > 0 && gz->verify(a, n, src, 32) == KILN_OK);
 	free(a);
 	free(src);
 	free(dec);
@@ -123,66 +172,183 @@ static void test_gzip(void)
 
 static void test_brotli(void)
 {
+	const struct kiln_codec *br = codec_named("br");
 	struct kiln_options opt;
 	size_t len = 150000, n, got = 0, m;
 	uint8_t *src = make_text(len, 11), *dec = malloc(len);
 	uint8_t *a, *b;
 
 	kiln_options_init(&opt);
-	a = encode(&kiln_codec_brotli, &opt, src, len, kiln_codec_brotli.bound(len), &n);
+	a = encode(br, &opt, src, len, br->bound(len), &n);
 	CHECK(n > 0 && n < len / 2);
 	got = len;
 	CHECK(BrotliDecoderDecompress(n, a, &got, dec) == BROTLI_DECODER_RESULT_SUCCESS);
 	CHECK(got == len && memcmp(dec, src, len) == 0);
-	b = encode(&kiln_codec_brotli, &opt, src, len, kiln_codec_brotli.bound(len), &m);
+	b = encode(br, &opt, src, len, br->bound(len), &m);
 	CHECK(m == n && memcmp(a, b, n) == 0);
 	free(b);
-	CHECK(kiln_codec_brotli.verify(a, n, src, len) == KILN_OK);
-	CHECK(kiln_codec_brotli.verify(a, n - 1, src, len) == KILN_ERR_VERIFY);
-	CHECK(kiln_codec_brotli.verify(a, n, src, len - 1) == KILN_ERR_VERIFY);
+	CHECK(br->verify(a, n, src, len) == KILN_OK);
+	CHECK(br->verify(a, n - 1, src, len) == KILN_ERR_VERIFY);
+	CHECK(br->verify(a, n, src, len - 1) == KILN_ERR_VERIFY);
 	src[0] ^= 1;
-	CHECK(kiln_codec_brotli.verify(a, n, src, len) == KILN_ERR_VERIFY);
+	CHECK(br->verify(a, n, src, len) == KILN_ERR_VERIFY);
 	src[0] ^= 1;
 	b = malloc(n + 4);
 	memcpy(b, a, n);
 	memset(b + n, 0, 4);
-	CHECK(kiln_codec_brotli.verify(b, n + 4, src, len) == KILN_ERR_VERIFY);
+	CHECK(br->verify(b, n + 4, src, len) == KILN_ERR_VERIFY);
 	free(b);
 	free(a);
 	for (size_t i = 0; i < len; i++)
 		src[i] = (uint8_t)(rand() >> 7);
-	a = encode(&kiln_codec_brotli, &opt, src, len, kiln_codec_brotli.bound(len), &n);
-	CHECK(n > len && n <= kiln_codec_brotli.bound(len));
-	CHECK(kiln_codec_brotli.verify(a, n, src, len) == KILN_OK);
+	a = encode(br, &opt, src, len, br->bound(len), &n);
+	CHECK(n > len && n <= br->bound(len));
+	CHECK(br->verify(a, n, src, len) == KILN_OK);
 	free(a);
 	/* an empty input is a valid, tiny stream */
-	a = encode(&kiln_codec_brotli, &opt, src, 0, kiln_codec_brotli.bound(0), &n);
-	CHECK(n > 0 && kiln_codec_brotli.verify(a, n, src, 0) == KILN_OK);
+	a = encode(br, &opt, src, 0, br->bound(0), &n);
+	CHECK(n > 0 && br->verify(a, n, src, 0) == KILN_OK);
 	free(a);
 	free(src);
 	free(dec);
 }
 
+/* WBITS from a brotli stream's first bits (RFC 7932 section 9.1): 0 means
+ * 16; 1 and three bits n != 0 mean 17 + n; 1000 and three bits m mean 17
+ * for m == 0, 8 + m for m >= 2 (m == 1 is the large-window escape). */
+static int stream_wbits(const uint8_t *p)
+{
+	unsigned bits = p[0] | (unsigned)p[1] << 8, n, m;
+
+	if (!(bits & 1))
+		return 16;
+	n = (bits >> 1) & 7;
+	if (n)
+		return 17 + (int)n;
+	m = (bits >> 4) & 7;
+	return m == 0 ? 17 : m == 1 ? -1 : 8 + (int)m;
+}
+
 static void test_window_bits(void)
 {
-	/* RFC 7932 9.1: window size = (1 << WBITS) - 16 */
-	CHECK(kiln_brotli_window_bits(0) == 10);
-	CHECK(kiln_brotli_window_bits(1008) == 10);
-	CHECK(kiln_brotli_window_bits(1009) == 11);
-	CHECK(kiln_brotli_window_bits(65520) == 16);
-	CHECK(kiln_brotli_window_bits(65521) == 17);
-	CHECK(kiln_brotli_window_bits(16777200) == 24);
-	CHECK(kiln_brotli_window_bits((size_t)1 << 30) == 24);
+	const struct kiln_codec *br = codec_named("br");
+	/* the smallest window that holds the file: (1 << WBITS) - 16 bytes */
+	static const struct { size_t len; int wbits; } cases[] = {
+		{ 0, 10 }, { 1008, 10 }, { 1009, 11 }, { 65520, 16 }, { 65521, 17 },
+		{ 1048560, 20 }, { 1048561, 21 },
+	};
+	struct kiln_options opt;
+
+	kiln_options_init(&opt);
+	/* quality 5: fast, and above the two fastest, which use 18 at least */
+	opt.level[kiln_coding_find("br")] = 5;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t *src = make_text(cases[i].len, 3), *a;
+		size_t n;
+		a = encode(br, &opt, src, cases[i].len, br->bound(cases[i].len), &n);
+		CHECK_MSG(n >= 2 && stream_wbits(a) == cases[i].wbits, "len %zu: wbits %d, want %d",
+			  cases[i].len, stream_wbits(a), cases[i].wbits);
+		free(a);
+		free(src);
+	}
+}
+
+/* Streamed in KILN_CODEC_PIECE pieces, as kiln streams: where a recipe does
+ * not depend on streaming, the bytes are the whole-buffer encoder's; and
+ * streamed bytes are the same on every run. */
+static void test_stream_equals_whole(void)
+{
+	size_t len = 3 * 1048576 + 12345;
+	uint8_t *src = make_text(len, 5);
+	struct kiln_options opt;
+
+	kiln_options_init(&opt);
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct kiln_codec *codec = kiln_codec((kiln_coding)c);
+		int level = codec->info.level_min + 1;
+		char whole_recipe[KILN_RECIPE_MAX], stream_recipe[KILN_RECIPE_MAX];
+		struct buf one, many;
+		size_t n;
+		uint8_t *a;
+
+		opt.level[c] = level;
+		codec->recipe(level, false, whole_recipe);
+		codec->recipe(level, true, stream_recipe);
+		a = encode(codec, &opt, src, len, codec->bound(len), &n);
+		one = stream(codec, level, src, len, KILN_CODEC_PIECE);
+		many = stream(codec, level, src, len, KILN_CODEC_PIECE);
+		CHECK_MSG(one.n == many.n && memcmp(one.p, many.p, one.n) == 0,
+			  "%s: streamed bytes differ between runs", codec->info.name);
+		CHECK(codec->verify(one.p, one.n, src, len) == KILN_OK);
+		if (strcmp(whole_recipe, stream_recipe) == 0)
+			CHECK_MSG(n == one.n && memcmp(a, one.p, n) == 0,
+				  "%s: same recipe, different bytes", codec->info.name);
+		free(a);
+		free(one.p);
+		free(many.p);
+	}
+	free(src);
+}
+
+/* A cancel stops a long encode. */
+static void test_cancel(void)
+{
+	const struct kiln_codec *br = codec_named("br");
+	size_t len = 4 << 20, n = 1;
+	uint8_t *src = make_text(len, 9), *out = malloc(br->bound(len));
+	atomic_int cancelled = 1;
+	void *state = br->state_new(11);
+
+	CHECK(br->encode(state, src, len, out, br->bound(len), &n, &cancelled) ==
+	      KILN_ERR_CANCELLED);
+	br->state_free(state);
+	free(out);
+	free(src);
 }
 
 static void test_table(void)
 {
-	CHECK(kiln_codecs[KILN_CODING_GZIP] == &kiln_codec_gzip);
-	CHECK(kiln_codecs[KILN_CODING_BR] == &kiln_codec_brotli);
-	CHECK(strcmp(kiln_coding_name(KILN_CODING_GZIP), "gzip") == 0);
-	CHECK(strcmp(kiln_coding_name(KILN_CODING_BR), "br") == 0);
-	CHECK(strcmp(kiln_coding_suffix(KILN_CODING_GZIP), ".gz") == 0);
-	CHECK(strcmp(kiln_coding_suffix(KILN_CODING_BR), ".br") == 0);
+	unsigned seen_default = 0;
+
+	CHECK(kiln_coding_count() == kiln_ncodecs && kiln_ncodecs >= 1 &&
+	      kiln_ncodecs <= KILN_MAX_CODINGS);
+	CHECK(strcmp(kiln_coding_name(kiln_coding_find("gzip")), "gzip") == 0);
+	CHECK(strcmp(kiln_coding_suffix(kiln_coding_find("gzip")), ".gz") == 0);
+	CHECK(strcmp(kiln_coding_name(kiln_coding_find("brotli")), "br") == 0);
+	CHECK(strcmp(kiln_coding_suffix(kiln_coding_find("br")), ".br") == 0);
+	CHECK(kiln_coding_find("gz") == -1 && kiln_coding_info(-1) == NULL &&
+	      kiln_coding_info((kiln_coding)kiln_ncodecs) == NULL);
+	/* the first coding is the one every client accepts */
+	CHECK(strcmp(kiln_coding_name(0), "gzip") == 0);
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct kiln_codec *k = kiln_codec((kiln_coding)c);
+		char r[KILN_RECIPE_MAX];
+		CHECK(k->info.suffix[0] == '.' && k->info.level_min <= k->info.level_default &&
+		      k->info.level_default <= k->info.level_max);
+		CHECK(k->libraries && k->libraries[0].name && *k->libraries[0].version());
+		k->recipe(k->info.level_default, false, r);
+		CHECK(*r && !strchr(r, ' ') && strlen(r) < KILN_RECIPE_MAX);
+		CHECK(kiln_sibling_coding(k->info.suffix + 0) == -1); /* nothing before it */
+		seen_default += k->info.default_on;
+		for (unsigned d = 0; d < c; d++)
+			CHECK(strcmp(k->info.suffix, kiln_codec((kiln_coding)d)->info.suffix) != 0 &&
+			      strcmp(k->info.name, kiln_codec((kiln_coding)d)->info.name) != 0);
+	}
+	CHECK(seen_default >= 1);
+	/* sibling names: the table's suffixes and the reserved ones */
+	CHECK(kiln_sibling_base_len("app.js.gz") == strlen("app.js"));
+	CHECK(kiln_sibling_base_len("app.js.br") == strlen("app.js"));
+	CHECK(kiln_sibling_base_len("app.js.zst") == strlen("app.js"));
+	CHECK(kiln_sibling_base_len("a.gz") == 1);
+	CHECK(kiln_sibling_base_len(".gz") == 0);   /* nothing before the suffix */
+	CHECK(kiln_sibling_base_len("app.js") == 0);
+	CHECK(kiln_sibling_base_len("app.GZ") == 0); /* suffixes are exact */
+	CHECK(kiln_sibling_base_len("app.gzip") == 0);
+	CHECK(kiln_sibling_base_len("") == 0);
+	CHECK(kiln_sibling_coding("x.gz") == kiln_coding_find("gzip"));
+	CHECK(kiln_sibling_coding("x.zst") == -1 || strcmp(kiln_coding_name(kiln_sibling_coding("x.zst")), "zstd") == 0);
+	CHECK(kiln_is_sibling_extension("GZ") && kiln_is_sibling_extension("zst") &&
+	      !kiln_is_sibling_extension("js"));
 }
 
 int main(void)
@@ -190,6 +356,8 @@ int main(void)
 	test_gzip();
 	test_brotli();
 	test_window_bits();
+	test_stream_equals_whole();
+	test_cancel();
 	test_table();
 	return check_exit("test_codec");
 }

@@ -1,5 +1,7 @@
-/* test_decide.c - the keep rules: max ratio per encoding, gzip kept beside
- * another sibling when smaller at all, no two siblings of one size. */
+/* test_decide.c - the keep rules: max ratio per encoding, never as large as
+ * the source, gzip kept beside another sibling when smaller at all, no two
+ * siblings of one size. */
+#include "codec.h"
 #include "decide.h"
 
 #include "check.h"
@@ -14,13 +16,16 @@ static struct kiln_options opts(unsigned codings, double ratio)
 	return o;
 }
 
-#define GZ (1u << KILN_CODING_GZIP)
-#define BR (1u << KILN_CODING_BR)
-
 int main(void)
 {
+	const kiln_coding KILN_CODING_GZIP = kiln_coding_find("gzip");
+	const kiln_coding KILN_CODING_BR = kiln_coding_find("br");
+	const unsigned GZ = 1u << KILN_CODING_GZIP, BR = 1u << KILN_CODING_BR;
 	struct kiln_options o = opts(GZ, 0.95);
-	bool keep[KILN_NCODINGS];
+	bool keep[KILN_MAX_CODINGS];
+
+	/* the sizes below are given as {gzip, br} */
+	CHECK(KILN_CODING_GZIP == 0 && KILN_CODING_BR == 1);
 
 	/* gzip alone: 950 of 1000 is exactly 0.95, kept; 951 is not */
 	kiln_decide(&o, 1000, (size_t[]){ 950, 0 }, keep);
@@ -49,6 +54,17 @@ int main(void)
 	/* same size: keep gzip, drop br (ETag "mtime-size" would collide) */
 	kiln_decide(&o, 1000, (size_t[]){ 700, 700 }, keep);
 	CHECK(keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR]);
+	/* never the source's own size, even at --max-ratio 1: one ETag for two
+	 * bodies (a sibling of 1000 bytes beside a source of 1000) */
+	o = opts(GZ | BR, 1.0);
+	kiln_decide(&o, 1000, (size_t[]){ 1000, 0 }, keep);
+	CHECK(!keep[KILN_CODING_GZIP]);
+	kiln_decide(&o, 1000, (size_t[]){ 999, 1000 }, keep);
+	CHECK(keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR]);
+	kiln_decide(&o, 1000, (size_t[]){ 1000, 999 }, keep);
+	CHECK(!keep[KILN_CODING_GZIP] && keep[KILN_CODING_BR]);
+	kiln_decide(&o, 1000, (size_t[]){ 1001, 1000 }, keep);
+	CHECK(!keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR]);
 	/* gzip off: br alone */
 	o = opts(BR, 0.95);
 	kiln_decide(&o, 1000, (size_t[]){ 0, 700 }, keep);

@@ -1,7 +1,8 @@
 /*
- * test_manifest.c - manifest keys for any file name, nginx's media types,
- * and the nginx snippet's directives and comment escaping.
+ * test_manifest.c - manifest keys for any file name (and back), nginx's
+ * media types, and the nginx snippet's directives and comment escaping.
  */
+#include "codec.h"
 #include "manifest.h"
 #include "mime.h"
 #include "snippet.h"
@@ -14,26 +15,45 @@
 static void check_key(const char *rel, const char *want, bool want_encoded)
 {
 	bool encoded = !want_encoded;
-	char *key = kiln_manifest_key(rel, &encoded);
+	char *key = kiln_manifest_key(rel, &encoded), *back = kiln_manifest_key_decode(want);
 
 	CHECK_MSG(key && strcmp(key, want) == 0, "key of %s is %s, want %s", rel,
 		  key ? key : "(null)", want);
 	CHECK_MSG(encoded == want_encoded, "encoded flag for %s", want);
+	CHECK_MSG(back && strcmp(back, rel) == 0, "%s decodes to %s", want, back ? back : "(null)");
 	free(key);
+	free(back);
 }
 
 static void test_keys(void)
 {
 	check_key("index.html", "index.html", false);
 	check_key("docs/caf\xc3\xa9.html", "docs/caf\xc3\xa9.html", false);
-	check_key("100%.html", "100%.html", false);          /* valid: untouched */
+	check_key("100%.html", "100%25.html", true);         /* '%' always escaped */
 	check_key("a\xff.js", "a%FF.js", true);
-	check_key("100%\xfe.js", "100%25%FE.js", true);      /* '%' escaped once encoded */
+	check_key("100%\xfe.js", "100%25%FE.js", true);
+	/* two names that once shared the key "bad%FFx.js" */
+	check_key("bad\xffx.js", "bad%FFx.js", true);
+	check_key("bad%FFx.js", "bad%25FFx.js", true);
 	check_key("\xc3(x", "%C3(x", true);                   /* truncated sequence */
 	check_key("\xed\xa0\x80.js", "%ED%A0%80.js", true);   /* UTF-16 surrogate */
 	check_key("\xc0\xaf", "%C0%AF", true);                /* overlong '/' */
 	check_key("\xf4\x90\x80\x80", "%F4%90%80%80", true);  /* above U+10FFFF */
 	check_key("emoji-\xf0\x9f\x94\xa5.svg", "emoji-\xf0\x9f\x94\xa5.svg", false);
+}
+
+/* Strings that are not keys kiln_manifest_key() makes decode to nothing. */
+static void test_bad_keys(void)
+{
+	static const char *const bad[] = {
+		"a%", "a%F", "a%fF", "a%00", "%41", "a%2F%2", "%C3%A9", "\xff",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *back = kiln_manifest_key_decode(bad[i]);
+		CHECK_MSG(back == NULL, "%s decoded to %s", bad[i], back);
+		free(back);
+	}
 }
 
 static void test_media_types(void)
@@ -82,7 +102,7 @@ static void test_snippet(void)
 	char *text, *d;
 
 	kiln_options_init(&opt);
-	text = kiln_snippet_text(&opt, false);
+	text = kiln_snippet_text(&opt, 1u << kiln_coding_find("gzip"));
 	d = directives(text);
 	CHECK(strcmp(d, "gzip off;\ngzip_static on;\ngzip_vary on;\ngzip_proxied any;\n"
 			"gzip_http_version 1.0;\nsendfile on;\ntcp_nopush on;\n") == 0);
@@ -91,14 +111,14 @@ static void test_snippet(void)
 	free(d);
 	free(text);
 
-	opt.codings |= 1u << KILN_CODING_BR;
+	opt.codings |= 1u << kiln_coding_find("br");
 	opt.exclude = evil;
 	opt.n_exclude = 3;
-	text = kiln_snippet_text(&opt, true);
+	text = kiln_snippet_text(&opt, opt.codings);
 	d = directives(text);
 	/* brotli_static only with .br siblings; the globs cannot add lines */
-	CHECK(strcmp(d, "gzip off;\ngzip_static on;\nbrotli_static on;\ngzip_vary on;\n"
-			"gzip_proxied any;\ngzip_http_version 1.0;\nsendfile on;\n"
+	CHECK(strcmp(d, "gzip off;\ngzip_static on;\ngzip_vary on;\ngzip_proxied any;\n"
+			"gzip_http_version 1.0;\nbrotli_static on;\nsendfile on;\n"
 			"tcp_nopush on;\n") == 0);
 	CHECK(strstr(text, "load_module") == NULL);
 	CHECK(strstr(text, "--exclude 'x\\x0aautoindex on;\\x0a'") != NULL);
@@ -111,6 +131,7 @@ static void test_snippet(void)
 int main(void)
 {
 	test_keys();
+	test_bad_keys();
 	test_media_types();
 	test_snippet();
 	return check_exit("test_manifest");

@@ -1,10 +1,13 @@
 /*
- * test_sibling.c - the atomic writer: content, permission bits and times
- * copied, an existing sibling replaced whole, symlinks/directories/special
- * files at the sibling path refused and left alone, no temporary file left
- * behind on success or failure, and the signal-time cleanup.
+ * test_tempfile.c - the one atomic writer (tempfile.c) and the siblings it
+ * writes (sibling.c): content, permission bits and times copied, an existing
+ * file replaced whole, symlinks/directories/special files at the final path
+ * refused and left alone, no temporary file left behind on success or
+ * failure, an unchanged artifact left alone, temporary directories, and the
+ * signal-time cleanup of everything registered.
  */
 #include "sibling.h"
+#include "tempfile.h"
 
 #include "check.h"
 
@@ -64,12 +67,12 @@ static bool has(const char *path, const char *text)
 
 static void test_write(void)
 {
-	struct kiln_tempslot slot;
+	struct kiln_temps slot;
 	struct kiln_error err = { 0 };
 	struct timespec times[2] = { { 1000000000, 123456789 }, { 1234567890, 987654321 } };
 	struct stat src, st;
 
-	kiln_tempslot_init(&slot);
+	kiln_temps_init(&slot);
 	put(at("a.js"), "source bytes", 0640);
 	CHECK(utimensat(AT_FDCWD, at("a.js"), times, 0) == 0);
 	CHECK(stat(at("a.js"), &src) == 0);
@@ -81,7 +84,7 @@ static void test_write(void)
 	CHECK(st.st_atim.tv_sec == 1000000000 && st.st_atim.tv_nsec == 123456789);
 	CHECK(has(at("a.js.gz"), "encoded"));
 	CHECK(count_temps() == 0);
-	CHECK(!slot.t[0].live);
+	CHECK(slot.head == NULL);
 
 	/* an existing sibling is replaced whole, by a new inode */
 	ino_t old = st.st_ino;
@@ -100,11 +103,11 @@ static void test_write(void)
 
 static void test_refusals(void)
 {
-	struct kiln_tempslot slot;
+	struct kiln_temps slot;
 	struct kiln_error err = { 0 };
 	struct stat src, st;
 
-	kiln_tempslot_init(&slot);
+	kiln_temps_init(&slot);
 	put(at("b.js"), "b", 0644);
 	put(at("target"), "precious", 0644);
 	CHECK(stat(at("b.js"), &src) == 0);
@@ -142,37 +145,86 @@ static void test_refusals(void)
 	      KILN_ERR_IO);
 	CHECK(err.errnum == ENAMETOOLONG);
 	CHECK(count_temps() == 0);
-	CHECK(!slot.t[0].live);
+	CHECK(slot.head == NULL);
 }
 
-static void test_tempslot_shutdown(void)
+static void test_shutdown(void)
 {
-	struct kiln_tempslot slot;
+	struct kiln_temps reg;
+	struct kiln_tempfile a, b, d;
+	struct kiln_file_meta meta = { .mode = 0644 };
 	struct kiln_error err = { 0 };
 	struct stat st, src;
+	char inside[PATH_MAX + 16];
 
-	kiln_tempslot_init(&slot);
-	/* as if a writer streaming two siblings were between create and rename */
-	for (unsigned i = 0; i < KILN_TEMPSLOT_FILES; i++) {
-		snprintf(slot.t[i].path, sizeof(slot.t[i].path), "%s",
-			 at(i ? ".kiln-ghijkl.tmp" : ".kiln-abcdef.tmp"));
-		put(slot.t[i].path, "partial", 0600);
-		slot.t[i].live = true;
-	}
-	kiln_tempslot_shutdown(&slot);
-	for (unsigned i = 0; i < KILN_TEMPSLOT_FILES; i++) {
-		CHECK(stat(slot.t[i].path, &st) != 0 && errno == ENOENT);
-		CHECK(!slot.t[i].live);
-	}
-	CHECK(slot.closed);
+	kiln_temps_init(&reg);
+	/* as if a writer streaming two siblings were between create and rename,
+	 * while an archive's staging directory holds a file */
+	CHECK(kiln_tempfile_create(&reg, &a, at("s1.gz"), &meta, &err) == KILN_OK);
+	CHECK(kiln_tempfile_create(&reg, &b, at("s1.br"), &meta, &err) == KILN_OK);
+	CHECK(write(a.fd, "partial", 7) == 7);
+	CHECK(kiln_tempdir_create(&reg, &d, dir, ".kiln-stage-", &err) == KILN_OK);
+	snprintf(inside, sizeof(inside), "%s/sub", d.path);
+	CHECK(mkdir(inside, 0700) == 0);
+	snprintf(inside, sizeof(inside), "%s/sub/file", d.path);
+	put(inside, "x", 0600);
+	CHECK(count_temps() == 3);
+	kiln_temps_shutdown(&reg);
+	CHECK(count_temps() == 0);
+	CHECK(stat(a.path, &st) != 0 && stat(b.path, &st) != 0 && stat(d.path, &st) != 0);
+	CHECK(!a.live && !b.live && !d.live && reg.closed && reg.head == NULL);
+	/* the writers finish after the shutdown: nothing appears */
+	CHECK(kiln_tempfile_commit(&a, at("s1.gz"), &meta, &err) == KILN_ERR_CANCELLED);
+	kiln_tempfile_discard(&b);
+	kiln_tempdir_remove(&d);
+	CHECK(stat(at("s1.gz"), &st) != 0 && stat(at("s1.br"), &st) != 0);
 	/* after shutdown, a write creates nothing at all */
 	put(at("e.js"), "e", 0644);
 	CHECK(stat(at("e.js"), &src) == 0);
-	CHECK(kiln_sibling_write(&slot, at("e.js.gz"), (const uint8_t *)"x", 1, &src, false,
+	CHECK(kiln_sibling_write(&reg, at("e.js.gz"), (const uint8_t *)"x", 1, &src, false,
 				 &err) == KILN_ERR_CANCELLED);
+	CHECK(kiln_tempdir_create(&reg, &d, dir, ".kiln-stage-", &err) == KILN_ERR_CANCELLED);
+	CHECK(!kiln_temps_hold(&reg));
 	CHECK(stat(at("e.js.gz"), &st) != 0);
 	CHECK(count_temps() == 0);
-	kiln_tempslot_destroy(&slot);
+	kiln_temps_destroy(&reg);
+}
+
+static void test_artifact_and_unique(void)
+{
+	struct kiln_temps reg;
+	struct kiln_error err = { 0 };
+	struct stat st1, st2;
+	char *path = NULL;
+	int fd;
+
+	kiln_temps_init(&reg);
+	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("{}\n"), false, "m", &err) == KILN_OK);
+	CHECK(stat(at("m.json"), &st1) == 0 && (st1.st_mode & 0777) == 0644);
+	/* the same text again: same inode, same mtime (nothing written) */
+	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("{}\n"), false, "m", &err) == KILN_OK);
+	CHECK(stat(at("m.json"), &st2) == 0 && st2.st_ino == st1.st_ino &&
+	      st2.st_mtim.tv_nsec == st1.st_mtim.tv_nsec && st2.st_mtim.tv_sec == st1.st_mtim.tv_sec);
+	/* other text: a new inode */
+	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("[]\n"), false, "m", &err) == KILN_OK);
+	CHECK(stat(at("m.json"), &st2) == 0 && st2.st_ino != st1.st_ino && has(at("m.json"), "[]\n"));
+	/* out of memory while building the text */
+	CHECK(kiln_write_artifact(&reg, at("m.json"), NULL, false, "cannot build", &err) ==
+	      KILN_ERR_NOMEM && strcmp(err.what, "cannot build") == 0);
+	/* a unique file, locked while open: not stale; stale once closed and old */
+	fd = kiln_unique_file(dir, ".kiln-journal-", 0, &path, &err);
+	CHECK(fd >= 0 && path && strncmp(path, dir, strlen(dir)) == 0);
+	CHECK(!kiln_temp_is_stale(path));
+	close(fd);
+	CHECK(!kiln_temp_is_stale(path)); /* too young */
+	{
+		struct timespec old[2] = { { 1, 0 }, { 1, 0 } };
+		/* ctime cannot be set back: a young closed file is not stale yet */
+		CHECK(utimensat(AT_FDCWD, path, old, 0) == 0);
+	}
+	unlink(path);
+	free(path);
+	kiln_temps_destroy(&reg);
 }
 
 int main(void)
@@ -186,12 +238,13 @@ int main(void)
 	}
 	test_write();
 	test_refusals();
-	test_tempslot_shutdown();
+	test_shutdown();
+	test_artifact_and_unique();
 	if (check_failures == 0) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "could not remove %s\n", dir);
 	}
-	return check_exit("test_sibling");
+	return check_exit("test_tempfile");
 }

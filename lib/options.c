@@ -1,0 +1,45 @@
+/* options.c - the defaults of kiln_options, and their ranges. */
+#include "codec.h"
+#include "kiln.h"
+
+#include <string.h>
+
+void kiln_options_init(struct kiln_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		opt->level[c] = kiln_codecs[c]->info.level_default;
+		if (kiln_codecs[c]->info.default_on)
+			opt->codings |= 1u << c;
+	}
+	opt->min_size = 256;
+	opt->max_ratio = 0.95;
+	opt->write_manifest = true;
+	opt->write_nginx_conf = true;
+	opt->cache_max_size = (uint64_t)1 << 30;
+	opt->stream_size = (uint64_t)64 << 20;
+}
+
+kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
+			       kiln_coding *coding)
+{
+	const char *bad = NULL;
+	kiln_coding which = -1;
+
+	if (opt->codings == 0 || (opt->codings & ~((1u << kiln_ncodecs) - 1)))
+		bad = "codings";
+	for (unsigned c = 0; !bad && c < kiln_ncodecs; c++) {
+		const struct kiln_coding_info *i = &kiln_codecs[c]->info;
+		if (opt->level[c] < i->level_min || opt->level[c] > i->level_max) {
+			bad = "level";
+			which = (kiln_coding)c;
+		}
+	}
+	if (!bad && !(opt->max_ratio > 0.0 && opt->max_ratio <= 1.0))
+		bad = "max_ratio";
+	if (field)
+		*field = bad;
+	if (coding)
+		*coding = which;
+	return bad ? KILN_ERR_INVALID : KILN_OK;
+}

@@ -1,0 +1,486 @@
+/*
+ * pipeline.c - one file, from its bytes to its siblings and its record.
+ *
+ * Every file a worker takes goes through the same sequence, whether its
+ * bytes are held in memory or streamed (produce.c is the only place that
+ * differs):
+ *
+ *   open      the very file the walk listed, read-only, never through a
+ *             link kiln was not told to follow;
+ *   classify  excluded, media (extension or magic bytes), small;
+ *   reuse     for each requested coding, an earlier sibling made from this
+ *             content with this recipe (or its recorded no-gain size);
+ *   encode    the rest (cache, whole-buffer or streaming encoders);
+ *   decide    which siblings to keep (decide.c), encoding any coding that
+ *             is kept but was known only by its size;
+ *   verify    with --verify, decode each new sibling and compare;
+ *   commit    check every new sibling's path, put each in place and journal
+ *             it; then remove the earlier siblings of codings not kept;
+ *   record    fill the report and, when a manifest is kept, the record.
+ *
+ * A failure at any step settles what the file is left with (settle()): a
+ * file whose content is unchanged, or unknown because it cannot be read,
+ * keeps its earlier siblings and record; a file that vanished or changed
+ * loses its earlier siblings; siblings written for it in this run are
+ * removed.  So no failure leaves a sibling kiln does not record, and none
+ * leaves one that does not decode to its source as the manifest says.
+ */
+#include "pipeline.h"
+
+#include "classify.h"
+#include "decide.h"
+#include "hash.h"
+#include "previous.h"
+#include "produce.h"
+#include "sibling.h"
+#include "source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum have { HAVE_NONE = 0, HAVE_PREVIOUS, HAVE_TRIED };
+
+/* One file under way. */
+struct work {
+	struct kiln_tree *t;
+	struct worker *w;
+	const struct kiln_entry *e;
+	struct kiln_report *r;
+	size_t k;                          /* its walk index */
+	const struct kiln_prev_entry *pe;  /* what the record says, or NULL */
+	struct kiln_source src;
+	struct stat st;
+	uint8_t *buf;
+	bool gone;                         /* vanished or replaced: no source */
+	/* per coding */
+	char recipe[KILN_MAX_CODINGS][KILN_RECIPE_MAX];
+	enum have have[KILN_MAX_CODINGS];
+	uint8_t prev_sha[KILN_MAX_CODINGS][32];
+	size_t size[KILN_MAX_CODINGS];
+	bool keep[KILN_MAX_CODINGS];
+	bool written[KILN_MAX_CODINGS];
+	struct kiln_product prod[KILN_MAX_CODINGS];
+};
+
+/* Set entry k's record to REC (copied). */
+static void set_record(struct work *wk, const struct kiln_record *rec)
+{
+	struct kiln_tree *t = wk->t;
+
+	if (kiln_record_copy(&t->records[wk->k], rec))
+		t->rec_state[wk->k] = KILN_REC_SET;
+}
+
+/* The record of a file that ended well, from its report. */
+static void record_outcome(struct work *wk)
+{
+	const struct kiln_report *r = wk->r;
+	struct kiln_record rec = { .rel = (char *)wk->e->rel };
+
+	if (!wk->t->hashing || !wk->src.hashed)
+		return;
+	rec.size = r->size;
+	rec.outcome = r->outcome;
+	memcpy(rec.sha256, wk->src.sha256, 32);
+	memcpy(rec.sha384, wk->src.sha384, 48);
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		struct kiln_coding_record *cr = &rec.coding[c];
+		cr->outcome = r->coding[c].outcome;
+		if (cr->outcome == KILN_CODING_OFF)
+			continue;
+		cr->size = r->coding[c].size;
+		memcpy(cr->sha256, r->coding[c].sha256, 32);
+		strcpy(cr->recipe, wk->recipe[c]);
+	}
+	set_record(wk, &rec);
+}
+
+/* Does the record hold this very content? */
+static bool same_content(const struct work *wk)
+{
+	const struct kiln_prev_entry *pe = wk->pe;
+
+	return wk->src.hashed && pe && pe->in_manifest && pe->rec.size == (uint64_t)wk->st.st_size &&
+	       memcmp(pe->rec.sha256, wk->src.sha256, 32) == 0;
+}
+
+/*
+ * After a failure (wk->r says which): remove what this run wrote for the
+ * file, then keep or drop what earlier runs left, as the comment at the
+ * top says.
+ */
+static void settle(struct work *wk)
+{
+	struct kiln_tree *t = wk->t;
+	const struct kiln_prev_entry *pe = wk->pe;
+	struct kiln_record carried;
+	bool unknown;
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		char *sib;
+		if (!wk->written[c] ||
+		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
+			continue;
+		if (unlink(sib) == 0)
+			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+		free(sib);
+	}
+	if (!pe || t->opt->dry_run)
+		return;
+	/* a readable file is hashed now, if it was not yet, to know which */
+	if (!wk->gone && !wk->src.hashed && wk->src.fd >= 0 &&
+	    wk->r->error.status != KILN_ERR_CHANGED) {
+		struct kiln_error err;
+		wk->src.hashed = kiln_source_hash(wk->src.fd, &wk->st, wk->src.sha256,
+						  wk->src.sha384, &err) == KILN_OK;
+	}
+	unknown = !wk->gone && !wk->src.hashed && wk->r->error.status != KILN_ERR_CHANGED;
+	if (!pe->in_manifest || !(unknown || same_content(wk))) {
+		/* outdated: removed, except one kiln was refused to replace
+		 * (read-only on purpose), which stays recorded as stale */
+		for (unsigned c = 0; c < kiln_ncodecs; c++) {
+			if (!kiln_state_has_sibling(pe, (kiln_coding)c))
+				continue;
+			if (wk->r->error.status == KILN_ERR_UNSAFE &&
+			    strcmp(wk->r->error.suffix, kiln_codecs[c]->info.suffix) == 0)
+				kiln_prev_keep_stale(t, pe, (kiln_coding)c);
+			else
+				kiln_prev_remove_recorded(t, pe, (kiln_coding)c);
+		}
+		return;
+	}
+	/* unchanged or unreadable: the record stays, less what was rewritten
+	 * and then removed above, and less siblings only a journal knew */
+	if (!kiln_record_copy(&carried, &pe->rec))
+		return;
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		if (wk->written[c] && carried.coding[c].outcome == KILN_CODING_KEPT)
+			carried.coding[c].outcome = KILN_CODING_OFF;
+		if (carried.coding[c].outcome != KILN_CODING_KEPT && kiln_state_has_sibling(pe, c))
+			kiln_prev_no_sibling(t, pe, wk->e->rel, (kiln_coding)c);
+	}
+	if (kiln_record_copy(&t->records[wk->k], &carried))
+		t->rec_state[wk->k] = KILN_REC_SET;
+	kiln_record_free(&carried);
+}
+
+/* A file that gets no sibling: MEDIA, SMALL or EXCLUDED. */
+static void skip(struct work *wk, kiln_outcome outcome)
+{
+	struct kiln_tree *t = wk->t;
+
+	wk->r->outcome = outcome;
+	if (t->hashing) {
+		if (kiln_source_hash(wk->src.fd, &wk->st, wk->src.sha256, wk->src.sha384,
+				     &wk->r->error) != KILN_OK) {
+			wk->r->outcome = KILN_OUTCOME_ERROR;
+			settle(wk);
+			return;
+		}
+		wk->src.hashed = true;
+	}
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		kiln_prev_no_sibling(t, wk->pe, wk->e->rel, (kiln_coding)c);
+	record_outcome(wk);
+}
+
+/* Which requested codings an earlier run already settled for this content. */
+static void reuse(struct work *wk)
+{
+	struct kiln_tree *t = wk->t;
+	uint64_t size = (uint64_t)wk->st.st_size, n;
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		if (!(t->opt->codings & (1u << c)))
+			continue;
+		kiln_codec_recipe(t->opt, (kiln_coding)c, size, wk->recipe[c]);
+		if (t->opt->force || !wk->src.hashed || !wk->pe)
+			continue;
+		if (kiln_prev_reusable(t, wk->e->rel, wk->pe, (kiln_coding)c, wk->recipe[c], &wk->st,
+				       wk->src.sha256, wk->src.buf, wk->src.fd, &n, wk->prev_sha[c])) {
+			wk->have[c] = HAVE_PREVIOUS;
+			wk->size[c] = (size_t)n;
+		} else if ((n = kiln_prev_tried(wk->pe, (kiln_coding)c, wk->recipe[c], size,
+						wk->src.sha256))) {
+			wk->have[c] = HAVE_TRIED;
+			wk->size[c] = (size_t)n;
+		}
+	}
+}
+
+/* Encode what TODO asks, noting sizes.  false on failure (r filled). */
+static bool encode(struct work *wk, unsigned todo)
+{
+	if (kiln_produce(wk->t, wk->w, &wk->src, todo, (const char(*)[KILN_RECIPE_MAX])wk->recipe,
+			 wk->prod, wk->r) != KILN_OK)
+		return false;
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (todo & (1u << c)) {
+			wk->size[c] = (size_t)wk->prod[c].len;
+			wk->have[c] = HAVE_NONE;
+		}
+	return true;
+}
+
+/* Decide, encoding a kept coding known only by its size, until stable. */
+static bool decide(struct work *wk)
+{
+	for (unsigned round = 0; round <= kiln_ncodecs; round++) {
+		unsigned more = 0;
+		kiln_decide(wk->t->opt, (uint64_t)wk->st.st_size, wk->size, wk->keep);
+		for (unsigned c = 0; c < kiln_ncodecs; c++)
+			if (wk->keep[c] && wk->have[c] == HAVE_TRIED)
+				more |= 1u << c;
+		if (!more)
+			return true;
+		if (!encode(wk, more))
+			return false;
+	}
+	return true;
+}
+
+/* Verify and hash the new kept siblings, and check every new sibling's
+ * path, before anything is written.  false on failure (r filled). */
+static bool check_new(struct work *wk)
+{
+	struct kiln_report *r = wk->r;
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const char *suffix = kiln_codecs[c]->info.suffix;
+		kiln_status s;
+		char *sib;
+		if (!wk->keep[c] || !wk->prod[c].made)
+			continue;
+		s = wk->t->opt->verify ? kiln_product_verify(&wk->prod[c], (kiln_coding)c, &wk->src)
+				       : KILN_OK;
+		if (s != KILN_OK) {
+			kiln_report_fail(r, s, s == KILN_ERR_NOMEM ? ENOMEM : 0,
+					 s == KILN_ERR_VERIFY ? "sibling does not decode to its source"
+							      : "cannot verify sibling",
+					 suffix);
+			return false;
+		}
+		if (kiln_product_hash(&wk->prod[c]) != KILN_OK) {
+			kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "cannot hash", suffix);
+			return false;
+		}
+		if (!(sib = kiln_path_join(wk->t->root, wk->e->rel, suffix))) {
+			kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
+			return false;
+		}
+		s = kiln_sibling_check(sib, &wk->st, &r->error);
+		free(sib);
+		if (s != KILN_OK) {
+			r->outcome = KILN_OUTCOME_ERROR;
+			r->error.suffix = suffix;
+			return false;
+		}
+	}
+	if (!kiln_source_unchanged(wk->src.fd, &wk->st)) {
+		kiln_report_fail(r, KILN_ERR_CHANGED, 0, "file changed while being compressed", "");
+		return false;
+	}
+	return true;
+}
+
+/* Put the new kept siblings in place, then drop the codings not kept. */
+static bool commit(struct work *wk)
+{
+	struct kiln_tree *t = wk->t;
+	struct kiln_report *r = wk->r;
+
+	for (unsigned c = 0; c < kiln_ncodecs && !t->opt->dry_run; c++) {
+		const char *suffix = kiln_codecs[c]->info.suffix;
+		char *sib;
+		if (!wk->keep[c] || !wk->prod[c].made)
+			continue;
+		if (!(sib = kiln_path_join(t->root, wk->e->rel, suffix))) {
+			kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
+			return false;
+		}
+		if (kiln_product_commit(t, &wk->prod[c], sib, &wk->src, &r->error) != KILN_OK) {
+			free(sib);
+			r->outcome = KILN_OUTCOME_ERROR;
+			r->error.suffix = suffix;
+			return false;
+		}
+		free(sib);
+		wk->written[c] = true;
+		if (t->hashing)
+			kiln_journal_add(&t->journal, wk->e->rel, (kiln_coding)c, wk->recipe[c],
+					 wk->prod[c].len, wk->prod[c].sha256, (uint64_t)wk->st.st_size,
+					 wk->src.sha256);
+	}
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (!wk->keep[c])
+			kiln_prev_no_sibling(t, wk->pe, wk->e->rel, (kiln_coding)c);
+	return true;
+}
+
+/* Fill the report's codings after a commit. */
+static void report_codings(struct work *wk)
+{
+	struct kiln_report *r = wk->r;
+
+	r->outcome = KILN_OUTCOME_NO_GAIN;
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		if (!(wk->t->opt->codings & (1u << c)))
+			continue;
+		r->coding[c].size = wk->size[c];
+		if (!wk->keep[c]) {
+			r->coding[c].outcome = KILN_CODING_NO_GAIN;
+			continue;
+		}
+		r->coding[c].outcome = KILN_CODING_KEPT;
+		r->outcome = KILN_OUTCOME_COMPRESSED;
+		if (wk->prod[c].made) {
+			r->coding[c].origin = wk->prod[c].origin;
+			memcpy(r->coding[c].sha256, wk->prod[c].sha256, 32);
+		} else {
+			r->coding[c].origin = KILN_ORIGIN_PREVIOUS;
+			memcpy(r->coding[c].sha256, wk->prev_sha[c], 32);
+		}
+	}
+}
+
+/* The steps from reuse to record, for a file to compress. */
+static void compress(struct work *wk)
+{
+	unsigned todo = 0;
+
+	reuse(wk);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if ((wk->t->opt->codings & (1u << c)) && wk->have[c] == HAVE_NONE)
+			todo |= 1u << c;
+	if (!encode(wk, todo) || !decide(wk) || !check_new(wk) || !commit(wk)) {
+		settle(wk);
+		return;
+	}
+	report_codings(wk);
+	record_outcome(wk);
+}
+
+/* Hash a source held in memory (its digests are needed by the record, by
+ * reuse, and as the cache key). */
+static bool hash_buffer(struct work *wk)
+{
+	struct kiln_hasher *h = kiln_hasher_new();
+
+	if (h)
+		kiln_hasher_update(h, wk->buf, (size_t)wk->st.st_size);
+	if (!h || kiln_hasher_final(h, wk->src.sha256, wk->src.sha384) != KILN_OK) {
+		kiln_report_fail(wk->r, KILN_ERR_NOMEM, ENOMEM, "cannot hash", "");
+		return false;
+	}
+	wk->src.hashed = true;
+	return true;
+}
+
+/* Might an earlier sibling be reused for a streamed source of this size?
+ * Then it is hashed first, in a pass of its own. */
+static bool worth_hashing_first(const struct work *wk)
+{
+	const struct kiln_prev_entry *pe = wk->pe;
+	uint64_t size = (uint64_t)wk->st.st_size;
+
+	if (!pe || wk->t->opt->force)
+		return false;
+	if (pe->in_manifest && pe->rec.size == size)
+		return true;
+	for (size_t i = 0; i < pe->njv; i++)
+		if (pe->jv[i].src_known && pe->jv[i].src_size == size)
+			return true;
+	return false;
+}
+
+/* The open source: classify, read or stream, compress. */
+static void process_open(struct work *wk)
+{
+	struct kiln_tree *t = wk->t;
+	const struct kiln_options *opt = t->opt;
+	struct kiln_report *r = wk->r;
+	uint8_t head[KILN_MAGIC_BYTES];
+	ssize_t nhead;
+
+	r->size = (uint64_t)wk->st.st_size;
+	if (wk->e->outcome == KILN_OUTCOME_EXCLUDED)
+		return skip(wk, KILN_OUTCOME_EXCLUDED);
+	nhead = kiln_source_head(wk->src.fd, head, sizeof(head));
+	if (nhead < 0) {
+		kiln_report_fail(r, KILN_ERR_IO, errno, "cannot read", "");
+		return settle(wk);
+	}
+	if (kiln_media_extension(wk->e->rel) || kiln_media_magic(head, (size_t)nhead))
+		return skip(wk, KILN_OUTCOME_MEDIA);
+	if (r->size < opt->min_size)
+		return skip(wk, KILN_OUTCOME_SMALL);
+	if (opt->max_file_size && r->size > opt->max_file_size) {
+		kiln_report_fail(r, KILN_ERR_INVALID, EFBIG,
+				 "larger than --max-file-size, not compressed", "");
+		return settle(wk);
+	}
+	if (opt->stream_size && r->size >= opt->stream_size) {
+		if (worth_hashing_first(wk)) {
+			if (kiln_source_hash(wk->src.fd, &wk->st, wk->src.sha256, wk->src.sha384,
+					     &r->error) != KILN_OK) {
+				r->outcome = KILN_OUTCOME_ERROR;
+				return settle(wk);
+			}
+			wk->src.hashed = true;
+		}
+		return compress(wk);
+	}
+	if (kiln_source_read(wk->src.fd, &wk->st, &wk->buf, &r->error) != KILN_OK) {
+		r->outcome = KILN_OUTCOME_ERROR;
+		return settle(wk);
+	}
+	wk->src.buf = wk->buf;
+	if ((t->hashing || wk->pe || t->cache) && !hash_buffer(wk))
+		return settle(wk);
+	compress(wk);
+}
+
+void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
+{
+	const struct kiln_entry *e = &t->walk.v[k];
+	struct work *wk = calloc(1, sizeof(*wk));
+	char *path = kiln_path_join(t->root, e->rel, "");
+	struct kiln_report *r = &t->reports[k];
+
+	if (!wk || !path) {
+		kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
+		goto out;
+	}
+	wk->src.fd = -1;
+	wk->t = t;
+	wk->w = w;
+	wk->e = e;
+	wk->r = r;
+	wk->k = k;
+	wk->pe = kiln_state_find(&t->state, e->rel);
+	if (wk->pe && !wk->pe->seen)
+		wk->pe = NULL; /* the name of a recorded sibling, not this asset's */
+	wk->src.rel = e->rel;
+	wk->src.st = &wk->st;
+	wk->src.fd = kiln_source_open(path, e->via_link, &e->st, &wk->st, &r->error);
+	if (wk->src.fd < 0) {
+		r->outcome = KILN_OUTCOME_ERROR;
+		/* gone, or another file now: what was written for it must go */
+		wk->gone = r->error.errnum == ENOENT || r->error.status == KILN_ERR_CHANGED;
+		settle(wk);
+		goto out;
+	}
+	process_open(wk);
+out:
+	if (wk) {
+		for (unsigned c = 0; c < kiln_ncodecs; c++)
+			kiln_product_discard(&wk->prod[c]);
+		if (wk->src.fd >= 0)
+			close(wk->src.fd);
+		free(wk->buf);
+	}
+	free(wk);
+	free(path);
+}

@@ -1,0 +1,22 @@
+/*
+ * pipeline.h - the work done for one file of a tree: the steps, their
+ * order and what a failure at each leaves behind are described at the top
+ * of pipeline.c.
+ */
+#ifndef KILN_PIPELINE_H
+#define KILN_PIPELINE_H
+
+#include "run.h"
+
+#include <stddef.h>
+
+/*
+ * Process walk entry K of T (a candidate, or an excluded file to hash) on
+ * worker W: fill t->reports[k] and, when a record is kept for it,
+ * t->records[k] and t->rec_state[k].  Called from pool threads, each K by
+ * exactly one; everything it shares with other workers is thread-safe
+ * (see run.h).
+ */
+void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k);
+
+#endif

@@ -1,0 +1,396 @@
+/* previous.c - see previous.h. */
+#include "previous.h"
+
+#include "classify.h"
+#include "codec.h"
+#include "hash.h"
+#include "sibling.h"
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Keep the sibling REL (its own path) of coding C, SIZE bytes with SHA256,
+ * in T's record as stale. */
+static void keep_stale(struct kiln_tree *t, const char *rel, kiln_coding c, uint64_t size,
+		       const uint8_t sha256[32])
+{
+	struct kiln_stale *s;
+	char *copy = strdup(rel);
+
+	pthread_mutex_lock(&t->stale_lock);
+	if (copy && t->nstale == t->stale_cap) {
+		size_t cap = t->stale_cap ? 2 * t->stale_cap : 16;
+		struct kiln_stale *v = realloc(t->stale, cap * sizeof(*v));
+		if (v) {
+			t->stale = v;
+			t->stale_cap = cap;
+		}
+	}
+	if (copy && t->nstale < t->stale_cap) {
+		s = &t->stale[t->nstale++];
+		s->rel = copy;
+		s->coding = c;
+		s->size = size;
+		memcpy(s->sha256, sha256, 32);
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&t->stale_lock);
+	free(copy);
+}
+
+/* SHA-256 and size of the regular file at PATH (links not followed); false
+ * if it cannot be read. */
+static bool file_sha256(const char *path, uint64_t *size, uint8_t out[32])
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct kiln_error err;
+	uint8_t sha384[48];
+	struct stat st;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	     kiln_source_hash(fd, &st, out, sha384, &err) == KILN_OK;
+	*size = (uint64_t)st.st_size;
+	close(fd);
+	return ok;
+}
+
+/* Remove REL's sibling of coding C if OWNED(ARG, its size, its digest)
+ * says it is what kiln wrote; see kiln_prev_remove_recorded(). */
+static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
+			   bool (*owned)(const void *arg, uint64_t size, const uint8_t sha[32]),
+			   const void *arg)
+{
+	const char *suffix = kiln_codecs[c]->info.suffix;
+	char *sib = kiln_path_join(t->root, rel, suffix), *sib_rel = NULL;
+	uint8_t sha[32];
+	uint64_t size;
+	struct stat st;
+	bool removed = false;
+
+	if (!sib)
+		return false;
+	if (lstat(sib, &st) != 0)
+		goto out; /* already gone */
+	if (!S_ISREG(st.st_mode) || !file_sha256(sib, &size, sha) || !owned(arg, size, sha)) {
+		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+		goto out;
+	}
+	if (!t->opt->dry_run && unlink(sib) != 0) {
+		struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove stale sibling", "" };
+		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
+		atomic_store(&t->remove_failed, true);
+		if ((sib_rel = kiln_path_join("", rel, suffix)))
+			keep_stale(t, sib_rel + 1, c, size, sha);
+		goto out;
+	}
+	kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+	removed = true;
+out:
+	free(sib_rel);
+	free(sib);
+	return removed;
+}
+
+struct owner {
+	const struct kiln_prev_entry *pe;
+	kiln_coding c;
+};
+
+static bool owned_by_entry(const void *arg, uint64_t size, const uint8_t sha[32])
+{
+	const struct owner *o = arg;
+
+	return kiln_state_owns(o->pe, o->c, size, sha);
+}
+
+static bool owned_as_stale(const void *arg, uint64_t size, const uint8_t sha[32])
+{
+	const struct kiln_stale *s = arg;
+
+	return s->size == size && memcmp(s->sha256, sha, 32) == 0;
+}
+
+bool kiln_prev_remove_recorded(struct kiln_tree *t, const struct kiln_prev_entry *pe,
+			       kiln_coding c)
+{
+	struct owner o = { pe, c };
+
+	return remove_sibling(t, pe->rec.rel, c, owned_by_entry, &o);
+}
+
+void kiln_prev_keep_stale(struct kiln_tree *t, const struct kiln_prev_entry *pe, kiln_coding c)
+{
+	const char *suffix = kiln_codecs[c]->info.suffix;
+	char *sib = kiln_path_join(t->root, pe->rec.rel, suffix);
+	uint8_t sha[32];
+	uint64_t size;
+
+	if (sib && file_sha256(sib, &size, sha) && kiln_state_owns(pe, c, size, sha))
+		keep_stale(t, sib + strlen(t->root) + 1, c, size, sha);
+	free(sib);
+}
+
+bool kiln_prev_remove_stale(struct kiln_tree *t, const struct kiln_stale *s)
+{
+	size_t n = strlen(s->rel) - strlen(kiln_codecs[s->coding]->info.suffix);
+	char *src = strndup(s->rel, n);
+	bool removed = src && remove_sibling(t, src, s->coding, owned_as_stale, s);
+
+	free(src);
+	return removed;
+}
+
+void kiln_prev_no_sibling(struct kiln_tree *t, const struct kiln_prev_entry *pe,
+			  const char *rel, kiln_coding c)
+{
+	struct stat st;
+	char *sib;
+
+	if (pe && kiln_state_has_sibling(pe, c)) {
+		kiln_prev_remove_recorded(t, pe, c);
+		return;
+	}
+	if (!(t->opt->codings & (1u << c)) ||
+	    !(sib = kiln_path_join(t->root, rel, kiln_codecs[c]->info.suffix)))
+		return;
+	if (lstat(sib, &st) == 0)
+		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+	free(sib);
+}
+
+void kiln_prev_remove_all(struct kiln_tree *t, const struct kiln_prev_entry *pe)
+{
+	for (unsigned c = 0; pe && c < kiln_ncodecs; c++)
+		if (kiln_state_has_sibling(pe, (kiln_coding)c))
+			kiln_prev_remove_recorded(t, pe, (kiln_coding)c);
+}
+
+uint64_t kiln_prev_tried(const struct kiln_prev_entry *pe, kiln_coding c, const char *recipe,
+			 uint64_t src_size, const uint8_t src_sha[32])
+{
+	const struct kiln_coding_record *cr;
+
+	if (!pe || !pe->in_manifest || pe->rec.size != src_size ||
+	    memcmp(pe->rec.sha256, src_sha, 32) != 0)
+		return 0;
+	cr = &pe->rec.coding[c];
+	if (cr->outcome != KILN_CODING_NO_GAIN || !*cr->recipe || strcmp(cr->recipe, recipe) != 0)
+		return 0;
+	return cr->size;
+}
+
+/* The file FD (status ST) passes --verify against the source. */
+static bool decodes(struct kiln_tree *t, kiln_coding c, int fd, const struct stat *st,
+		    const struct stat *src_st, const uint8_t *src, int src_fd)
+{
+	const struct kiln_codec *codec = kiln_codecs[c];
+	struct kiln_error err;
+	uint8_t *buf = NULL;
+	bool good;
+
+	if (!t->opt->verify)
+		return true;
+	if (!src)
+		return codec->verify_fd(fd, (uint64_t)st->st_size, src_fd,
+					(uint64_t)src_st->st_size) == KILN_OK;
+	good = kiln_source_read(fd, st, &buf, &err) == KILN_OK &&
+	       codec->verify(buf, (size_t)st->st_size, src, (size_t)src_st->st_size) == KILN_OK;
+	free(buf);
+	return good;
+}
+
+bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_prev_entry *pe,
+			kiln_coding c, const char *recipe, const struct stat *src_st,
+			const uint8_t src_sha[32], const uint8_t *src, int src_fd,
+			uint64_t *size, uint8_t sha256[32])
+{
+	const struct kiln_coding_record *cr = pe ? &pe->rec.coding[c] : NULL;
+	uint64_t src_size = (uint64_t)src_st->st_size;
+	struct timespec times[2] = { src_st->st_atim, src_st->st_mtim };
+	bool from_manifest, hashed = false, ok = false;
+	uint8_t file_sha[32], sha384[48];
+	struct kiln_error err;
+	struct stat st;
+	char *sib;
+	int fd;
+
+	if (!pe || !*recipe)
+		return false;
+	from_manifest = pe->in_manifest && pe->rec.size == src_size &&
+			memcmp(pe->rec.sha256, src_sha, 32) == 0 &&
+			cr->outcome == KILN_CODING_KEPT && strcmp(cr->recipe, recipe) == 0;
+	if (!from_manifest && pe->njv == 0)
+		return false;
+	if (!(sib = kiln_path_join(t->root, rel, kiln_codecs[c]->info.suffix)))
+		return false;
+	fd = open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out;
+	if (from_manifest && (uint64_t)st.st_size == cr->size) {
+		/* the record's own sibling: its size is the check (an unchanged
+		 * re-run must not read every sibling) */
+		memcpy(sha256, cr->sha256, 32);
+		ok = true;
+	}
+	/* a journal's: proved by its digest, as nothing else vouches for it */
+	for (size_t i = pe->njv; !ok && i-- > 0;) {
+		const struct kiln_journaled *j = &pe->jv[i];
+		if (j->coding != c || !j->src_known || j->src_size != src_size ||
+		    memcmp(j->src_sha256, src_sha, 32) != 0 || strcmp(j->recipe, recipe) != 0 ||
+		    j->size != (uint64_t)st.st_size)
+			continue;
+		if (!hashed && kiln_source_hash(fd, &st, file_sha, sha384, &err) != KILN_OK)
+			break;
+		hashed = true;
+		if (memcmp(file_sha, j->sha256, 32) == 0) {
+			memcpy(sha256, file_sha, 32);
+			ok = true;
+		}
+	}
+	if (!ok || !decodes(t, c, fd, &st, src_st, src, src_fd)) {
+		ok = false;
+		goto out;
+	}
+	*size = (uint64_t)st.st_size;
+	if (t->opt->dry_run)
+		goto out;
+	if ((st.st_mode & 0777) != (src_st->st_mode & 0777))
+		fchmod(fd, src_st->st_mode & 0777);
+	if (st.st_mtim.tv_sec != src_st->st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != src_st->st_mtim.tv_nsec)
+		futimens(fd, times); /* a touched source: same Last-Modified again */
+out:
+	if (fd >= 0)
+		close(fd);
+	free(sib);
+	return ok;
+}
+
+/* Could the walk error E hide a file that still exists?  An unreadable
+ * directory or file does; a dangling link, a loop or a link that now points
+ * outside the tree is no source at all any more. */
+static bool hides_source(const struct kiln_entry *e)
+{
+	return e->outcome == KILN_OUTCOME_ERROR && e->err.status == KILN_ERR_IO &&
+	       e->err.errnum != ENOENT && e->err.errnum != ELOOP && e->err.errnum != ENOTDIR;
+}
+
+/* Carry over the records of REL, which the walk could not read, and of
+ * everything below it. */
+static void carry(struct kiln_tree *t, const char *rel)
+{
+	size_t n = strlen(rel);
+
+	for (size_t i = 0; i < t->state.n; i++) {
+		struct kiln_prev_entry *pe = &t->state.v[i];
+		struct kiln_record *v;
+		if (pe->seen || strncmp(pe->rec.rel, rel, n) != 0 ||
+		    (pe->rec.rel[n] != '/' && pe->rec.rel[n] != '\0'))
+			continue;
+		pe->seen = true;
+		/* journaled siblings with no manifest entry cannot be carried as
+		 * a record: they stay known as stale, to go once readable */
+		for (size_t j = 0; j < pe->njv; j++) {
+			char *sib = kiln_path_join("", pe->rec.rel,
+						   kiln_codecs[pe->jv[j].coding]->info.suffix);
+			if (sib)
+				keep_stale(t, sib + 1, pe->jv[j].coding, pe->jv[j].size,
+					   pe->jv[j].sha256);
+			free(sib);
+		}
+		if (!pe->in_manifest)
+			continue;
+		v = realloc(t->carried, (t->ncarried + 1) * sizeof(*v));
+		if (!v)
+			continue;
+		t->carried = v;
+		if (kiln_record_copy(&t->carried[t->ncarried], &pe->rec))
+			t->ncarried++;
+	}
+}
+
+/* The stale siblings the record lists: removed while they hold those
+ * bytes; one that holds other bytes now is no longer the stale one. */
+static void retry_stale(struct kiln_tree *t)
+{
+	for (size_t i = 0; i < t->state.nstale; i++) {
+		const struct kiln_stale *s = &t->state.stale[i];
+		char *path = kiln_path_join(t->root, s->rel, "");
+		uint8_t sha[32];
+		uint64_t size;
+		if (path && file_sha256(path, &size, sha) && owned_as_stale(s, size, sha))
+			kiln_prev_remove_stale(t, s);
+		free(path);
+	}
+}
+
+void kiln_prev_load(struct kiln_tree *t)
+{
+	struct kiln_error err = { 0 };
+
+	if (!t->opt->write_manifest)
+		return; /* no record is kept (run.c refused a tree that has one) */
+	if (t->manifest_path && kiln_state_load(t->manifest_path, &t->state, &err) != KILN_OK) {
+		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, &err);
+		kiln_state_free(&t->state);
+	}
+	/* siblings written by runs that died before their manifest are kiln's too */
+	if (kiln_journal_merge(t->root, &t->state) != KILN_OK) {
+		kiln_state_free(&t->state);
+		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "cannot read the journals", "" };
+		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->root, -1, &err);
+	}
+	for (size_t k = 0; k < t->walk.n; k++) {
+		struct kiln_entry *e = &t->walk.v[k];
+		struct kiln_prev_entry *pe = kiln_state_find(&t->state, e->rel);
+		/* "X.gz" the record holds as kiln's: a sibling (removed if its
+		 * source is gone), never an asset, whatever the walk thought */
+		if ((e->outcome == KILN_OUTCOME_CANDIDATE || e->outcome == KILN_OUTCOME_EXCLUDED) &&
+		    !(pe && pe->in_manifest) && kiln_state_records_sibling(&t->state, e->rel)) {
+			e->outcome = KILN_OUTCOME_SIBLING;
+			pe = NULL;
+		}
+		if (hides_source(e)) {
+			carry(t, e->rel);
+			continue;
+		}
+		if (e->outcome == KILN_OUTCOME_ERROR)
+			continue; /* gone as a source: its siblings go too */
+		if (pe && e->outcome != KILN_OUTCOME_SIBLING)
+			pe->seen = true;
+	}
+	if (!t->opt->dry_run)
+		retry_stale(t);
+}
+
+/* Temporary files left by a run that was killed: remove the stale ones. */
+static void remove_dead_temps(struct kiln_tree *t)
+{
+	for (size_t i = 0; i < t->walk.n && !t->opt->dry_run; i++) {
+		const struct kiln_entry *e = &t->walk.v[i];
+		const char *base = strrchr(e->rel, '/');
+		char *path;
+
+		if (!kiln_is_temp_name(base ? base + 1 : e->rel) || !S_ISREG(e->st.st_mode))
+			continue;
+		path = kiln_path_join(t->root, e->rel, "");
+		if (path && kiln_temp_is_stale(path) && unlink(path) == 0)
+			kiln_tree_event(t, KILN_EVENT_TEMP_REMOVED, path, -1, NULL);
+		free(path);
+	}
+}
+
+void kiln_prev_finish(struct kiln_tree *t)
+{
+	for (size_t i = 0; i < t->state.n; i++)
+		if (!t->state.v[i].seen)
+			kiln_prev_remove_all(t, &t->state.v[i]);
+	remove_dead_temps(t);
+}
