@@ -1,6 +1,4 @@
-/* names.c - names of outcomes and events, and the versions of kiln and its libraries. */
-#include "archive_version.h"
-#include "codec.h"
+/* names.c - names of outcomes and events, and kiln's own version. */
 #include "kiln.h"
 
 static const char *const outcome_names[KILN_NOUTCOMES] = {
@@ -43,21 +41,4 @@ const char *kiln_event_name(kiln_event event)
 const char *kiln_version(void)
 {
 	return KILN_VERSION_STRING;
-}
-
-bool kiln_library(size_t i, const char **name, const char **version)
-{
-	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		for (const struct kiln_codec_library *l = kiln_codecs[c]->libraries; l->name; l++)
-			if (i-- == 0) {
-				*name = l->name;
-				*version = l->version();
-				return true;
-			}
-	if (i-- == 0) {
-		*name = "libarchive";
-		*version = kiln_archive_library_version();
-		return true;
-	}
-	return false;
 }

@@ -1,0 +1,121 @@
+/*
+ * tree.c - one operation on one tree: its state's lifetime, and the
+ * callbacks that report it, serialised.  The tree operations (run.c,
+ * check.c, clean.c) and the steps they use (pipeline.c, previous.c,
+ * produce.c) report through here; see run.h for who writes what.
+ */
+#include "run.h"
+
+#include "sibling.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *kiln_root_normalise(const char *root)
+{
+	char *r = strdup(root);
+	size_t n;
+
+	if (!r)
+		return NULL;
+	n = strlen(r);
+	while (n > 1 && r[n - 1] == '/')
+		r[--n] = '\0';
+	return r;
+}
+
+char *kiln_tree_manifest_path(const struct kiln_run *run, const char *root)
+{
+	return run->opt.manifest_path ? strdup(run->opt.manifest_path)
+				      : kiln_path_join(root, KILN_MANIFEST_NAME, "");
+}
+
+kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const char *root_arg,
+			    const struct kiln_callbacks *cb)
+{
+	memset(t, 0, sizeof(*t));
+	t->run = run;
+	t->opt = &run->opt;
+	t->cb = cb;
+	pthread_mutex_init(&t->cb_lock, NULL);
+	pthread_mutex_init(&t->stale_lock, NULL);
+	t->root = kiln_root_normalise(root_arg);
+	kiln_journal_init(&t->journal, t->root, true);
+	if (!t->root || !(t->manifest_path = kiln_tree_manifest_path(run, t->root)))
+		return KILN_ERR_NOMEM;
+	return KILN_OK;
+}
+
+void kiln_tree_end(struct kiln_tree *t)
+{
+	for (size_t k = 0; t->records && k < t->walk.n; k++)
+		if (t->rec_state[k] == KILN_REC_SET)
+			kiln_record_free(&t->records[k]);
+	for (size_t i = 0; i < t->ncarried; i++)
+		kiln_record_free(&t->carried[i]);
+	for (size_t i = 0; i < t->nstale; i++)
+		free(t->stale[i].rel);
+	free(t->stale);
+	free(t->carried);
+	free(t->records);
+	free(t->rec_state);
+	free(t->reports);
+	free(t->order);
+	kiln_walk_free(&t->walk);
+	kiln_state_free(&t->state);
+	kiln_journal_close(&t->journal, false);
+	pthread_mutex_destroy(&t->journal.lock);
+	kiln_cache_close(t->cache);
+	free(t->manifest_path);
+	free((char *)t->root);
+	pthread_mutex_destroy(&t->cb_lock);
+	pthread_mutex_destroy(&t->stale_lock);
+}
+
+void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r)
+{
+	if (!t->cb->on_file)
+		return;
+	pthread_mutex_lock(&t->cb_lock);
+	t->cb->on_file(t->cb->user, r);
+	pthread_mutex_unlock(&t->cb_lock);
+}
+
+void kiln_tree_event(struct kiln_tree *t, kiln_event ev, const char *path, int coding,
+		     const struct kiln_error *err)
+{
+	if (!t->cb->on_event)
+		return;
+	pthread_mutex_lock(&t->cb_lock);
+	t->cb->on_event(t->cb->user, ev, path, coding, err);
+	pthread_mutex_unlock(&t->cb_lock);
+}
+
+void kiln_tree_artifact(struct kiln_tree *t, const char *what, const char *path,
+			const struct kiln_error *err)
+{
+	if (!t->cb->on_artifact)
+		return;
+	pthread_mutex_lock(&t->cb_lock);
+	t->cb->on_artifact(t->cb->user, what, path, err);
+	pthread_mutex_unlock(&t->cb_lock);
+}
+
+void kiln_tree_root_error(struct kiln_tree *t, const struct kiln_error *err)
+{
+	struct kiln_report r = { .root = t->root, .path = "", .outcome = KILN_OUTCOME_ERROR };
+
+	r.error = *err;
+	kiln_tree_report(t, &r);
+}
+
+void kiln_report_fail(struct kiln_report *r, kiln_status st, int errnum, const char *what,
+		      const char *suffix)
+{
+	r->outcome = KILN_OUTCOME_ERROR;
+	r->error.status = st;
+	r->error.errnum = errnum;
+	r->error.what = what;
+	r->error.suffix = suffix;
+}
+

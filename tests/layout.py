@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""layout.py TOP OBJECT... - the shape of lib/ that the design promises.
+
+  1. No file of lib/ is longer than 800 lines.
+  2. Only lib/tempfile.c calls rename(2): every file is put in place there.
+  3. Only lib/codec*.c (the codec table and its rows) names a content-coding:
+     elsewhere in lib/, no string literal is a coding's token, suffix or
+     option word or the name of an encoder library, no KILN_CODING_ constant
+     names a coding, and no encoder library's header is included.  (Calls
+     into libarchive name its own filters for output archives: those are
+     archive formats, not content-codings, and are allowed.)
+  4. cmd/ includes no header of lib/ but kiln.h.
+  5. No link-level cycle between modules: module A depends on B when A's
+     object uses a symbol B's defines (read with nm from OBJECT..., the
+     objects of libkiln); a family of files sharing a prefix (codec_*,
+     archive_*) counts as one module.
+Prints one line per problem; exits 1 if there is any.
+"""
+import os
+import re
+import subprocess
+import sys
+
+problems = []
+
+
+def problem(msg):
+    problems.append(msg)
+    print("layout: " + msg, file=sys.stderr)
+
+
+def strip_comments(text):
+    """C source without its comments (string literals kept)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text[i] == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def codec_words(lib):
+    """The names the codec rows give their codings and libraries."""
+    words, headers = set(), set()
+    for f in os.listdir(lib):
+        if not (f.startswith("codec_") and f.endswith(".c")):
+            continue
+        text = open(os.path.join(lib, f), encoding="utf-8").read()
+        for field in ("name", "suffix", "word"):
+            words.update(re.findall(r"\.%s\s*=\s*\"([^\"]+)\"" % field, text))
+        words.update(re.findall(r"\{\s*\"([^\"]+)\"\s*,\s*\w+_version\s*\}", text))
+        headers.update(re.findall(r"#include\s*<([^>]+)>", text))
+    common = {h for h in headers if "/" not in h and h.startswith(("std", "string", "pthread",
+                                                                      "setjmp", "errno", "unistd",
+                                                                      "limits", "stdio"))}
+    return words, headers - common
+
+
+def main():
+    top, objects = sys.argv[1], sys.argv[2:]
+    lib = os.path.join(top, "lib")
+    words, headers = codec_words(lib)
+    if not words:
+        problem("found no codec rows in lib/codec_*.c")
+    for f in sorted(os.listdir(lib)):
+        if not f.endswith((".c", ".h")):
+            continue
+        path = os.path.join(lib, f)
+        text = open(path, encoding="utf-8").read()
+        if text.count("\n") > 800:
+            problem(f"lib/{f}: {text.count(chr(10))} lines (at most 800)")
+        code = strip_comments(text)
+        if f != "tempfile.c" and re.search(r"\brename(at)?\s*\(", code):
+            problem(f"lib/{f}: calls rename (only lib/tempfile.c may)")
+        if f.startswith("codec"):
+            continue
+        for lineno, line in enumerate(code.split("\n"), 1):
+            if re.search(r"\barchive_\w+\s*\(", line):
+                continue
+            for lit in re.findall(r"\"((?:[^\"\\]|\\.)*)\"", line):
+                if lit in words:
+                    problem(f"lib/{f}:{lineno}: names a coding: \"{lit}\"")
+            for m in re.findall(r"\bKILN_CODING_([A-Z_]+)", line):
+                if m not in ("OFF", "KEPT", "NO_GAIN"):
+                    problem(f"lib/{f}:{lineno}: KILN_CODING_{m} names a coding")
+            for h in re.findall(r"#include\s*<([^>]+)>", line):
+                if h in headers:
+                    problem(f"lib/{f}:{lineno}: includes the encoder header <{h}>")
+    for f in sorted(os.listdir(os.path.join(top, "cmd"))):
+        text = open(os.path.join(top, "cmd", f), encoding="utf-8").read()
+        for h in re.findall(r"#include\s*\"([^\"]+)\"", text):
+            if h != "kiln.h" and os.path.exists(os.path.join(lib, h)):
+                problem(f"cmd/{f}: includes lib/{h} (cmd/ sees only kiln.h)")
+    check_cycles(objects)
+    print(f"layout: {len(problems)} problems", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def module_of(obj):
+    base = os.path.basename(obj).split(".")[0]
+    return base.split("_")[0] if base.startswith(("codec", "archive")) else base
+
+
+def check_cycles(objects):
+    defined, used = {}, {}
+    for obj in objects:
+        mod = module_of(obj)
+        out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            name, kind = parts[0], parts[1]
+            if kind == "U":
+                used.setdefault(mod, set()).add(name)
+            elif kind in "TDRBC":
+                defined[name] = mod
+    edges = {m: set() for m in set(defined.values()) | set(used)}
+    for mod, names in used.items():
+        for n in names:
+            d = defined.get(n)
+            if d and d != mod:
+                edges[mod].add(d)
+    # strongly connected components (Tarjan)
+    index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            sccs.append(comp)
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    for comp in sccs:
+        if len(comp) > 1:
+            problem("modules call each other in a cycle: " + " <-> ".join(sorted(comp)))
+    if not objects:
+        problem("no objects given")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
