@@ -559,8 +559,7 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  *
  * With opt.dry_run, INPUT is read and staged and the tree run reports what
  * it would do; no OUTPUT is written.  opt.manifest_path and
- * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT), and
- * opt.write_manifest true.
+ * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT).
  *
  * Returns KILN_OK when OUTPUT was written (or, dry run, would be);
  * KILN_ERR_INVALID for a bad argument (unknown output format, options
