@@ -9,6 +9,7 @@
  * aopt->max_entries of them); entry data lives in the staging tree.
  */
 #include "archive_int.h"
+#include "error.h"
 
 #include <archive.h>
 #include <stdio.h>
@@ -138,9 +139,7 @@ void kiln_arc_report(struct ctx *c, const char *path, kiln_status st, int errnum
 	r.root = c->input;
 	r.path = path;
 	r.outcome = KILN_OUTCOME_ERROR;
-	r.error.status = st;
-	r.error.errnum = errnum;
-	r.error.what = what;
+	kiln_fail(&r.error, st, errnum, what);
 	r.error.suffix = "";
 	r.in_archive = !c->is_dir && *path;
 	if (c->run->cb.on_file)

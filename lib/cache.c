@@ -7,6 +7,7 @@
  */
 #include "cache.h"
 
+#include "error.h"
 #include "hash.h"
 
 #include <dirent.h>
@@ -54,17 +55,13 @@ struct kiln_cache *kiln_cache_open(const char *dir, uint64_t max_bytes, struct k
 	err->suffix = "";
 	if (!c || !(c->dir = malloc(strlen(dir) + 4))) {
 		free(c);
-		err->status = KILN_ERR_NOMEM;
-		err->errnum = ENOMEM;
-		err->what = "cannot open the cache";
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot open the cache");
 		return NULL;
 	}
 	sprintf(c->dir, "%s/v1", dir);
 	c->max = max_bytes;
 	if (mkdir_p(c->dir) != 0 || stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		err->status = KILN_ERR_IO;
-		err->errnum = errno ? errno : ENOTDIR;
-		err->what = "cannot create the cache directory";
+		kiln_fail(err, KILN_ERR_IO, errno ? errno : ENOTDIR, "cannot create the cache directory");
 		kiln_cache_close(c);
 		return NULL;
 	}
@@ -156,10 +153,7 @@ kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uin
 	if (!buf || !dir) {
 		free(buf);
 		free(dir);
-		err->status = KILN_ERR_NOMEM;
-		err->errnum = ENOMEM;
-		err->what = "cannot write cache entry";
-		err->suffix = "";
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot write cache entry");
 		return KILN_ERR_NOMEM;
 	}
 	slash = strrchr(dir, '/');

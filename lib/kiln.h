@@ -524,7 +524,8 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  * its data), except a sibling kiln removed as stale and kiln's own
  * temporary files (".kiln-XXXXXX.tmp", left by a killed run); each
  * sibling, with its source's permission bits (mode & 0777) and mtime; the
- * manifest and the snippet at the tree's top, mode 0644, with aopt->mtime.
+ * manifest and the snippet at the tree's top (each unless turned off), mode
+ * 0644, with aopt->mtime.
  * Owners are uid 0 and gid 0 without names unless aopt->keep_owner; no
  * entry carries an atime, ctime or the current time, and the gzip header of
  * a .tar.gz has MTIME 0, so the same input and options give the same bytes.
@@ -563,7 +564,9 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  *
  * Returns KILN_OK when OUTPUT was written (or, dry run, would be);
  * KILN_ERR_INVALID for a bad argument (unknown output format, options
- * above, OUTPUT inside a directory INPUT) before anything was read;
+ * above, OUTPUT inside a directory INPUT) before anything was read, or,
+ * once staged, for an INPUT holding kiln's record of an earlier run when
+ * opt.write_manifest is false (as kiln_run_tree());
  * KILN_ERR_UNSAFE when the input was refused; KILN_ERR_IO when something
  * failed (already reported through a callback); KILN_ERR_NOMEM;
  * KILN_ERR_CANCELLED when kiln_run_cancel() was called (no OUTPUT).  The

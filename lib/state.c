@@ -2,6 +2,7 @@
 #include "state.h"
 
 #include "codec.h"
+#include "error.h"
 #include "manifest.h"
 
 #include <jansson.h>
@@ -305,9 +306,8 @@ kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln
 	if (fd < 0 && errno == ENOENT)
 		return KILN_OK;
 	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		err->status = KILN_ERR_IO;
-		err->errnum = fd < 0 ? errno : (S_ISREG(sb.st_mode) ? errno : EINVAL);
-		err->what = "cannot read the previous manifest";
+		kiln_fail(err, KILN_ERR_IO, fd < 0 ? errno : (S_ISREG(sb.st_mode) ? errno : EINVAL),
+			  "cannot read the previous manifest");
 		if (fd >= 0)
 			close(fd);
 		return KILN_ERR_IO;
@@ -327,9 +327,7 @@ kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln
 	ret = kiln_state_parse(buf, done, st);
 	free(buf);
 	if (ret == KILN_ERR_INVALID) {
-		err->status = KILN_ERR_INVALID;
-		err->errnum = 0;
-		err->what = "not a kiln manifest";
+		kiln_fail(err, KILN_ERR_INVALID, 0, "not a kiln manifest");
 	}
 	return ret;
 }

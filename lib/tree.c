@@ -6,6 +6,7 @@
  */
 #include "run.h"
 
+#include "error.h"
 #include "sibling.h"
 
 #include <stdlib.h>
@@ -113,9 +114,7 @@ void kiln_report_fail(struct kiln_report *r, kiln_status st, int errnum, const c
 		      const char *suffix)
 {
 	r->outcome = KILN_OUTCOME_ERROR;
-	r->error.status = st;
-	r->error.errnum = errnum;
-	r->error.what = what;
+	kiln_fail(&r->error, st, errnum, what);
 	r->error.suffix = suffix;
 }
 

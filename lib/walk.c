@@ -16,6 +16,7 @@
 
 #include "classify.h"
 #include "codec.h"
+#include "error.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,10 +68,7 @@ static struct kiln_entry *push(struct kiln_walk *w, const char *rel, const struc
 static void set_error(struct kiln_entry *e, kiln_status st, int errnum, const char *what)
 {
 	e->outcome = KILN_OUTCOME_ERROR;
-	e->err.status = st;
-	e->err.errnum = errnum;
-	e->err.what = what;
-	e->err.suffix = "";
+	kiln_fail(&e->err, st, errnum, what);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -316,22 +314,16 @@ kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
 
 	root_err->suffix = "";
 	if (stat(root, &st) != 0) {
-		root_err->status = KILN_ERR_IO;
-		root_err->errnum = errno;
-		root_err->what = "cannot open directory";
+		kiln_fail(root_err, KILN_ERR_IO, errno, "cannot open directory");
 		return KILN_ERR_IO;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		root_err->status = KILN_ERR_IO;
-		root_err->errnum = ENOTDIR;
-		root_err->what = "cannot walk";
+		kiln_fail(root_err, KILN_ERR_IO, ENOTDIR, "cannot walk");
 		return KILN_ERR_IO;
 	}
 	real = realpath(root, NULL);
 	if (!real) {
-		root_err->status = KILN_ERR_IO;
-		root_err->errnum = errno;
-		root_err->what = "cannot resolve";
+		kiln_fail(root_err, KILN_ERR_IO, errno, "cannot resolve");
 		return KILN_ERR_IO;
 	}
 	wk.root_real = real;
