@@ -121,6 +121,16 @@ static void die_if_signalled(void)
 		die_of(sig);
 }
 
+/* One option of the help: NAME in its column, then TEXT (on the next line
+ * when NAME is too long for the column). */
+static void help_line(FILE *f, const char *name, const char *text)
+{
+	if (strlen(name) > 20)
+		fprintf(f, "      %s\n      %-20s %s\n", name, "", text);
+	else
+		fprintf(f, "      %-20s %s\n", name, text);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: kiln [compress] [OPTIONS] DIR...\n"
@@ -136,15 +146,26 @@ static void usage(FILE *f)
 	      f);
 	for (kiln_coding c = 0; c < (kiln_coding)kiln_coding_count(); c++) {
 		const struct kiln_coding_info *i = kiln_coding_info(c);
-		char on[64], level[64];
-		snprintf(on, sizeof(on), "--%s, --no-%s", i->word, i->word);
-		snprintf(level, sizeof(level), "--%s-%s N", i->word, i->level_word);
-		fprintf(f, "      %-22s write NAME%s siblings or not (default %s):\n"
-			   "      %-22s %s\n",
-			on, i->suffix, i->default_on ? "on" : "off", "", i->summary);
-		fprintf(f, "      %-22s %s %d..%d (default %d)\n", level, i->level_word,
-			i->level_min, i->level_max, i->level_default);
+		char opt[64], text[160];
+		snprintf(opt, sizeof(opt), "--%s, --no-%s", i->word, i->word);
+		snprintf(text, sizeof(text), "write NAME%s siblings or not (default %s)", i->suffix,
+			 i->default_on ? "on" : "off");
+		help_line(f, opt, text);
+		help_line(f, "", i->summary);
+		snprintf(opt, sizeof(opt), "--%s-%s N", i->word, i->level_word);
+		snprintf(text, sizeof(text), "%s %d..%d (default %d)", i->level_word, i->level_min,
+			 i->level_max, i->level_default);
+		help_line(f, opt, text);
+		if (!i->extra_word)
+			continue;
+		snprintf(opt, sizeof(opt), "--%s, --no-%s", i->extra_word, i->extra_word);
+		help_line(f, opt, i->extra_summary);
+		snprintf(opt, sizeof(opt), "--%s-%s N", i->extra_word, i->extra_param);
+		snprintf(text, sizeof(text), "%s %d..%d (default %d; off unless asked)", i->extra_param,
+			 i->extra_min, i->extra_max, i->extra_default);
+		help_line(f, opt, text);
 	}
+	fputs("      --best               every coding, each at its best (slowest) settings\n", f);
 	fputs("Choosing files:\n"
 	      "      --min-size BYTES     files smaller than this are not compressed (default 256)\n"
 	      "      --max-ratio R        keep a sibling only if its size <= R * original, 0 < R <= 1\n"
@@ -254,11 +275,13 @@ enum {
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
 	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
+	OPT_BEST,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
 };
 
 static const struct option fixed_options[] = {
+	{ "best", no_argument, NULL, OPT_BEST },
 	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
 	{ "max-ratio", required_argument, NULL, OPT_MAX_RATIO },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
@@ -294,38 +317,57 @@ static const struct option fixed_options[] = {
 struct cli;
 static int coding_option(struct cli *cli, int code, const char *arg);
 
-/* The fixed options plus three per coding of the library's table, and the
- * terminating entry; the names are malloc'ed into NAMES. */
+/* Options per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD N, and for a
+ * coding with an extra setting --EXTRA, --no-EXTRA, --EXTRA-PARAM N. */
+enum { PER_CODING = 6 };
+
+static char *join(const char *a, const char *b, const char *c)
+{
+	char *s = malloc(strlen(a) + strlen(b) + strlen(c) + 1);
+
+	if (s)
+		sprintf(s, "%s%s%s", a, b, c);
+	return s;
+}
+
+/* The fixed options plus those of each coding of the library's table, and
+ * the terminating entry; the names are malloc'ed into NAMES. */
 static struct option *build_options(char **names)
 {
-	size_t nfixed = sizeof(fixed_options) / sizeof(fixed_options[0]);
+	size_t nfixed = sizeof(fixed_options) / sizeof(fixed_options[0]), k = nfixed;
 	unsigned n = kiln_coding_count();
-	struct option *o = calloc(nfixed + 3 * n + 1, sizeof(*o));
+	struct option *o = calloc(nfixed + PER_CODING * n + 1, sizeof(*o));
 
 	if (!o)
 		return NULL;
 	memcpy(o, fixed_options, sizeof(fixed_options));
 	for (unsigned c = 0; c < n; c++) {
 		const struct kiln_coding_info *i = kiln_coding_info((kiln_coding)c);
-		size_t w = strlen(i->word), k = nfixed + 3 * c;
-		if (!(names[3 * c] = strdup(i->word)) || !(names[3 * c + 1] = malloc(w + 4)) ||
-		    !(names[3 * c + 2] = malloc(w + strlen(i->level_word) + 2))) {
-			free(o);
-			return NULL;
+		char **nm = names + PER_CODING * c;
+		int m = i->extra_word ? 6 : 3;
+		nm[0] = join("", i->word, "");
+		nm[1] = join("no-", i->word, "");
+		nm[2] = join(i->word, "-", i->level_word);
+		if (i->extra_word) {
+			nm[3] = join("", i->extra_word, "");
+			nm[4] = join("no-", i->extra_word, "");
+			nm[5] = join(i->extra_word, "-", i->extra_param);
 		}
-		sprintf(names[3 * c + 1], "no-%s", i->word);
-		sprintf(names[3 * c + 2], "%s-%s", i->word, i->level_word);
-		for (int j = 0; j < 3; j++)
-			o[k + j] = (struct option){ names[3 * c + j],
-						    j == 2 ? required_argument : no_argument, NULL,
-						    OPT_CODING_BASE + 3 * (int)c + j };
+		for (int j = 0; j < m; j++) {
+			if (!nm[j]) {
+				free(o);
+				return NULL;
+			}
+			o[k++] = (struct option){ nm[j], j % 3 == 2 ? required_argument : no_argument,
+						  NULL, OPT_CODING_BASE + PER_CODING * (int)c + j };
+		}
 	}
 	return o;
 }
 
 struct cli {
 	struct option *long_options;
-	char *option_names[3 * KILN_MAX_CODINGS];
+	char *option_names[PER_CODING * KILN_MAX_CODINGS];
 	struct kiln_options opt;
 	struct kiln_archive_options aopt;
 	const char *output;  /* -o */
@@ -339,21 +381,42 @@ struct cli {
 /* A coding option (CODE from build_options()) with ARG. */
 static int coding_option(struct cli *cli, int code, const char *arg)
 {
-	kiln_coding c = (code - OPT_CODING_BASE) / 3;
+	kiln_coding c = (code - OPT_CODING_BASE) / PER_CODING;
 	const struct kiln_coding_info *i = kiln_coding_info(c);
 	uint64_t v;
 
-	switch ((code - OPT_CODING_BASE) % 3) {
+	switch ((code - OPT_CODING_BASE) % PER_CODING) {
 	case 0: cli->opt.codings |= 1u << c; break;
 	case 1: cli->opt.codings &= ~(1u << c); break;
-	default:
+	case 2:
 		if (!parse_u64(arg, (uint64_t)i->level_min, (uint64_t)i->level_max, &v))
 			return usage_error("--%s-%s takes a %s from %d to %d, not '%s'", i->word,
 					   i->level_word, i->level_word, i->level_min, i->level_max,
 					   arg);
 		cli->opt.level[c] = (int)v;
+		break;
+	case 3: cli->opt.extra[c] = i->extra_default; break;
+	case 4: cli->opt.extra[c] = 0; break;
+	default:
+		if (!parse_u64(arg, (uint64_t)i->extra_min, (uint64_t)i->extra_max, &v))
+			return usage_error("--%s-%s takes a number from %d to %d, not '%s'",
+					   i->extra_word, i->extra_param, i->extra_min, i->extra_max,
+					   arg);
+		cli->opt.extra[c] = (int)v;
 	}
 	return -1;
+}
+
+/* --best: every coding, each at its best settings. */
+static void best(struct kiln_options *opt)
+{
+	for (kiln_coding c = 0; c < (kiln_coding)kiln_coding_count(); c++) {
+		const struct kiln_coding_info *i = kiln_coding_info(c);
+		opt->codings |= 1u << c;
+		opt->level[c] = i->level_best;
+		if (i->extra_word)
+			opt->extra[c] = i->extra_best;
+	}
 }
 
 /* Returns -1 to go on, or an exit status. */
@@ -402,6 +465,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 				cli->exclude[cli->opt.n_exclude++] = optarg;
 			break;
 		case OPT_FOLLOW: cli->opt.follow_symlinks = true; break;
+		case OPT_BEST: best(&cli->opt); break;
 		case 'j':
 			if (!parse_u64(optarg, 1, 4096, &v))
 				return usage_error("--jobs takes a number of threads from 1 to 4096, not '%s'", optarg);

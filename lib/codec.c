@@ -14,10 +14,12 @@
 
 extern const struct kiln_codec kiln_codec_gzip;
 extern const struct kiln_codec kiln_codec_brotli;
+extern const struct kiln_codec kiln_codec_zstd;
 
 const struct kiln_codec *const kiln_codecs[] = {
 	&kiln_codec_gzip,
 	&kiln_codec_brotli,
+	&kiln_codec_zstd,
 };
 
 const unsigned kiln_ncodecs = sizeof(kiln_codecs) / sizeof(kiln_codecs[0]);
@@ -25,8 +27,8 @@ const unsigned kiln_ncodecs = sizeof(kiln_codecs) / sizeof(kiln_codecs[0]);
 _Static_assert(sizeof(kiln_codecs) / sizeof(kiln_codecs[0]) <= KILN_MAX_CODINGS,
 	       "more codings than KILN_MAX_CODINGS");
 
-/* Suffixes of codings a later kiln may write (see codec.h). */
-static const char *const reserved_suffixes[] = { ".zst" };
+/* Suffixes of codings a later kiln may write (see codec.h), NULL-ended. */
+static const char *const reserved_suffixes[] = { NULL };
 
 unsigned kiln_coding_count(void)
 {
@@ -66,7 +68,7 @@ void kiln_codec_recipe(const struct kiln_options *opt, kiln_coding c, uint64_t s
 {
 	bool streamed = opt->stream_size && size >= opt->stream_size;
 
-	kiln_codecs[c]->recipe(opt->level[c], streamed, out);
+	kiln_codecs[c]->recipe(opt->level[c], opt->extra[c], streamed, out);
 }
 
 /* The length of NAME without SUFFIX, if it ends in it and is longer; 0. */
@@ -92,7 +94,7 @@ size_t kiln_sibling_base_len(const char *name)
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if ((n = strip(name, kiln_codecs[c]->info.suffix)))
 			return n;
-	for (size_t i = 0; i < sizeof(reserved_suffixes) / sizeof(reserved_suffixes[0]); i++)
+	for (size_t i = 0; reserved_suffixes[i]; i++)
 		if ((n = strip(name, reserved_suffixes[i])))
 			return n;
 	return 0;
@@ -103,7 +105,7 @@ bool kiln_is_sibling_extension(const char *ext)
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if (strcasecmp(ext, kiln_codecs[c]->info.suffix + 1) == 0)
 			return true;
-	for (size_t i = 0; i < sizeof(reserved_suffixes) / sizeof(reserved_suffixes[0]); i++)
+	for (size_t i = 0; reserved_suffixes[i]; i++)
 		if (strcasecmp(ext, reserved_suffixes[i] + 1) == 0)
 			return true;
 	return false;

@@ -61,18 +61,19 @@ struct kiln_codec {
 	 * bytes: encoder, its version, level and any other parameter.  Two runs
 	 * with the same recipe make the same bytes of the same source, so a
 	 * sibling or cache entry is reused only under an equal recipe.
+	 * LEVEL and EXTRA are the options' level[] and extra[] for this coding.
 	 * STREAMED: the source is at least stream_size bytes (some codings use
 	 * another encoder then).
 	 */
-	void (*recipe)(int level, bool streamed, char out[KILN_RECIPE_MAX]);
+	void (*recipe)(int level, int extra, bool streamed, char out[KILN_RECIPE_MAX]);
 
 	/*
-	 * Per-thread encoder state for LEVEL, reused for every file a worker
-	 * encodes (a level-12 libdeflate compressor is expensive to allocate).
-	 * Returns NULL when out of memory.  One state is used by one thread at a
-	 * time.
+	 * Per-thread encoder state for LEVEL and EXTRA, reused for every file a
+	 * worker encodes (a level-12 libdeflate compressor is expensive to
+	 * allocate).  Returns NULL when out of memory.  One state is used by
+	 * one thread at a time.
 	 */
-	void *(*state_new)(int level);
+	void *(*state_new)(int level, int extra);
 	void (*state_free)(void *state);
 
 	/* Bytes of output room that encode() needs for IN_LEN bytes of input:
@@ -85,7 +86,8 @@ struct kiln_codec {
 	 * *out_len == 0 if it did not fit after all; KILN_ERR_CANCELLED if
 	 * *CANCELLED became non-zero (checked between pieces of about 1 MiB,
 	 * where the encoder allows); or KILN_ERR_NOMEM / KILN_ERR_ENCODER.  The
-	 * output depends only on the input and the level, never on CAP.
+	 * output depends only on the input and the state's settings, never on
+	 * CAP.
 	 */
 	kiln_status (*encode)(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
 			      size_t cap, size_t *out_len, const atomic_int *cancelled);
@@ -101,8 +103,8 @@ struct kiln_codec {
 
 	/*
 	 * The streaming encoder, for a source too large to hold in memory
-	 * (kiln_options.stream_size).  stream_new() makes one at LEVEL for a
-	 * source of SIZE bytes (NULL: out of memory); stream_write() feeds
+	 * (kiln_options.stream_size).  stream_new() makes one at LEVEL (and
+	 * EXTRA) for a source of SIZE bytes (NULL: out of memory); stream_write() feeds
 	 * IN[0..len), LAST saying the source ends there, and hands all output
 	 * produced so far to SINK; it returns KILN_OK, SINK's failure,
 	 * KILN_ERR_NOMEM or KILN_ERR_ENCODER, after which the stream can only be
@@ -112,7 +114,7 @@ struct kiln_codec {
 	 * size and the level alone, and equals encode()'s exactly when recipe()
 	 * does not depend on STREAMED.
 	 */
-	void *(*stream_new)(int level, uint64_t size);
+	void *(*stream_new)(int level, int extra, uint64_t size);
 	kiln_status (*stream_write)(void *stream, const uint8_t *in, size_t len, bool last,
 				    kiln_sink sink, void *sink_arg);
 	void (*stream_free)(void *stream);

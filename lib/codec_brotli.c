@@ -37,9 +37,10 @@ struct br_state {
 
 static const char *brotli_version(void);
 
-static void br_recipe(int level, bool streamed, char out[KILN_RECIPE_MAX])
+static void br_recipe(int level, int extra, bool streamed, char out[KILN_RECIPE_MAX])
 {
 	/* the window follows from the source's size, the same either way */
+	(void)extra;
 	(void)streamed;
 	snprintf(out, KILN_RECIPE_MAX, "brotli-%s-%d", brotli_version(), level);
 }
@@ -53,10 +54,11 @@ static int window_bits(size_t len)
 	return w;
 }
 
-static void *br_state_new(int level)
+static void *br_state_new(int level, int extra)
 {
 	struct br_state *s = malloc(sizeof(*s));
 
+	(void)extra;
 	if (s)
 		s->quality = level;
 	return s;
@@ -203,10 +205,11 @@ static bool br_stream_start(struct br_stream *s, int quality, uint64_t size)
 	return true;
 }
 
-static void *br_stream_new(int level, uint64_t size)
+static void *br_stream_new(int level, int extra, uint64_t size)
 {
 	struct br_stream *s = calloc(1, sizeof(*s));
 
+	(void)extra;
 	if (s && !br_stream_start(s, level, size)) {
 		free(s);
 		s = NULL;
@@ -336,6 +339,7 @@ const struct kiln_codec kiln_codec_brotli = {
 		.level_min = 0,
 		.level_max = 11,
 		.level_default = 11,
+		.level_best = 11,
 		.default_on = false,
 		.summary = "brotli (RFC 7932): libbrotlienc, window sized to the file",
 	},

@@ -1,8 +1,7 @@
 /*
  * decide.c - the keep rules for siblings.  Codings are taken in the codec
- * table's order, which is their order of preference: the first is the one
- * every client accepts (gzip), the others are smaller but less widely
- * accepted.
+ * table's order: the first is the one every client accepts (gzip), each
+ * later one is accepted by fewer clients and usually smaller.
  *
  *  - Each encoding is kept if its size <= max_ratio * source size, and is
  *    strictly smaller than the source.
@@ -14,13 +13,19 @@
  *    shared cache could hand it to a client that wanted br (nginx
  *    documentation, ngx_http_gzip_static_module, gzip_vary).  Clients that
  *    accept only the first coding also get a prebuilt file.
- *  - No two of {source, kept siblings} have the same size.  nginx's ETag is
- *    "hex(mtime)-hex(size)" of the file it sends, and siblings share the
+ *  - A later coding's sibling is kept only if it is strictly smaller than
+ *    every kept sibling of an earlier coding.  Servers pick a precompressed
+ *    file by a fixed order of codings, not by size: nginx's brotli_static
+ *    answers before gzip_static, Caddy's `precompressed zstd br gzip` tries
+ *    them as listed.  With siblings whose sizes fall along the table's
+ *    order, that fixed order, latest coding first, always gives a client
+ *    the smallest sibling it accepts.  (The .zst beside a .br is therefore
+ *    kept only when it is smaller than the .br.)
+ *  - So no two of {source, kept siblings} have the same size.  nginx's ETag
+ *    is "hex(mtime)-hex(size)" of the file it sends, and siblings share the
  *    source's mtime, so equal sizes would give two different bodies one
  *    strong ETag, and a conditional request for one would be answered 304
- *    for the other (RFC 9110 section 8.8.3).  A sibling as large as its
- *    source is never kept (first rule); of two siblings of equal size, the
- *    later coding is dropped.
+ *    for the other (RFC 9110 section 8.8.3).
  */
 #include "decide.h"
 
@@ -41,6 +46,6 @@ void kiln_decide(const struct kiln_options *opt, uint64_t size, const size_t enc
 		keep[0] = true;
 	for (unsigned c = 1; c < kiln_ncodecs; c++)
 		for (unsigned d = 0; d < c; d++)
-			if (keep[c] && keep[d] && enc[c] == enc[d])
+			if (keep[c] && keep[d] && enc[c] >= enc[d])
 				keep[c] = false;
 }

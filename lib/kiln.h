@@ -120,8 +120,16 @@ struct kiln_coding_info {
 	const char *word;
 	const char *level_word; /* "level" or "quality" */
 	int level_min, level_max, level_default;
+	int level_best;          /* what --best asks for */
 	bool default_on;         /* written unless turned off */
 	const char *summary;     /* one line for --help, e.g. "gzip (RFC 1952), libdeflate" */
+	/* An optional second encoder setting, for codings that have one (NULL
+	 * EXTRA_WORD otherwise): "--EXTRA_WORD" turns it on at EXTRA_DEFAULT,
+	 * "--EXTRA_WORD-EXTRA_PARAM N" sets it (EXTRA_MIN..EXTRA_MAX),
+	 * "--no-EXTRA_WORD" turns it off (0).  For gzip: zopfli and its
+	 * iterations. */
+	const char *extra_word, *extra_param, *extra_summary;
+	int extra_min, extra_max, extra_default, extra_best;
 };
 
 /* Number of codings in the table (at least 1, at most KILN_MAX_CODINGS). */
@@ -149,6 +157,10 @@ struct kiln_options {
 	/* Per coding, its level or quality, within the coding's
 	 * [level_min, level_max]; default level_default. */
 	int level[KILN_MAX_CODINGS];
+	/* Per coding that has one, its second encoder setting
+	 * (kiln_coding_info.extra_*): 0 (the default) is off, else within
+	 * [extra_min, extra_max]. */
+	int extra[KILN_MAX_CODINGS];
 	/* Files smaller than this are "small"; default 256. */
 	uint64_t min_size;
 	/* A sibling is kept only if its size <= max_ratio * source size and
@@ -234,8 +246,8 @@ void kiln_options_init(struct kiln_options *opt);
 /*
  * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
- * ("codings", "level", "max_ratio") and *coding (if non-NULL) to the coding
- * whose level is bad (-1 otherwise).
+ * ("codings", "level", "extra", "max_ratio") and *coding (if non-NULL) to
+ * the coding whose level or extra setting is bad (-1 otherwise).
  */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
 			       kiln_coding *coding);

@@ -151,6 +151,10 @@ static json_t *settings(const struct kiln_options *opt)
 		char key[64];
 		snprintf(key, sizeof(key), "%s_%s", i->word, i->level_word);
 		ok = put_int(s, key, (uint64_t)opt->level[c]);
+		if (ok && i->extra_word) {
+			snprintf(key, sizeof(key), "%s_%s", i->extra_word, i->extra_param);
+			ok = put_int(s, key, (uint64_t)opt->extra[c]);
+		}
 	}
 	ok = ok && put_int(s, "min_size", opt->min_size) &&
 	     put_int(s, "stream_size", opt->stream_size) &&

@@ -33,6 +33,10 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 		if (opt->level[c] < i->level_min || opt->level[c] > i->level_max) {
 			bad = "level";
 			which = (kiln_coding)c;
+		} else if (opt->extra[c] != 0 &&
+			   (!i->extra_word || opt->extra[c] < i->extra_min || opt->extra[c] > i->extra_max)) {
+			bad = "extra";
+			which = (kiln_coding)c;
 		}
 	}
 	if (!bad && !(opt->max_ratio > 0.0 && opt->max_ratio <= 1.0))

@@ -40,7 +40,8 @@ static kiln_status produce_one(struct kiln_tree *t, struct worker *w, const stru
 		}
 	}
 	p->origin = KILN_ORIGIN_ENCODER;
-	if (!w->codec_state[c] && !(w->codec_state[c] = codec->state_new(t->opt->level[c]))) {
+	if (!w->codec_state[c] &&
+	    !(w->codec_state[c] = codec->state_new(t->opt->level[c], t->opt->extra[c]))) {
 		kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder", codec->info.suffix);
 		goto fail;
 	}
@@ -153,7 +154,7 @@ static kiln_status produce_stream(struct kiln_tree *t, struct kiln_source *src, 
 		prod[c].origin = KILN_ORIGIN_ENCODER;
 		if (open_out(t, src, (kiln_coding)c, &out[c], r) != KILN_OK)
 			goto out;
-		if (!(enc[c] = kiln_codecs[c]->stream_new(t->opt->level[c], size))) {
+		if (!(enc[c] = kiln_codecs[c]->stream_new(t->opt->level[c], t->opt->extra[c], size))) {
 			kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "cannot allocate encoder",
 					 kiln_codecs[c]->info.suffix);
 			goto out;

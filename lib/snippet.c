@@ -53,7 +53,9 @@ char *kiln_snippet_text(const struct kiln_options *opt, unsigned kept)
 		const struct kiln_coding_info *i = &kiln_codecs[c]->info;
 		if (opt->codings & (1u << c))
 			fprintf(f, " --%s --%s-%s %d", i->word, i->word, i->level_word, opt->level[c]);
-		else
+		if ((opt->codings & (1u << c)) && opt->extra[c])
+			fprintf(f, " --%s-%s %d", i->extra_word, i->extra_param, opt->extra[c]);
+		if (!(opt->codings & (1u << c)))
 			fprintf(f, " --no-%s", i->word);
 	}
 	fprintf(f, " --min-size %llu --max-ratio %g", (unsigned long long)opt->min_size,

@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 	}
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if (t.opt.codings & (1u << c))
-			t.state[c] = kiln_codecs[c]->state_new(t.opt.level[c]);
+			t.state[c] = kiln_codecs[c]->state_new(t.opt.level[c], t.opt.extra[c]);
 	walk(&t, dir);
 	printf("files %lu\nsum %.3f\nmax %.3f\nfloor %.3f\n", t.files, t.sum, t.max,
 	       t.sum / (double)p > t.max ? t.sum / (double)p : t.max);

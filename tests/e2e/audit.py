@@ -2,8 +2,9 @@
 """audit.py TREE [options] - the first invariant, checked independently of kiln.
 
 Every byte a server can send from TREE is the current source's:
-  - every sibling (NAME.gz, NAME.br next to an existing NAME) decodes, with
-    Python's own decoders, to exactly NAME's bytes; has NAME's permission
+  - every sibling (NAME.gz, NAME.br, NAME.zst next to an existing NAME)
+    decodes, with Python's own decoders (a zstd frame's window at most
+    8 MiB, RFC 9659), to exactly NAME's bytes; has NAME's permission
     bits and mtime (to the nanosecond); and no two of {NAME, its siblings}
     have the same size (a server's ETag is mtime and size);
   - no orphan: a NAME.gz or NAME.br whose NAME does not exist is a file the
@@ -32,8 +33,10 @@ import sys
 import zlib
 
 import brotli
+import zstandard
 
-SUFFIXES = {b".gz": "gzip", b".br": "br"}
+SUFFIXES = {b".gz": "gzip", b".br": "br", b".zst": "zstd"}
+HTTP_ZSTD_WINDOW = 8 << 20  # RFC 9659
 TEMP = re.compile(rb"^\.kiln-[A-Za-z0-9]{6}\.tmp$")
 STAGE = re.compile(rb"^\.kiln-stage-[A-Za-z0-9]{6}$")
 JOURNAL = re.compile(rb"^\.kiln-journal-[A-Za-z0-9]{6}$")
@@ -46,6 +49,15 @@ def decode(coding, data):
         out = d.decompress(data) + d.flush()
         if not d.eof or d.unused_data:
             raise ValueError("not one complete gzip member")
+        return out
+    if coding == "zstd":
+        params = zstandard.get_frame_parameters(data)
+        if params.window_size > HTTP_ZSTD_WINDOW:
+            raise ValueError("zstd window over 8 MiB")
+        d = zstandard.ZstdDecompressor(max_window_size=HTTP_ZSTD_WINDOW).decompressobj()
+        out = d.decompress(data)
+        if not d.eof or d.unused_data:
+            raise ValueError("not one complete zstd frame")
         return out
     return brotli.decompress(data)
 

@@ -117,7 +117,7 @@ def main():
             want = mime.get(ext, "application/octet-stream")
             if e["content_type"] != want:
                 problem(f"{key}: content_type {e['content_type']}, nginx says {want}")
-        for coding, suffix in (("gzip", b".gz"), ("br", b".br")):
+        for coding, suffix in (("gzip", b".gz"), ("br", b".br"), ("zstd", b".zst")):
             sib = full + suffix
             enc = e.get("encodings", {}).get(coding)
             if enc is None:

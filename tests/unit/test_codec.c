@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 /* Text-like input of LEN bytes: repetitive enough to compress, not trivial. */
 static uint8_t *make_text(size_t len, unsigned seed)
@@ -42,10 +43,22 @@ static const struct kiln_codec *codec_named(const char *name)
 	return c >= 0 ? kiln_codec(c) : NULL;
 }
 
+/* LEN bytes that every encoder gets through quickly, even at its slowest
+ * level: a 20-byte cycle, flipped every 4 KiB. */
+static uint8_t *make_periodic(size_t len)
+{
+	uint8_t *p = malloc(len ? len : 1);
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)("abcdefghij0123456789"[i % 20] ^ ((i >> 12) & 1));
+	return p;
+}
+
 static uint8_t *encode(const struct kiln_codec *codec, const struct kiln_options *opt,
 		       const uint8_t *in, size_t len, size_t cap, size_t *out_len)
 {
-	void *state = codec->state_new(opt->level[kiln_coding_find(codec->info.name)]);
+	kiln_coding c = kiln_coding_find(codec->info.name);
+	void *state = codec->state_new(opt->level[c], opt->extra[c]);
 	uint8_t *out = malloc(cap ? cap : 1);
 
 	CHECK(state != NULL);
@@ -77,7 +90,7 @@ static struct buf stream(const struct kiln_codec *codec, int level, const uint8_
 			 size_t len, size_t piece)
 {
 	struct buf b = { 0 };
-	void *s = codec->stream_new(level, len);
+	void *s = codec->stream_new(level, 0, len);
 	size_t off = 0;
 
 	CHECK(s != NULL);
@@ -272,8 +285,8 @@ static void test_stream_equals_whole(void)
 		uint8_t *a;
 
 		opt.level[c] = level;
-		codec->recipe(level, false, whole_recipe);
-		codec->recipe(level, true, stream_recipe);
+		codec->recipe(level, 0, false, whole_recipe);
+		codec->recipe(level, 0, true, stream_recipe);
 		a = encode(codec, &opt, src, len, codec->bound(len), &n);
 		one = stream(codec, level, src, len, KILN_CODEC_PIECE);
 		many = stream(codec, level, src, len, KILN_CODEC_PIECE);
@@ -297,13 +310,165 @@ static void test_cancel(void)
 	size_t len = 4 << 20, n = 1;
 	uint8_t *src = make_text(len, 9), *out = malloc(br->bound(len));
 	atomic_int cancelled = 1;
-	void *state = br->state_new(11);
+	void *state = br->state_new(11, 0);
 
 	CHECK(br->encode(state, src, len, out, br->bound(len), &n, &cancelled) ==
 	      KILN_ERR_CANCELLED);
 	br->state_free(state);
 	free(out);
 	free(src);
+}
+
+/* The frame header of a zstd frame (RFC 8878 section 3.1.1.1): its window
+ * size, content size (or -1), checksum and dictionary ID flags. */
+struct zstd_header {
+	uint64_t window, content;
+	bool checksum, has_content, dict_id;
+};
+
+static bool zstd_header(const uint8_t *p, size_t n, struct zstd_header *h)
+{
+	static const int fcs_bytes[4] = { 0, 2, 4, 8 };
+	unsigned fhd, fcs_flag, single, pos = 5, k;
+
+	if (n < 6 || p[0] != 0x28 || p[1] != 0xb5 || p[2] != 0x2f || p[3] != 0xfd)
+		return false;
+	fhd = p[4];
+	fcs_flag = fhd >> 6;
+	single = (fhd >> 5) & 1;
+	h->checksum = (fhd >> 2) & 1;
+	h->dict_id = (fhd & 3) != 0;
+	if (!single) {
+		unsigned wd = p[pos++], e = wd >> 3, m = wd & 7;
+		uint64_t base = (uint64_t)1 << (10 + e);
+		h->window = base + (base >> 3) * m;
+	}
+	pos += (fhd & 3) == 3 ? 4 : (fhd & 3);
+	k = fcs_flag == 0 ? single : (unsigned)fcs_bytes[fcs_flag];
+	h->has_content = k > 0;
+	h->content = 0;
+	for (unsigned i = 0; i < k; i++)
+		h->content |= (uint64_t)p[pos + i] << (8 * i);
+	if (k == 2)
+		h->content += 256;
+	if (single)
+		h->window = h->content;
+	return pos + k <= n;
+}
+
+static void test_zstd(void)
+{
+	const struct kiln_codec *zs = codec_named("zstd");
+	kiln_coding zc = kiln_coding_find("zstd");
+	/* sizes around the window limit; levels where the default window
+	 * would exceed it (ultra levels ask for 2^27) */
+	static const struct { size_t len; int level; } cases[] = {
+		{ 0, 19 }, { 1000, 19 }, { 300000, 22 }, { 9 * 1048576 + 7, 22 },
+	};
+	struct kiln_options opt;
+
+	kiln_options_init(&opt);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = cases[i].len, n, got;
+		uint8_t *src = len > 1048576 ? make_periodic(len) : make_text(len, (unsigned)i + 21);
+		uint8_t *a, *b;
+		struct zstd_header h;
+		opt.level[zc] = cases[i].level;
+		a = encode(zs, &opt, src, len, zs->bound(len), &n);
+		CHECK_MSG(zstd_header(a, n, &h), "len %zu: no frame header", len);
+		CHECK_MSG(h.window <= 8 * 1048576, "len %zu level %d: window %llu over 8 MiB", len,
+			  cases[i].level, (unsigned long long)h.window);
+		CHECK(h.has_content && h.content == len);
+		CHECK(h.checksum && !h.dict_id);
+		/* one frame that decodes to the source */
+		CHECK(ZSTD_getFrameContentSize(a, n) == len);
+		CHECK(ZSTD_findFrameCompressedSize(a, n) == n);
+		b = malloc(len ? len : 1);
+		got = ZSTD_decompress(b, len, a, n);
+		CHECK(!ZSTD_isError(got) && got == len && memcmp(b, src, len) == 0);
+		CHECK(zs->verify(a, n, src, len) == KILN_OK);
+		if (n > 8) {
+			CHECK(zs->verify(a, n - 1, src, len) == KILN_ERR_VERIFY);
+			a[n / 2] ^= 0x10;
+			CHECK(zs->verify(a, n, src, len) == KILN_ERR_VERIFY);
+			a[n / 2] ^= 0x10;
+		}
+		free(b);
+		/* deterministic */
+		b = encode(zs, &opt, src, len, zs->bound(len), &got);
+		CHECK(got == n && memcmp(a, b, n) == 0);
+		free(b);
+		/* a second frame after the first is not one frame */
+		b = malloc(2 * n);
+		memcpy(b, a, n);
+		memcpy(b + n, a, n);
+		CHECK(zs->verify(b, 2 * n, src, len) == KILN_ERR_VERIFY);
+		free(b);
+		free(a);
+		free(src);
+	}
+}
+
+/* A frame whose window is over 8 MiB is refused by the verifier, as a
+ * browser would refuse it (made with libzstd directly). */
+static void test_zstd_window_refused(void)
+{
+	const struct kiln_codec *zs = codec_named("zstd");
+	size_t len = 9 << 20, n;
+	uint8_t *src = make_periodic(len), *a = malloc(ZSTD_compressBound(len));
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	struct zstd_header h;
+
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 24);
+	n = ZSTD_compress2(cctx, a, ZSTD_compressBound(len), src, len);
+	CHECK(!ZSTD_isError(n) && zstd_header(a, n, &h) && h.window > 8 * 1048576);
+	CHECK(zs->verify(a, n, src, len) == KILN_ERR_VERIFY);
+	ZSTD_freeCCtx(cctx);
+	free(a);
+	free(src);
+}
+
+/* zopfli: never a larger .gz than libdeflate's, smaller on text, the same
+ * header, deterministic. */
+static void test_zopfli(void)
+{
+	const struct kiln_codec *gz = codec_named("gzip");
+	kiln_coding gc = kiln_coding_find("gzip");
+	struct kiln_options opt;
+	size_t lens[] = { 0, 300, 20000, 200000 };
+	unsigned smaller = 0;
+
+	kiln_options_init(&opt);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		size_t len = lens[i], n0, n1, n2, got;
+		uint8_t *src = make_text(len, (unsigned)i + 31), *a, *b, *c, *dec = malloc(len + 1);
+		char r0[KILN_RECIPE_MAX], r1[KILN_RECIPE_MAX];
+		opt.extra[gc] = 0;
+		a = encode(gz, &opt, src, len, gz->bound(len), &n0);
+		opt.extra[gc] = 5;
+		b = encode(gz, &opt, src, len, gz->bound(len), &n1);
+		c = encode(gz, &opt, src, len, gz->bound(len), &n2);
+		CHECK_MSG(n1 <= n0, "len %zu: zopfli %zu > libdeflate %zu", len, n1, n0);
+		smaller += n1 < n0;
+		CHECK(n1 == n2 && memcmp(b, c, n1) == 0);
+		CHECK(zlib_gunzip(b, n1, dec, len + 1, &got) == 0 && got == len &&
+		      memcmp(dec, src, len) == 0);
+		CHECK(gz->verify(b, n1, src, len) == KILN_OK);
+		/* the same fixed header either way: MTIME 0, OS 255 */
+		CHECK(b[0] == 0x1f && b[1] == 0x8b && b[3] == 0 && b[4] == 0 && b[7] == 0 && b[9] == 255);
+		if (n1 == n0)
+			CHECK(memcmp(a, b, n0) == 0); /* a tie goes to libdeflate */
+		gz->recipe(12, 0, false, r0);
+		gz->recipe(12, 5, false, r1);
+		CHECK(strcmp(r0, r1) != 0);
+		free(a);
+		free(b);
+		free(c);
+		free(src);
+		free(dec);
+	}
+	CHECK_MSG(smaller >= 2, "zopfli was smaller on %u of 4 inputs", smaller);
 }
 
 static void test_table(void)
@@ -326,7 +491,7 @@ static void test_table(void)
 		CHECK(k->info.suffix[0] == '.' && k->info.level_min <= k->info.level_default &&
 		      k->info.level_default <= k->info.level_max);
 		CHECK(k->libraries && k->libraries[0].name && *k->libraries[0].version());
-		k->recipe(k->info.level_default, false, r);
+		k->recipe(k->info.level_default, 0, false, r);
 		CHECK(*r && !strchr(r, ' ') && strlen(r) < KILN_RECIPE_MAX);
 		CHECK(kiln_sibling_coding(k->info.suffix + 0) == -1); /* nothing before it */
 		seen_default += k->info.default_on;
@@ -339,6 +504,7 @@ static void test_table(void)
 	CHECK(kiln_sibling_base_len("app.js.gz") == strlen("app.js"));
 	CHECK(kiln_sibling_base_len("app.js.br") == strlen("app.js"));
 	CHECK(kiln_sibling_base_len("app.js.zst") == strlen("app.js"));
+	CHECK(kiln_sibling_coding("a.zst") == kiln_coding_find("zstd"));
 	CHECK(kiln_sibling_base_len("a.gz") == 1);
 	CHECK(kiln_sibling_base_len(".gz") == 0);   /* nothing before the suffix */
 	CHECK(kiln_sibling_base_len("app.js") == 0);
@@ -346,7 +512,6 @@ static void test_table(void)
 	CHECK(kiln_sibling_base_len("app.gzip") == 0);
 	CHECK(kiln_sibling_base_len("") == 0);
 	CHECK(kiln_sibling_coding("x.gz") == kiln_coding_find("gzip"));
-	CHECK(kiln_sibling_coding("x.zst") == -1 || strcmp(kiln_coding_name(kiln_sibling_coding("x.zst")), "zstd") == 0);
 	CHECK(kiln_is_sibling_extension("GZ") && kiln_is_sibling_extension("zst") &&
 	      !kiln_is_sibling_extension("js"));
 }
@@ -358,6 +523,9 @@ int main(void)
 	test_window_bits();
 	test_stream_equals_whole();
 	test_cancel();
+	test_zstd();
+	test_zstd_window_refused();
+	test_zopfli();
 	test_table();
 	return check_exit("test_codec");
 }
