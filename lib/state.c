@@ -54,7 +54,7 @@ static bool get_u64(json_t *obj, const char *key, uint64_t *out)
 
 bool kiln_state_safe_rel(const char *rel, size_t len)
 {
-	if (len == 0 || rel[0] == '/' || memchr(rel, '\0', len))
+	if (len == 0 || rel[0] == '/' || rel[len - 1] == '/' || memchr(rel, '\0', len))
 		return false;
 	for (const char *p = rel, *end = rel + len; p < end;) {
 		const char *slash = memchr(p, '/', (size_t)(end - p));

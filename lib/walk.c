@@ -93,19 +93,32 @@ static bool excluded(const struct kiln_options *opt, const char *rel)
 	return !included;
 }
 
-/* Is the file at PATH, once all links are resolved, inside the root? */
-static bool inside_root(const struct walker *wk, const char *path)
+/* Is the file at PATH, once all links are resolved, inside the root?
+ * *OWN_NAME: its final name is one of kiln's own outputs. */
+static bool inside_root(const struct walker *wk, const char *path, bool *own_name)
 {
-	char *real = realpath(path, NULL);
+	char *real = realpath(path, NULL), *base;
 	size_t n = strlen(wk->root_real);
 	bool ok;
 
+	*own_name = false;
 	if (!real)
 		return false;
 	ok = strncmp(real, wk->root_real, n) == 0 &&
 	     (real[n] == '/' || real[n] == '\0' || (n == 1 && wk->root_real[0] == '/'));
+	base = strrchr(real, '/');
+	*own_name = kiln_is_own_output(base ? base + 1 : real);
 	free(real);
 	return ok;
+}
+
+/* Is ST one of kiln's artifacts written under another name? */
+static bool is_own(const struct walker *wk, const struct stat *st)
+{
+	for (size_t i = 0; i < wk->nown; i++)
+		if (wk->own[i].st_dev == st->st_dev && wk->own[i].st_ino == st->st_ino)
+			return true;
+	return false;
 }
 
 static bool on_path(const struct ancestor *a, const struct stat *st)
@@ -155,11 +168,9 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 		e->outcome = KILN_OUTCOME_SIBLING;
 		goto out;
 	}
-	for (size_t i = 0; i < wk->nown; i++) {
-		if (wk->own[i].st_dev == st.st_dev && wk->own[i].st_ino == st.st_ino) {
-			e->outcome = KILN_OUTCOME_SIBLING;
-			goto out;
-		}
+	if (is_own(wk, &st)) {
+		e->outcome = KILN_OUTCOME_SIBLING;
+		goto out;
 	}
 	if (blen) {
 		char *base = strndup(name, blen);
@@ -195,10 +206,15 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 		strcpy(full, wk->root);
 		strcat(full, "/");
 		strcat(full, rel);
-		bool inside = inside_root(wk, full);
+		bool own_name, inside = inside_root(wk, full, &own_name);
 		free(full);
 		if (!inside) {
 			set_error(e, KILN_ERR_UNSAFE, 0, "symbolic link points outside the tree");
+			goto out;
+		}
+		/* a link to kiln's own output is not an input either */
+		if (own_name || is_own(wk, &tst)) {
+			e->outcome = KILN_OUTCOME_SIBLING;
 			goto out;
 		}
 		if (S_ISDIR(tst.st_mode)) {

@@ -1,8 +1,9 @@
 /*
  * floor.c - the physical floor for compressing a tree on P cores.
  *
- * usage: floor [-j P] [-r REPEATS] [--WORD | --no-WORD]... DIR
- *        (WORD: a coding's option word, as kiln takes it: gzip, brotli, ...)
+ * usage: floor [-j P] [-r REPEATS] [--WORD | --no-WORD | --EXTRA]... DIR
+ *        (WORD: a coding's option word, as kiln takes it: gzip, brotli,
+ *        zstd; EXTRA a coding's extra setting, on at its default: zopfli)
  *
  * Times, on one thread, each single encode kiln would do (libdeflate gzip at
  * level 12 with one reused compressor; brotli quality 11 with the window
@@ -125,6 +126,16 @@ int main(int argc, char **argv)
 	kiln_options_init(&t.opt);
 	t.repeats = 1;
 	for (int i = 1; i < argc; i++) {
+		kiln_coding x = -1;
+		for (unsigned k = 0; k < kiln_ncodecs; k++)
+			if (kiln_codecs[k]->info.extra_word &&
+			    strcmp(argv[i] + 2, kiln_codecs[k]->info.extra_word) == 0 &&
+			    strncmp(argv[i], "--", 2) == 0)
+				x = (kiln_coding)k;
+		if (x >= 0) {
+			t.opt.extra[x] = kiln_codecs[x]->info.extra_default;
+			continue;
+		}
 		kiln_coding c = strncmp(argv[i], "--no-", 5) == 0 ? kiln_coding_find(argv[i] + 5)
 				: strncmp(argv[i], "--", 2) == 0 ? kiln_coding_find(argv[i] + 2) : -1;
 		if (c >= 0 && argv[i][2] == 'n' && argv[i][3] == 'o' && argv[i][4] == '-')

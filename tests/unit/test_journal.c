@@ -200,7 +200,7 @@ static void test_hand_written(void)
 		"gzip r1 10 " Z64 " 100 " F64 " aGFuZC5qcw==\n"
 		"gzip 50 " F64 " b2xkLmpz\n"                      /* kiln 0.1 */
 		"br r2 20 " F64 " 100 " F64 " aGFuZC5qcw==\n"
-		"zstd r 1 " Z64 " 1 " Z64 " eC5qcw==\n"            /* unknown coding */
+		"lzma r 1 " Z64 " 1 " Z64 " eC5qcw==\n"            /* unknown coding */
 		"brotli r 1 " Z64 " 1 " Z64 " eC5qcw==\n"          /* a word, not the token */
 		"gzip r -1 " Z64 " 1 " Z64 " eC5qcw==\n"
 		"gzip r +1 " Z64 " 1 " Z64 " eC5qcw==\n"

@@ -443,7 +443,7 @@ static void test_stale(void)
 	static const char *const bad[] = {
 		"\"../x.js.gz\": {\"coding\": \"gzip\", \"size\": 1, \"sha256\": \"" H1 "\"}",
 		"\"b.js.br\": {\"coding\": \"brotli\", \"size\": 1, \"sha256\": \"" H1 "\"}",
-		"\"c.js.zst\": {\"coding\": \"zstd\", \"size\": 1, \"sha256\": \"" H1 "\"}",
+		"\"c.js.xz\": {\"coding\": \"xz\", \"size\": 1, \"sha256\": \"" H1 "\"}",
 		"\"d.js.gz\": {\"coding\": \"gzip\", \"size\": 1}",
 		"\"e.js.gz\": {\"coding\": \"gzip\", \"sha256\": \"" H1 "\"}",
 		"\"f.js.gz\": {\"size\": 1, \"sha256\": \"" H1 "\"}",
