@@ -20,8 +20,9 @@
 # so nothing calls glibc's name-service functions, which would need shared
 # libraries at run time (tests/static/binary.sh checks that).
 #
-# The list of every archive linked is written to BUILD/static-libs.txt, which
-# the tests compare with the README's licence table.
+# The archives the linker took code from are listed in BUILD/static-libs.txt
+# (packaging/static_libs.cmake reads the link map), which the tests compare
+# with the README's licence table and npm-pack takes licence files from.
 
 if(KILN_STATIC_STAGE STREQUAL "find")
   if(CMAKE_VERSION VERSION_LESS 3.21)
@@ -45,7 +46,6 @@ endif()
 set(KILN_STATIC_OMIT xml2)
 
 get_directory_property(kiln_imported IMPORTED_TARGETS)
-set(kiln_static_libs "")
 foreach(t IN LISTS kiln_imported)
   if(NOT t MATCHES "^PkgConfig::(.+)$")
     continue()
@@ -67,16 +67,14 @@ foreach(t IN LISTS kiln_imported)
     INTERFACE_LINK_LIBRARIES "${archives}"
     INTERFACE_LINK_OPTIONS "${${p}_STATIC_LDFLAGS_OTHER}"
     INTERFACE_COMPILE_OPTIONS "${${p}_STATIC_CFLAGS_OTHER}")
-  list(APPEND kiln_static_libs ${archives})
 endforeach()
 
-# The C library itself is linked statically too.
-find_library(KILN_STATIC_LIB_c NAMES c)
-find_library(KILN_STATIC_LIB_m NAMES m)
-list(APPEND kiln_static_libs ${KILN_STATIC_LIB_c} ${KILN_STATIC_LIB_m})
-list(REMOVE_DUPLICATES kiln_static_libs)
-list(JOIN kiln_static_libs "\n" kiln_static_text)
-file(WRITE ${PROJECT_BINARY_DIR}/static-libs.txt "${kiln_static_text}\n")
+# What went into kiln, from the linker's map.
+target_link_options(kiln PRIVATE "-Wl,-Map=${PROJECT_BINARY_DIR}/kiln.map")
+add_custom_command(TARGET kiln POST_BUILD
+  COMMAND ${CMAKE_COMMAND} -DMAP=${PROJECT_BINARY_DIR}/kiln.map
+          -DOUT=${PROJECT_BINARY_DIR}/static-libs.txt -P ${PROJECT_SOURCE_DIR}/packaging/static_libs.cmake
+  VERBATIM)
 
 # Every program linked with libkiln gets the xar stubs and the wraps.
 add_library(kiln_no_xar OBJECT ${PROJECT_SOURCE_DIR}/packaging/no_xar.c)

@@ -75,6 +75,8 @@ check "... and its .gz sibling" decodes_to "$T/x/site/index.html.gz" "$T/x/site/
 # Every linked library's Debian package is in the README's licence table.
 libs=$BUILD/static-libs.txt
 check "the build lists the libraries it linked" [ -s "$libs" ]
+check "... libarchive among them" grep -q '/libarchive\.a$' "$libs"
+check "... and the C library" grep -q '/libc\.a$' "$libs"
 awk '/^## Licences/{p=1; next} p && /^## /{exit} p' "$SRC/README.md" >"$T/licences"
 while read -r lib; do
 	deb=$( (dpkg-query -S "$lib" || dpkg-query -S "$(readlink -f "$lib")") 2>/dev/null | head -n 1 | cut -d: -f1)
