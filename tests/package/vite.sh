@@ -20,18 +20,32 @@ done
 # gets create-vite 7, whose projects use Vite 7.
 if [ "$(npm --version | cut -d. -f1)" -ge 11 ]; then create_vite=create-vite@9; else create_vite=create-vite@7; fi
 
+# must DESCRIPTION LOG COMMAND...: check COMMAND; if it fails, the rest
+# depends on it: show LOG and stop.
+must() {
+	local what=$1 log=$2
+	shift 2
+	if "$@"; then
+		check "$what" true
+	else
+		check "$what" false
+		[ -f "$log" ] && cat "$log" >&2
+		finish
+		exit 1
+	fi
+}
+
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 
 # The project, from the registry.
 (cd "$T" && PATH="$STUBS:$PATH" timeout 300 npm exec --yes -- "$create_vite" app --template vanilla --no-interactive) >"$T/create.log" 2>&1
-check "$create_vite makes a project" [ -f "$T/app/package.json" ]
+must "$create_vite makes a project" "$T/create.log" [ -f "$T/app/package.json" ]
 A=$T/app
-(cd "$A" && PATH="$STUBS:$PATH" timeout 300 npm install) >"$T/install.log" 2>&1
-check "npm install of the Vite project succeeds" [ $? -eq 0 ]
-npm_install_kiln "$A" --prefer-offline
-check "kiln installs from the tarballs" [ $? -eq 0 ]
+must "npm install of the Vite project succeeds" "$T/install.log" \
+	eval '(cd "$A" && PATH="$STUBS:$PATH" timeout 300 npm install) >"$T/install.log" 2>&1'
+must "kiln installs from the tarballs" /dev/null npm_install_kiln "$A" --prefer-offline
 check "no compiler or build tool ran during the installs" [ ! -s "$COMPILER_LOG" ]
 [ -s "$COMPILER_LOG" ] && cat "$COMPILER_LOG" >&2
 
@@ -49,8 +63,8 @@ postbuild=$(awk '/^### npm `postbuild`$/{p=1} p && /^```json$/{b=1; next} b && /
 	node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).scripts.postbuild))')
 check "the README's postbuild is kiln --brotli dist" [ "$postbuild" = "kiln --brotli dist" ]
 (cd "$A" && npm pkg set scripts.postbuild="$postbuild")
-(cd "$A" && timeout 300 npm run build) >"$T/build.log" 2>&1
-check "npm run build (vite build, then kiln) succeeds" [ $? -eq 0 ]
+must "npm run build (vite build, then kiln) succeeds" "$T/build.log" \
+	eval '(cd "$A" && timeout 300 npm run build) >"$T/build.log" 2>&1' 
 check "kiln ran as postbuild" grep -q '^kiln: [0-9]* files: ' "$T/build.log"
 D=$A/dist
 check "the mark is in no file of dist/" not grep -rqF "$mark" "$D"
