@@ -7,7 +7,9 @@
  * malloc), and every later one too when N is prefixed with '+'.  CALL is
  * one of write, rename, fsync, futimens, fchmod, close, mkostemps, malloc.
  * KILN_FAULT_VANISH=NAME unlinks any file whose path ends in "/NAME" just
- * before kiln opens it (a file that disappears between listing and reading).
+ * before kiln opens it (a file that disappears between listing and reading);
+ * a NAME that starts with '/' names one file exactly: only a path equal to
+ * it is unlinked.
  * write and close faults only hit regular files (siblings, temporary files,
  * the manifest, cache entries), never the terminal or pipes.
  *
@@ -157,6 +159,11 @@ static void vanish(const char *path)
 
 	if (!name || !path)
 		return;
+	if (name[0] == '/') {
+		if (strcmp(path, name) == 0)
+			unlink(path);
+		return;
+	}
 	n = strlen(path);
 	k = strlen(name);
 	if (n > k && path[n - k - 1] == '/' && strcmp(path + n - k, name) == 0)
