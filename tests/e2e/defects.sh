@@ -7,9 +7,10 @@
 #  2. a directory or file kiln cannot read keeps its record; a file that
 #     vanishes between the walk and its open loses its siblings;
 #  3. manifest keys are one-to-one (invalid UTF-8 and '%' in names);
-#  5. `kiln check --json` prints the problems it found.
-# (4 and 7, sizes and the two paths side by side, are in paths.sh; 6,
-# signals, in signals.sh.)
+#  5. `kiln check --json` prints the problems it found;
+#  6. a run killed right after putting a sibling in place (the rest of 6,
+#     signals, is in signals.sh).
+# (4 and 7, sizes and the two paths side by side, are in paths.sh.)
 . "$(dirname "$0")/lib.sh"
 AUDIT=$(dirname "$0")/audit.py
 audit() { /usr/bin/python3 "$AUDIT" "$@"; }
@@ -273,5 +274,58 @@ check "check --json, problems: each one listed" check_json "$T/k1.json" "$(cat <
  ["sibling not in the manifest", "$C/robots.txt.gz", null]]
 EOF
 )"
+
+# ---------------------------------------------------------------------------
+# 6. (The rest is in signals.sh.)  SIGKILL at the worst moment: right after
+# the Nth sibling is renamed into place (the fault shim kills the process
+# there).  The next run must still know that sibling as kiln's: reuse it
+# while its source is unchanged, replace it once changed, remove it once its
+# source is gone, and warn about nothing.
+if [ -n "${FAULT_SHIM:-}" ]; then
+	W=$T/worst
+	fresh_site "$W"
+	"$KILN" -q --brotli "$W" || fail "worst moment: first run"
+	# every compressed source changes, so the killed run encodes afresh
+	find "$W" -type f \( -name '*.gz' -o -name '*.br' \) ! -name archive.tar.gz -print0 |
+		sed -z 's/\.[a-z]*$//' | sort -zu | xargs -0 -I{} sh -c 'echo "/* changed */" >>"$1"' _ {}
+	declare -A last made
+	for k in 1 3; do
+		rm -rf "$T/wk" && cp -a "$W" "$T/wk"
+		touch "$T/mark"
+		sleep 0.02
+		KILN_FAULT_KILL_AFTER_RENAME=$k LD_PRELOAD="$FAULT_SHIM" "$KILN" -q --brotli -j1 "$T/wk" 2>/dev/null
+		check "killed after rename $k: died of SIGKILL" [ $? -eq 137 ]
+		mapfile -t new < <(cd "$T/wk" && find . -cnewer "$T/mark" -type f \( -name '*.gz' -o -name '*.br' \) -printf '%C@ %p\n' | sort -n | cut -d' ' -f2-)
+		check "killed after rename $k: $k siblings in place" [ "${#new[@]}" -eq "$k" ]
+		last[$k]=${new[${#new[@]} - 1]:-./none.gz}   # the one put in place just before the kill
+		made[$k]=$(printf '%s\n' "${new[@]}")
+		for how in same edit gone; do
+			rm -rf "$T/w-$k-$how" && cp -a "$T/wk" "$T/w-$k-$how"
+			case $how in
+			edit) echo "/* again */" >>"$T/w-$k-$how/${last[$k]%.*}" ;;
+			gone) rm "$T/w-$k-$how/${last[$k]%.*}" ;;
+			esac
+		done
+	done
+	sleep 2.5 # the killed runs' temporary files are clearly dead
+	for k in 1 3; do
+		for how in same edit gone; do
+			d=$T/w-$k-$how s=${last[$k]}
+			ino=$(cd "$d" && xargs -d '\n' -r stat -c '%i %n' <<<"${made[$k]}")
+			"$KILN" --brotli "$d" 2>"$T/w.log"
+			rc=$?
+			check "killed after rename $k, source $how: next run exits 0 ($(cat "$T/w.log"))" [ $rc -eq 0 ]
+			check "killed after rename $k, source $how: no 'not written by kiln' warning" not grep -q 'not written by kiln' "$T/w.log"
+			case $how in
+			same) check "killed after rename $k, source unchanged: the $k siblings reused" [ "$(cd "$d" && xargs -d '\n' -r stat -c '%i %n' <<<"${made[$k]}")" = "$ino" ] ;;
+			edit) check "killed after rename $k, source changed: $s replaced" decodes_to "$d/$s" "$d/${s%.*}" ;;
+			gone) check "killed after rename $k, source deleted: $s removed" [ ! -e "$d/$s" ] ;;
+			esac
+			check "killed after rename $k, source $how: audit" audit "$d"
+			"$KILN" check -q "$d"
+			check "killed after rename $k, source $how: kiln check exits 0" [ $? -eq 0 ]
+		done
+	done
+fi
 
 finish
