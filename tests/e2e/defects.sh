@@ -328,4 +328,20 @@ if [ -n "${FAULT_SHIM:-}" ]; then
 	done
 fi
 
+# A recorded sibling replaced by a file of the user's, then its source
+# deleted: the file is theirs, an asset of its own; kiln says so, and kiln
+# and `kiln check` agree about the tree.
+fresh_site "$T/fo"
+"$KILN" -q "$T/fo"
+echo hi | gzip -n >"$T/fo/assets/app.js.gz"
+cp "$T/fo/assets/app.js.gz" "$T/fo-user.gz"
+rm "$T/fo/assets/app.js"
+"$KILN" "$T/fo" 2>"$T/fo.log"
+check "foreign orphan: exit 0" [ $? -eq 0 ]
+check "foreign orphan: said so" grep -q "app.js.gz: warning: .*its source is gone: kept as an asset of its own" "$T/fo.log"
+check "foreign orphan: the user's file left as it was" cmp -s "$T/fo/assets/app.js.gz" "$T/fo-user.gz"
+"$KILN" check -q "$T/fo"
+check "foreign orphan: check agrees (exit 0)" [ $? -eq 0 ]
+check "foreign orphan: audit" /usr/bin/python3 "$(dirname "$0")/audit.py" "$T/fo"
+
 finish
