@@ -542,10 +542,18 @@ class Sequence:
         if not files:
             return None
         rel = self.rng.choice(files)
+        changed = [f for f in files if self.fmode[f] != 0o644]
+        if changed and self.rng.random() < 0.5:
+            rel = self.rng.choice(changed)  # and back, or on: a mode kiln copied moves
         mode = self.rng.choice([0o644, 0o600, 0o640, 0o444, 0o664])
+        was = self.fmode[rel]
         os.chmod(self.path(rel), mode)
         self.fmode[rel] = mode
         self.dirty.add(rel)
+        if was == 0o444 and mode != 0o444 and rel not in self.downloads and self.rng.random() < 0.5:
+            # made writable to be edited, as people do
+            self.write(rel, self.files[rel] + self.text(self.rng.randrange(1, 3000)))
+            return f"chmod {mode:o} {show(rel)} and append to it"
         return f"chmod {mode:o} {show(rel)}"
 
     def m_restrict(self):
