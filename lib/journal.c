@@ -34,12 +34,13 @@ static int journal_fd(struct kiln_journal *j)
 
 	if (j->fd < 0 && !j->disabled && !j->failed) {
 		j->fd = kiln_unique_file(j->root, PREFIX, O_APPEND, &j->path, &err);
-		j->failed = j->fd < 0;
+		if ((j->failed = j->fd < 0))
+			j->errnum = err.errnum ? err.errnum : EIO;
 	}
 	return j->fd;
 }
 
-void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
+int kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
 		      const char *recipe, uint64_t size, const uint8_t sha256[32],
 		      uint64_t src_size, const uint8_t src_sha256[32])
 {
@@ -47,10 +48,8 @@ void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
 	char *line, hex[65], src_hex[65];
 	int k, fd;
 
-	if (!(line = malloc(cap))) {
-		j->failed = true;
-		return;
-	}
+	if (!(line = malloc(cap)))
+		return ENOMEM;
 	kiln_hex(sha256, 32, hex);
 	kiln_hex(src_sha256, 32, src_hex);
 	k = snprintf(line, cap, "%s %s %llu %s %llu %s ", kiln_codecs[c]->info.name,
@@ -61,9 +60,20 @@ void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
 	pthread_mutex_lock(&j->lock);
 	fd = journal_fd(j);
 	pthread_mutex_unlock(&j->lock);
-	if (fd >= 0 && write(fd, line, (size_t)k) != k)
+	if (fd >= 0 && write(fd, line, (size_t)k) != k) {
+		pthread_mutex_lock(&j->lock);
 		j->failed = true;
+		j->errnum = errno ? errno : ENOSPC;
+		pthread_mutex_unlock(&j->lock);
+		fd = -1;
+	}
 	free(line);
+	if (fd >= 0)
+		return 0;
+	pthread_mutex_lock(&j->lock);
+	k = j->errnum ? j->errnum : EIO;
+	pthread_mutex_unlock(&j->lock);
+	return k;
 }
 
 void kiln_journal_close(struct kiln_journal *j, bool remove)

@@ -38,6 +38,7 @@ struct kiln_journal {
 	const char *root;     /* where to create it; not owned */
 	bool disabled;        /* a dry run, or no record is kept */
 	bool failed;          /* it could not be created or written */
+	int errnum;           /* why, when failed */
 	int fd;               /* -1 until the first line */
 	char *path;
 };
@@ -48,10 +49,12 @@ void kiln_journal_init(struct kiln_journal *j, const char *root, bool disabled);
 
 /* Record that the sibling of REL in coding C (recipe RECIPE, SIZE bytes with
  * SHA256), made from a source of SRC_SIZE bytes with SRC_SHA256, was
- * written.  Creates the journal on first use.  Thread-safe.  A failure only
- * sets j->failed: the run goes on, and keeps the journal's absence in mind
- * (its manifest then holds everything anyway). */
-void kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
+ * is about to be put in place.  Creates the journal on first use.
+ * Thread-safe.  Returns 0 when the line is written, else an errno value
+ * (and sets j->failed; every later call fails the same way): the caller
+ * must then not put the sibling in place, since a run that cannot write
+ * its manifest either would leave a sibling nobody records. */
+int kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
 		      const char *recipe, uint64_t size, const uint8_t sha256[32],
 		      uint64_t src_size, const uint8_t src_sha256[32]);
 

@@ -71,6 +71,8 @@ static void set_record(struct work *wk, const struct kiln_record *rec)
 
 	if (kiln_record_copy(&t->records[wk->k], rec))
 		t->rec_state[wk->k] = KILN_REC_SET;
+	else
+		atomic_store(&t->record_lost, true);
 }
 
 /* The record of a file that ended well, from its report. */
@@ -303,10 +305,19 @@ static bool commit(struct work *wk)
 		/* journaled before the rename: a run killed right after it must
 		 * not leave a sibling nobody knows (a line for a sibling that
 		 * never appears costs nothing: ownership is proved by digest) */
-		if (t->hashing)
-			kiln_journal_add(&t->journal, wk->e->rel, (kiln_coding)c, wk->recipe[c],
-					 wk->prod[c].len, wk->prod[c].sha256, (uint64_t)wk->st.st_size,
-					 wk->src.sha256);
+		if (t->hashing) {
+			int errnum = kiln_journal_add(&t->journal, wk->e->rel, (kiln_coding)c,
+						      wk->recipe[c], wk->prod[c].len,
+						      wk->prod[c].sha256,
+						      (uint64_t)wk->st.st_size, wk->src.sha256);
+			if (errnum) {
+				free(sib);
+				kiln_report_fail(r, KILN_ERR_IO, errnum,
+						 "cannot record the sibling (no journal at the top)",
+						 suffix);
+				return false;
+			}
+		}
 		if (kiln_product_commit(t, &wk->prod[c], sib, &wk->src, &r->error) != KILN_OK) {
 			free(sib);
 			r->outcome = KILN_OUTCOME_ERROR;
@@ -453,6 +464,8 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	struct kiln_report *r = &t->reports[k];
 
 	if (!wk || !path) {
+		/* nothing settled for this file: the previous manifest must stay */
+		atomic_store(&t->record_lost, true);
 		kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
 		goto out;
 	}

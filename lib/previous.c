@@ -20,6 +20,7 @@ static void keep_stale(struct kiln_tree *t, const char *rel, kiln_coding c, uint
 {
 	struct kiln_stale *s;
 	char *copy = strdup(rel);
+	bool kept = false;
 
 	pthread_mutex_lock(&t->stale_lock);
 	if (copy && t->nstale == t->stale_cap) {
@@ -37,14 +38,17 @@ static void keep_stale(struct kiln_tree *t, const char *rel, kiln_coding c, uint
 		s->size = size;
 		memcpy(s->sha256, sha256, 32);
 		copy = NULL;
+		kept = true;
 	}
 	pthread_mutex_unlock(&t->stale_lock);
 	free(copy);
+	if (!kept)
+		atomic_store(&t->record_lost, true);
 }
 
 /* SHA-256 and size of the regular file at PATH (links not followed); false
- * if it cannot be read. */
-static bool file_sha256(const char *path, uint64_t *size, uint8_t out[32])
+ * if it cannot be read (out of memory too: then T's record is lost). */
+static bool file_sha256(struct kiln_tree *t, const char *path, uint64_t *size, uint8_t out[32])
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct kiln_error err;
@@ -52,50 +56,19 @@ static bool file_sha256(const char *path, uint64_t *size, uint8_t out[32])
 	struct stat st;
 	bool ok;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ENOMEM)
+			atomic_store(&t->record_lost, true);
 		return false;
+	}
+	err.status = KILN_OK;
 	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	     kiln_source_hash(fd, &st, out, sha384, &err) == KILN_OK;
+	if (err.status == KILN_ERR_NOMEM)
+		atomic_store(&t->record_lost, true);
 	*size = (uint64_t)st.st_size;
 	close(fd);
 	return ok;
-}
-
-/* Remove REL's sibling of coding C if OWNED(ARG, its size, its digest)
- * says it is what kiln wrote; see kiln_prev_remove_recorded(). */
-static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
-			   bool (*owned)(const void *arg, uint64_t size, const uint8_t sha[32]),
-			   const void *arg)
-{
-	const char *suffix = kiln_codecs[c]->info.suffix;
-	char *sib = kiln_path_join(t->root, rel, suffix), *sib_rel = NULL;
-	uint8_t sha[32];
-	uint64_t size;
-	struct stat st;
-	bool removed = false;
-
-	if (!sib)
-		return false;
-	if (lstat(sib, &st) != 0)
-		goto out; /* already gone */
-	if (!S_ISREG(st.st_mode) || !file_sha256(sib, &size, sha) || !owned(arg, size, sha)) {
-		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
-		goto out;
-	}
-	if (!t->opt->dry_run && unlink(sib) != 0) {
-		struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove stale sibling", "" };
-		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
-		atomic_store(&t->remove_failed, true);
-		if ((sib_rel = kiln_path_join("", rel, suffix)))
-			keep_stale(t, sib_rel + 1, c, size, sha);
-		goto out;
-	}
-	kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
-	removed = true;
-out:
-	free(sib_rel);
-	free(sib);
-	return removed;
 }
 
 struct owner {
@@ -117,6 +90,85 @@ static bool owned_as_stale(const void *arg, uint64_t size, const uint8_t sha[32]
 	return s->size == size && memcmp(s->sha256, sha, 32) == 0;
 }
 
+/* Keep on record, as stale, every version of O's sibling the record knows
+ * (SIB_REL names it): its bytes cannot be read to tell which is there. */
+static void keep_recorded(struct kiln_tree *t, const struct owner *o, const char *sib_rel)
+{
+	const struct kiln_coding_record *cr = &o->pe->rec.coding[o->c];
+
+	if (o->pe->in_manifest && cr->outcome == KILN_CODING_KEPT)
+		keep_stale(t, sib_rel, o->c, cr->size, cr->sha256);
+	for (size_t i = 0; i < o->pe->njv; i++)
+		if (o->pe->jv[i].coding == o->c)
+			keep_stale(t, sib_rel, o->c, o->pe->jv[i].size, o->pe->jv[i].sha256);
+}
+
+/* Remove REL's sibling of coding C if OWNED(ARG, its size, its digest)
+ * says it is what kiln wrote; see kiln_prev_remove_recorded(). */
+static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
+			   bool (*owned)(const void *arg, uint64_t size, const uint8_t sha[32]),
+			   const void *arg)
+{
+	const char *suffix = kiln_codecs[c]->info.suffix;
+	char *sib = kiln_path_join(t->root, rel, suffix), *sib_rel = NULL;
+	struct kiln_error err = { KILN_ERR_IO, 0, "cannot remove stale sibling", "" };
+	uint8_t sha[32];
+	uint64_t size;
+	struct stat st;
+	bool removed = false;
+
+	if (!sib) {
+		atomic_store(&t->record_lost, true);
+		return false;
+	}
+	if (lstat(sib, &st) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			goto out; /* already gone */
+		err.errnum = errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+		goto out;
+	} else if (errno = 0, !file_sha256(t, sib, &size, sha)) {
+		err.errnum = errno ? errno : EIO;
+	}
+	if (err.errnum) {
+		/* cannot be looked at (a directory kiln cannot search, a file
+		 * it cannot read): still there as far as anyone knows, so every
+		 * version the record knows stays on record, as stale */
+		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
+		atomic_store(&t->remove_failed, true);
+		if (!(sib_rel = kiln_path_join("", rel, suffix)))
+			atomic_store(&t->record_lost, true);
+		else if (owned == owned_as_stale)
+			keep_stale(t, sib_rel + 1, c, ((const struct kiln_stale *)arg)->size,
+				   ((const struct kiln_stale *)arg)->sha256);
+		else
+			keep_recorded(t, arg, sib_rel + 1);
+		goto out;
+	}
+	if (!owned(arg, size, sha)) {
+		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+		goto out;
+	}
+	if (!t->opt->dry_run && unlink(sib) != 0) {
+		err.errnum = errno;
+		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
+		atomic_store(&t->remove_failed, true);
+		if ((sib_rel = kiln_path_join("", rel, suffix)))
+			keep_stale(t, sib_rel + 1, c, size, sha);
+		else
+			atomic_store(&t->record_lost, true);
+		goto out;
+	}
+	kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+	removed = true;
+out:
+	free(sib_rel);
+	free(sib);
+	return removed;
+}
+
+
 bool kiln_prev_remove_recorded(struct kiln_tree *t, const struct kiln_prev_entry *pe,
 			       kiln_coding c)
 {
@@ -132,8 +184,18 @@ void kiln_prev_keep_stale(struct kiln_tree *t, const struct kiln_prev_entry *pe,
 	uint8_t sha[32];
 	uint64_t size;
 
-	if (sib && file_sha256(sib, &size, sha) && kiln_state_owns(pe, c, size, sha))
-		keep_stale(t, sib + strlen(t->root) + 1, c, size, sha);
+	struct stat st;
+
+	if (!sib)
+		atomic_store(&t->record_lost, true);
+	else if (file_sha256(t, sib, &size, sha)) {
+		if (kiln_state_owns(pe, c, size, sha))
+			keep_stale(t, sib + strlen(t->root) + 1, c, size, sha);
+	} else if (lstat(sib, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
+		/* there, but its bytes cannot be read: every version on record */
+		struct owner o = { pe, c };
+		keep_recorded(t, &o, sib + strlen(t->root) + 1);
+	}
 	free(sib);
 }
 
@@ -143,6 +205,8 @@ bool kiln_prev_remove_stale(struct kiln_tree *t, const struct kiln_stale *s)
 	char *src = strndup(s->rel, n);
 	bool removed = src && remove_sibling(t, src, s->coding, owned_as_stale, s);
 
+	if (!src)
+		atomic_store(&t->record_lost, true);
 	free(src);
 	return removed;
 }
@@ -303,16 +367,22 @@ static void carry(struct kiln_tree *t, const char *rel)
 			if (sib)
 				keep_stale(t, sib + 1, pe->jv[j].coding, pe->jv[j].size,
 					   pe->jv[j].sha256);
+			else
+				atomic_store(&t->record_lost, true);
 			free(sib);
 		}
 		if (!pe->in_manifest)
 			continue;
 		v = realloc(t->carried, (t->ncarried + 1) * sizeof(*v));
-		if (!v)
+		if (!v) {
+			atomic_store(&t->record_lost, true);
 			continue;
+		}
 		t->carried = v;
 		if (kiln_record_copy(&t->carried[t->ncarried], &pe->rec))
 			t->ncarried++;
+		else
+			atomic_store(&t->record_lost, true);
 	}
 }
 
@@ -325,8 +395,13 @@ static void retry_stale(struct kiln_tree *t)
 		char *path = kiln_path_join(t->root, s->rel, "");
 		uint8_t sha[32];
 		uint64_t size;
-		if (path && file_sha256(path, &size, sha) && owned_as_stale(s, size, sha))
-			kiln_prev_remove_stale(t, s);
+		struct stat st;
+		if (!path)
+			atomic_store(&t->record_lost, true);
+		else if (lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+			; /* gone: off the record */
+		else if (!file_sha256(t, path, &size, sha) || owned_as_stale(s, size, sha))
+			kiln_prev_remove_stale(t, s); /* removed, or kept on record */
 		free(path);
 	}
 }
@@ -349,7 +424,7 @@ static void disown_foreign_orphan(struct kiln_tree *t, struct kiln_entry *e)
 	uint64_t size;
 	bool owned = false;
 
-	if (c < 0 || !path || (pe && pe->seen) || !file_sha256(path, &size, sha))
+	if (c < 0 || !path || (pe && pe->seen) || !file_sha256(t, path, &size, sha))
 		goto out; /* a sibling after all, or unreadable: left to the rest */
 	owned = pe && kiln_state_owns(pe, c, size, sha);
 	for (size_t i = 0; !owned && i < t->state.nstale; i++)
@@ -371,21 +446,24 @@ out:
 	free(path);
 }
 
-void kiln_prev_load(struct kiln_tree *t)
+kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err)
 {
-	struct kiln_error err = { 0 };
+	kiln_status ret;
 
 	if (!t->opt->write_manifest)
-		return; /* no record is kept (run.c refused a tree that has one) */
-	if (t->manifest_path && kiln_state_load(t->manifest_path, &t->state, &err) != KILN_OK) {
-		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, &err);
+		return KILN_OK; /* no record is kept (run.c refused a tree that has one) */
+	if (t->manifest_path &&
+	    (ret = kiln_state_load(t->manifest_path, &t->state, err)) != KILN_OK) {
 		kiln_state_free(&t->state);
+		if (ret != KILN_ERR_INVALID)
+			return ret;
+		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, err);
 	}
 	/* siblings written by runs that died before their manifest are kiln's too */
 	if (kiln_journal_merge(t->root, &t->state) != KILN_OK) {
 		kiln_state_free(&t->state);
-		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "cannot read the journals", "" };
-		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->root, -1, &err);
+		*err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "cannot read the journals", "" };
+		return KILN_ERR_NOMEM;
 	}
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_entry *e = &t->walk.v[k];
@@ -412,6 +490,7 @@ void kiln_prev_load(struct kiln_tree *t)
 			disown_foreign_orphan(t, &t->walk.v[k]);
 	if (!t->opt->dry_run)
 		retry_stale(t);
+	return KILN_OK;
 }
 
 /* Temporary files left by a run that was killed: remove the stale ones. */

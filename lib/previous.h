@@ -20,13 +20,16 @@
 
 /*
  * Load T's record: the manifest at t->manifest_path and the journals of dead
- * runs in the root.  An unusable manifest is a KILN_EVENT_STATE_IGNORED
- * event (the run goes on as a first run).  Then mark the record's entries
- * the walk found (SEEN), carry over the records below entries the walk
- * could not read, and make a file named like a recorded sibling a sibling.
- * Main thread, before the pool.
+ * runs in the root.  A file there that is not a kiln manifest is a
+ * KILN_EVENT_STATE_IGNORED event (the run goes on as a first run).  Then
+ * mark the record's entries the walk found (SEEN), carry over the records
+ * below entries the walk could not read, and make a file named like a
+ * recorded sibling a sibling.  Returns KILN_OK; or KILN_ERR_IO (the
+ * manifest cannot be read) or KILN_ERR_NOMEM with *ERR set: then the tree
+ * must not be processed, since without its record kiln could neither
+ * remove nor recognise its own siblings.  Main thread, before the pool.
  */
-void kiln_prev_load(struct kiln_tree *t);
+kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err);
 
 /*
  * Coding C of REL (PE may be NULL) gets no sibling this run: remove the one

@@ -225,7 +225,14 @@ static void write_artifacts(struct kiln_tree *t)
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
 			if (recs[i].coding[c].outcome == KILN_CODING_KEPT)
 				kept |= 1u << c;
-	if (opt->write_manifest) {
+	if (opt->write_manifest && atomic_load(&t->record_lost)) {
+		t->artifact_failed = true;
+		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
+					   "out of memory earlier in the run; the previous "
+					   "manifest and the journals are kept for the next run",
+					   "" };
+		kiln_tree_artifact(t, "manifest", t->manifest_path, &err);
+	} else if (opt->write_manifest) {
 		if (!recs || kiln_write_artifact(&t->run->temps, t->manifest_path,
 						 kiln_manifest_dump(opt, recs, n, t->stale, t->nstale),
 						 opt->fsync, "cannot build the manifest",
@@ -269,7 +276,9 @@ static bool holds_record(struct kiln_tree *t)
 	struct kiln_state st = { 0 };
 	struct kiln_error err;
 	char *path = kiln_path_join(t->root, KILN_MANIFEST_NAME, "");
-	bool yes = path && kiln_state_load(path, &st, &err) == KILN_OK && st.loaded;
+	kiln_status got = path ? kiln_state_load(path, &st, &err) : KILN_ERR_NOMEM;
+	/* one that cannot be read (or no memory to tell) may well be a record */
+	bool yes = got == KILN_OK ? st.loaded : got != KILN_ERR_INVALID;
 
 	kiln_state_free(&st);
 	free(path);
@@ -317,7 +326,13 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_tree_root_error(t, &err);
 		return KILN_ERR_INVALID;
 	}
-	kiln_prev_load(t);
+	if ((ret = kiln_prev_load(t, &err)) != KILN_OK) {
+		/* the manifest's own path names the problem */
+		struct kiln_report r = { .root = t->manifest_path, .path = "",
+					 .outcome = KILN_OUTCOME_ERROR, .error = err };
+		kiln_tree_report(t, &r);
+		return ret;
+	}
 	open_cache(t);
 	t->journal.disabled = !t->hashing;
 	if ((ret = plan(t)) != KILN_OK)

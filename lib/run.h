@@ -89,6 +89,10 @@ struct kiln_tree {
 	size_t nstale, stale_cap;
 	/* Any thread (atomic): something failed beside a file's own outcome. */
 	atomic_bool remove_failed, cache_failed;
+	/* Any thread (atomic): bookkeeping the new manifest needs was lost
+	 * (out of memory): the previous manifest and the journals are kept,
+	 * as after a run that was killed, so nothing goes unrecorded. */
+	atomic_bool record_lost;
 	/* Main only. */
 	bool artifact_failed;
 

@@ -10,10 +10,37 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/*
+ * jansson reports an allocation failure during parsing as a syntax error,
+ * yet "out of memory" and "not a manifest" must part ways: the first stops
+ * the run (its record is unknown), the second only warns.  So jansson's
+ * allocator is wrapped, once, to note a failure in the calling thread.
+ */
+static json_malloc_t next_malloc;
+static json_free_t next_free;
+static _Thread_local bool json_nomem;
+static pthread_once_t json_once = PTHREAD_ONCE_INIT;
+
+static void *noting_malloc(size_t n)
+{
+	void *p = next_malloc(n);
+
+	if (!p)
+		json_nomem = true;
+	return p;
+}
+
+static void wrap_json_alloc(void)
+{
+	json_get_alloc_funcs(&next_malloc, &next_free);
+	json_set_alloc_funcs(noting_malloc, next_free);
+}
 
 static int cmp_rel(const void *a, const void *b)
 {
@@ -194,8 +221,9 @@ static bool parse_coding(const char *key, json_t *s, json_t *ng, kiln_coding c,
 	return true;
 }
 
-/* Fill *pe from entry E; false if E is malformed (it is then dropped). */
-static bool parse_entry(const char *key, json_t *e, int version, struct kiln_prev_entry *pe)
+/* Fill *pe from entry E: 1, or 0 if E is malformed (it is then dropped),
+ * or -1 when out of memory. */
+static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev_entry *pe)
 {
 	json_t *encs = json_object_get(e, "encodings"), *nogain = json_object_get(e, "no_gain");
 	struct kiln_record *r = &pe->rec;
@@ -221,10 +249,11 @@ static bool parse_entry(const char *key, json_t *e, int version, struct kiln_pre
 		if (!parse_coding(key, s, ng, (kiln_coding)c, &r->coding[c]))
 			return false;
 	}
+	errno = 0;
 	if (!(r->rel = entry_rel(key, e, version)))
-		return false;
+		return errno == ENOMEM ? -1 : 0;
 	pe->in_manifest = true;
-	return true;
+	return 1;
 }
 
 /* The manifest's "stale_siblings": siblings kiln could not remove. */
@@ -244,9 +273,14 @@ static kiln_status parse_stale(json_t *obj, int version, struct kiln_state *st)
 		kiln_coding c = name ? kiln_coding_find(name) : -1;
 		if (c < 0 || strcmp(name, kiln_codecs[c]->info.name) != 0 ||
 		    !get_u64(e, "size", &s->size) ||
-		    !hex32(json_string_value(json_object_get(e, "sha256")), s->sha256) ||
-		    !(s->rel = entry_rel(key, e, version)))
+		    !hex32(json_string_value(json_object_get(e, "sha256")), s->sha256))
 			continue;
+		errno = 0;
+		if (!(s->rel = entry_rel(key, e, version))) {
+			if (errno == ENOMEM)
+				return KILN_ERR_NOMEM;
+			continue;
+		}
 		s->coding = c;
 		st->nstale++;
 	}
@@ -255,13 +289,16 @@ static kiln_status parse_stale(json_t *obj, int version, struct kiln_state *st)
 
 kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st)
 {
-	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL), *files, *e;
+	json_t *root, *files, *e;
 	const char *key;
 	kiln_status ret = KILN_ERR_INVALID;
 	json_int_t version;
+	int got;
 
-	if (!root)
-		return KILN_ERR_INVALID;
+	pthread_once(&json_once, wrap_json_alloc);
+	json_nomem = false;
+	if (!(root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL)))
+		return json_nomem ? KILN_ERR_NOMEM : KILN_ERR_INVALID;
 	files = json_object_get(root, "files");
 	version = json_integer_value(json_object_get(root, "kiln_manifest"));
 	if (!json_is_object(root) || !json_is_integer(json_object_get(root, "kiln_manifest")) ||
@@ -272,9 +309,14 @@ kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
-	json_object_foreach(files, key, e)
-		if (parse_entry(key, e, (int)version, &st->v[st->n]))
-			st->n++;
+	json_object_foreach(files, key, e) {
+		if ((got = parse_entry(key, e, (int)version, &st->v[st->n])) < 0) {
+			kiln_state_free(st);
+			ret = KILN_ERR_NOMEM;
+			goto out;
+		}
+		st->n += (size_t)got;
+	}
 	qsort(st->v, st->n, sizeof(*st->v), cmp_rel);
 	/* two keys naming the same bytes (a forged path_base64): keep neither */
 	for (size_t i = 1; i < st->n; i++)
@@ -322,13 +364,16 @@ kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln
 		done += (size_t)r;
 	}
 	close(fd);
-	if (!buf)
+	if (!buf) {
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot read the previous manifest");
 		return KILN_ERR_NOMEM;
+	}
 	ret = kiln_state_parse(buf, done, st);
 	free(buf);
-	if (ret == KILN_ERR_INVALID) {
+	if (ret == KILN_ERR_INVALID)
 		kiln_fail(err, KILN_ERR_INVALID, 0, "not a kiln manifest");
-	}
+	else if (ret == KILN_ERR_NOMEM)
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot read the previous manifest");
 	return ret;
 }
 

@@ -14,14 +14,54 @@ Every byte a server can send from TREE is the current source's:
     journal unless --allow-journal;
   - the manifest matches the disk: every entry's size and digests are the
     file's, every sibling it records exists with its size and digest, every
-    sibling on disk is recorded, no sibling is left recorded as stale, and
-    (unless --partial, for a run that was interrupted) every asset on disk
-    has an entry.  With --no-manifest, there must be no manifest, and
+    sibling on disk is recorded, no sibling on disk is recorded as stale,
+    and (unless --partial, for a run that was interrupted) every asset on
+    disk has an entry.  With --no-manifest, there must be no manifest, and
     siblings are checked without one.
 
-Options: --manifest PATH (default TREE/kiln-manifest.json), --partial,
---allow-journal, --no-manifest, --quiet.  Prints one line per problem and
-exits 1 if there is any.
+Options:
+  --manifest PATH     the manifest (default TREE/kiln-manifest.json)
+  --partial           assets may be missing from the manifest (a run that was
+                      interrupted, or failed on some files)
+  --allow-journal     journals (.kiln-journal-XXXXXX) may remain
+  --allow-temps       temporary files (.kiln-XXXXXX.tmp) of a killed run may
+                      remain (a later run removes them once over 2 s old)
+  --manifest-may-lag  the manifest may be older than the tree (its run could
+                      not write it, or was stopped at once): entries are not
+                      compared with the disk, and a sibling on disk counts as
+                      recorded when the manifest or a journal holds its
+                      exact bytes (implies --allow-journal)
+  --allow-stale       siblings the manifest lists in "stale_siblings" (kiln
+                      could not remove them, a failed run) may remain, while
+                      they hold the bytes listed there; they are exempt from
+                      the sibling checks
+  --allow-missing     siblings the manifest records may be missing (a failed
+                      run kept the record of a file it could not finish)
+  --read-only DIR     DIR (relative to TREE, "." for TREE itself) is a
+                      directory kiln cannot write in: with --allow-stale and
+                      --manifest-may-lag, a sibling there that the manifest
+                      records with its exact bytes may be stale (kiln could
+                      neither remove it nor write a manifest that says so)
+                      (repeatable)
+  --allow-unrecorded  siblings on disk need not be recorded (an earlier
+                      --no-manifest run wrote them); they are still checked
+  --unreadable REL    REL (a file or a directory, relative to TREE) cannot
+                      be read by the user kiln runs as: the siblings of the
+                      sources at or below it keep whatever mode they had and
+                      need not be recorded, and those sources may be missing
+                      from the manifest (repeatable)
+  --sources FILE      FILE lists every user file of the tree, relative paths
+                      separated by NUL bytes: then every other file must be a
+                      sibling of one of them or one of kiln's artifacts at
+                      the top (else it is a stray file), every listed file
+                      must exist, and a listed NAME.gz with no NAME is a
+                      user's file, not an orphan
+  --quiet             print nothing, only set the exit status
+Prints one line per problem and exits 1 if there is any.
+
+Used as a module: Audit(tree, opts).run() returns 0 or 1 and leaves the
+problems in .problems; opts keys are the option names with '_' for '-'
+("unreadable", "read_only": lists of bytes, "sources": a set of bytes).
 """
 import base64
 import hashlib
@@ -36,6 +76,7 @@ import brotli
 import zstandard
 
 SUFFIXES = {b".gz": "gzip", b".br": "br", b".zst": "zstd"}
+BY_CODING = {v: k for k, v in SUFFIXES.items()}
 HTTP_ZSTD_WINDOW = 8 << 20  # RFC 9659
 TEMP = re.compile(rb"^\.kiln-[A-Za-z0-9]{6}\.tmp$")
 STAGE = re.compile(rb"^\.kiln-stage-[A-Za-z0-9]{6}$")
@@ -67,10 +108,46 @@ def read(path):
         return f.read()
 
 
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def below(rel, prefixes):
+    """Is REL one of PREFIXES or below one of them?"""
+    return any(rel == p or rel.startswith(p + b"/") for p in prefixes)
+
+
+def read_journal(path):
+    """The siblings a journal records: {sibling rel: set of (size, sha256)}.
+    A line is "CODING RECIPE SIZE SHA256 SRC_SIZE SRC_SHA256 BASE64(REL)"
+    (kiln 0.1: "CODING SIZE SHA256 BASE64(REL)"); malformed lines are
+    ignored, as kiln ignores them."""
+    out = {}
+    for line in read(path).split(b"\n"):
+        f = line.split()
+        if len(f) not in (7, 4) or f[0].decode(errors="replace") not in BY_CODING:
+            continue
+        size, sha = (f[2], f[3]) if len(f) == 7 else (f[1], f[2])
+        try:
+            rel = base64.b64decode(f[-1], validate=True)
+            size = int(size)
+        except ValueError:
+            continue
+        out.setdefault(rel + BY_CODING[f[0].decode()], set()).add((size, sha.decode()))
+    return out
+
+
 class Audit:
     def __init__(self, tree, opts):
         self.tree = os.fsencode(tree)
-        self.opts = opts
+        self.opts = dict(opts)
+        if self.opts.get("manifest_may_lag"):
+            self.opts["allow_journal"] = True
+        self.unreadable = [os.fsencode(p) for p in self.opts.get("unreadable") or []]
+        self.read_only = {b"" if p in (".", b".") else os.fsencode(p)
+                          for p in self.opts.get("read_only") or []}
+        src = self.opts.get("sources")
+        self.sources = None if src is None else {os.fsencode(s) for s in src}
         self.problems = []
 
     def problem(self, msg):
@@ -79,7 +156,7 @@ class Audit:
             print("audit: " + msg, file=sys.stderr)
 
     def walk(self):
-        files, dirs = {}, []
+        files = {}
         for d, subdirs, names in os.walk(self.tree):
             for s in subdirs:
                 if STAGE.match(s):
@@ -92,118 +169,208 @@ class Audit:
         return files
 
     def load_manifest(self):
+        """The manifest's entries {rel: entry} and stale siblings {rel: (coding,
+        size, sha256)}; (None, {}) without a manifest."""
         path = self.opts.get("manifest") or os.path.join(self.tree, b"kiln-manifest.json")
         path = os.fsencode(path)
         if self.opts.get("no_manifest"):
             if os.path.exists(path):
                 self.problem("a manifest exists after a --no-manifest run")
-            return None
+            return None, {}
         if not os.path.exists(path):
-            self.problem("no manifest")
-            return None
+            if not self.opts.get("manifest_may_lag"):  # a first run that could not write it
+                self.problem("no manifest")
+            return None, {}
         doc = json.loads(read(path).decode("utf-8"))
         entries = {}
         for key, e in doc.get("files", {}).items():
             rel = base64.b64decode(e["path_base64"]) if "path_base64" in e else key.encode()
             entries[rel] = e
+        stale = {}
         for key, s in doc.get("stale_siblings", {}).items():
-            self.problem(f"{key}: recorded as a stale sibling")
-        return entries
+            rel = base64.b64decode(s["path_base64"]) if "path_base64" in s else key.encode()
+            stale[rel] = (s["coding"], s["size"], s["sha256"])
+        return entries, stale
+
+    def load_journals(self, files):
+        journaled = {}
+        if not self.opts.get("allow_journal"):
+            return journaled
+        for rel in files:
+            if b"/" not in rel and JOURNAL.match(rel):
+                for sib, v in read_journal(os.path.join(self.tree, rel)).items():
+                    journaled.setdefault(sib, set()).update(v)
+        return journaled
 
     def run(self):
         files = self.walk()
-        entries = self.load_manifest()
+        entries, stale = self.load_manifest()
+        journaled = self.load_journals(files)
+        self.stale_ok = set()
+        for rel, (coding, size, sha) in stale.items():
+            if rel not in files:
+                continue  # gone: nothing a server can send; the next run drops it
+            ok = (self.opts.get("allow_stale") and files[rel].st_size == size
+                  and sha256(read(os.path.join(self.tree, rel))) == sha)
+            if ok:
+                self.stale_ok.add(rel)
+            else:
+                self.problem(f"{rel!r}: recorded as a stale sibling")
         recorded = {}  # sibling rel -> (coding, entry)
         if entries is not None:
             for rel, e in entries.items():
                 for coding, enc in e.get("encodings", {}).items():
-                    suffix = {v: k for k, v in SUFFIXES.items()}[coding]
-                    recorded[rel + suffix] = (coding, e)
+                    recorded[rel + BY_CODING[coding]] = (coding, e)
+        if self.opts.get("allow_stale") and self.opts.get("manifest_may_lag"):
+            for rel, (coding, e) in recorded.items():
+                if rel in files and os.path.dirname(rel) in self.read_only:
+                    enc = e["encodings"][coding]
+                    data = read(os.path.join(self.tree, rel))
+                    if (len(data), sha256(data)) == (enc["size"], enc["sha256"]):
+                        self.stale_ok.add(rel)
         siblings = {}
         for rel, st in files.items():
             base = os.path.basename(rel)
             if TEMP.match(base):
-                self.problem(f"stray temporary file {rel!r}")
+                if not self.opts.get("allow_temps"):
+                    self.problem(f"stray temporary file {rel!r}")
                 continue
             if JOURNAL.match(base):
-                if not self.opts.get("allow_journal"):
+                if not self.opts.get("allow_journal") or b"/" in rel:
                     self.problem(f"stray journal {rel!r}")
                 continue
+            if rel in OWN:
+                continue
             suffix = next((s for s in SUFFIXES if rel.endswith(s) and len(rel) > len(s)), None)
+            src = rel[: -len(suffix)] if suffix else None
+            if suffix is not None and src in files:
+                siblings.setdefault(src, []).append((rel, SUFFIXES[suffix]))
+                continue
+            if self.sources is not None:
+                if rel not in self.sources:
+                    if rel in self.stale_ok:
+                        continue
+                    if suffix is not None:
+                        self.problem(f"{rel!r}: orphan sibling (its source is gone)")
+                    else:
+                        self.problem(f"stray file {rel!r}")
+                continue
             if suffix is None:
                 continue
-            src = rel[: -len(suffix)]
-            if src in files:
-                siblings.setdefault(src, []).append((rel, SUFFIXES[suffix]))
-            elif rel in recorded:
+            if rel in self.stale_ok:
+                continue
+            if rel in recorded:
                 self.problem(f"{rel!r}: orphan (its source is gone) recorded as a sibling")
             elif entries is None or rel not in entries:
                 self.problem(f"{rel!r}: named like a sibling, no source, not an asset of the manifest")
-        for src, sibs in siblings.items():
-            self.check_siblings(src, files[src], sibs, files, recorded)
+        if self.sources is not None:
+            for rel in sorted(self.sources - set(files)):
+                self.problem(f"{rel!r}: a source is missing")
+        for src, sibs in sorted(siblings.items()):
+            self.check_siblings(src, files[src], sibs, files, recorded, journaled)
         if entries is not None:
             self.check_entries(entries, files, siblings)
         return 1 if self.problems else 0
 
-    def check_siblings(self, src, src_st, sibs, files, recorded):
+    def is_recorded(self, rel, recorded, journaled, st):
+        if rel not in recorded and rel not in journaled:
+            return False
+        if not self.opts.get("manifest_may_lag"):
+            return rel in recorded
+        # the manifest may be old: the bytes on disk must be what it or a
+        # journal records
+        have = (st.st_size, sha256(read(os.path.join(self.tree, rel))))
+        if rel in recorded:
+            coding, e = recorded[rel]
+            enc = e["encodings"][coding]
+            if (enc["size"], enc["sha256"]) == have:
+                return True
+        return have in journaled.get(rel, ())
+
+    def check_siblings(self, src, src_st, sibs, files, recorded, journaled):
         data = read(os.path.join(self.tree, src))
         sizes = {src_st.st_size: src}
+        unreadable = below(src, self.unreadable)
         for rel, coding in sibs:
+            if rel in self.stale_ok:
+                continue
             st = files[rel]
             if st.st_size in sizes:
                 self.problem(f"{rel!r}: same size as {sizes[st.st_size]!r} ({st.st_size})")
             sizes[st.st_size] = rel
             try:
                 ok = decode(coding, read(os.path.join(self.tree, rel))) == data
-            except Exception as e:  # a damaged stream is a problem, not a crash
+            except Exception:  # a damaged stream is a problem, not a crash
                 ok = False
             if not ok:
                 self.problem(f"{rel!r}: does not decode to its source")
-            if (st.st_mode & 0o777) != (src_st.st_mode & 0o777):
+            if (st.st_mode & 0o777) != (src_st.st_mode & 0o777) and not unreadable:
                 self.problem(f"{rel!r}: mode {st.st_mode & 0o777:o}, source {src_st.st_mode & 0o777:o}")
             if st.st_mtime_ns != src_st.st_mtime_ns:
                 self.problem(f"{rel!r}: mtime differs from its source's")
-            if not self.opts.get("no_manifest") and rel not in recorded:
+            if (not self.opts.get("no_manifest") and not self.opts.get("allow_unrecorded")
+                    and not unreadable and not self.is_recorded(rel, recorded, journaled, st)):
                 self.problem(f"{rel!r}: sibling on disk, not recorded in the manifest")
 
     def check_entries(self, entries, files, siblings):
         sibling_files = {rel for v in siblings.values() for rel, _ in v}
         assets = {r for r in files if r not in OWN and r not in sibling_files
+                  and r not in self.stale_ok
                   and not TEMP.match(os.path.basename(r)) and not JOURNAL.match(os.path.basename(r))}
+        if self.sources is not None:
+            assets &= self.sources
+        if self.opts.get("manifest_may_lag"):
+            return
         for rel, e in entries.items():
             if rel not in files:
                 self.problem(f"{rel!r}: in the manifest, not in the tree")
                 continue
             data = read(os.path.join(self.tree, rel))
-            if len(data) != e["size"] or hashlib.sha256(data).hexdigest() != e["sha256"]:
+            if len(data) != e["size"] or sha256(data) != e["sha256"]:
                 self.problem(f"{rel!r}: manifest size or sha256 is not the file's")
             sri = "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
             if sri != e["integrity"]:
                 self.problem(f"{rel!r}: integrity is not the file's")
             for coding, enc in e.get("encodings", {}).items():
-                suffix = {v: k for k, v in SUFFIXES.items()}[coding]
-                sib = rel + suffix
+                sib = rel + BY_CODING[coding]
                 if sib not in files:
-                    self.problem(f"{sib!r}: recorded, missing")
+                    if not self.opts.get("allow_missing"):
+                        self.problem(f"{sib!r}: recorded, missing")
                     continue
                 sdata = read(os.path.join(self.tree, sib))
-                if len(sdata) != enc["size"] or hashlib.sha256(sdata).hexdigest() != enc["sha256"]:
+                if sib in self.stale_ok:
+                    continue  # the bytes on disk are listed as stale (a carried record)
+                if len(sdata) != enc["size"] or sha256(sdata) != enc["sha256"]:
                     self.problem(f"{sib!r}: recorded size or sha256 is not the file's")
         if not self.opts.get("partial"):
             for rel in sorted(assets - set(entries)):
-                self.problem(f"{rel!r}: asset not in the manifest")
+                if not below(rel, self.unreadable):
+                    self.problem(f"{rel!r}: asset not in the manifest")
+
+
+FLAGS = ("--partial", "--allow-journal", "--allow-temps", "--no-manifest", "--quiet", "--manifest-may-lag",
+         "--allow-stale", "--allow-unrecorded", "--allow-missing")
 
 
 def main(argv):
-    opts, tree = {}, None
+    opts, tree = {"unreadable": []}, None
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a == "--manifest":
-            opts["manifest"] = argv[i + 1]
+        if a in ("--manifest", "--unreadable", "--read-only", "--sources") and i + 1 < len(argv):
+            v = argv[i + 1]
+            if a in ("--unreadable", "--read-only"):
+                opts.setdefault(a[2:].replace("-", "_"), []).append(os.fsencode(v))
+            elif a == "--sources":
+                opts["sources"] = {s for s in read(v).split(b"\0") if s}
+            else:
+                opts["manifest"] = v
             i += 1
-        elif a in ("--partial", "--allow-journal", "--no-manifest", "--quiet"):
+        elif a in FLAGS:
             opts[a[2:].replace("-", "_")] = True
+        elif a.startswith("-") or tree:
+            print(__doc__, file=sys.stderr)
+            return 2
         else:
             tree = a
         i += 1

@@ -9,7 +9,11 @@
 #  3. manifest keys are one-to-one (invalid UTF-8 and '%' in names);
 #  5. `kiln check --json` prints the problems it found;
 #  6. a run killed right after putting a sibling in place (the rest of 6,
-#     signals, is in signals.sh).
+#     signals, is in signals.sh);
+#  8. what the randomized sequence test found: a top directory kiln cannot
+#     write (no journal, so no sibling), a manifest it cannot read (the tree
+#     is left alone), clean on a directory it cannot search, and running out
+#     of memory while the record is read.
 # (4 and 7, sizes and the two paths side by side, are in paths.sh.)
 . "$(dirname "$0")/lib.sh"
 AUDIT=$(dirname "$0")/audit.py
@@ -343,5 +347,98 @@ check "foreign orphan: the user's file left as it was" cmp -s "$T/fo/assets/app.
 "$KILN" check -q "$T/fo"
 check "foreign orphan: check agrees (exit 0)" [ $? -eq 0 ]
 check "foreign orphan: audit" /usr/bin/python3 "$(dirname "$0")/audit.py" "$T/fo"
+
+# ---------------------------------------------------------------------------
+# 8. What the randomized sequence test (sequence.py) found, each as a class.
+if [ "$(id -u)" -eq 0 ]; then
+	# (a) A top directory kiln cannot write: no journal, so no sibling may be
+	# put in place (none could be recorded); the stale ones still go.
+	R=$T/rotop
+	fresh_site "$R"
+	"$KILN" -q --brotli "$R" && chown -R nobody "$R"
+	echo '// more' >>"$R/assets/app.js"
+	chmod 555 "$R"
+	"${as[@]}" "$bin" -q --brotli "$R" 2>"$T/ro.log"
+	check "read-only top: exit 1" [ $? -eq 1 ]
+	check "read-only top: says the sibling cannot be recorded" \
+		grep -qF "kiln: $R/assets/app.js.gz: cannot record the sibling (no journal at the top): Permission denied" "$T/ro.log"
+	check "read-only top: no unrecorded sibling of the changed file" \
+		[ ! -e "$R/assets/app.js.gz" ] && [ ! -e "$R/assets/app.js.br" ]
+	check "read-only top: audit (the manifest could not be written)" audit --manifest-may-lag "$R"
+	chmod 755 "$R"
+	"${as[@]}" "$bin" -q --brotli "$R"
+	check "read-only top, writable again: exit 0" [ $? -eq 0 ]
+	check "read-only top, writable again: audit" audit "$R"
+
+	# (b) A manifest kiln cannot read is not "no manifest": without its
+	# record kiln could neither remove nor recognise its own siblings, so
+	# the tree is left alone, with an error.
+	M=$T/unreadable-manifest
+	fresh_site "$M"
+	"$KILN" -q --brotli "$M" && chown -R nobody "$M"
+	rm "$M/assets/app.js"
+	chmod 000 "$M/kiln-manifest.json"
+	before=$(tree_digest "$M")
+	"${as[@]}" "$bin" -q --brotli "$M" 2>"$T/um.log"
+	check "unreadable manifest: exit 1" [ $? -eq 1 ]
+	check "unreadable manifest: exactly its error" only_lines "$T/um.log" \
+		"kiln: $M/kiln-manifest.json: cannot read the previous manifest: Permission denied"
+	check "unreadable manifest: the tree untouched" [ "$(tree_digest "$M")" = "$before" ]
+	chmod 644 "$M/kiln-manifest.json"
+	"${as[@]}" "$bin" -q --brotli "$M"
+	check "unreadable manifest, readable again: the deleted source's siblings go" \
+		[ ! -e "$M/assets/app.js.gz" ] && [ ! -e "$M/assets/app.js.br" ]
+	check "unreadable manifest, readable again: audit" audit "$M"
+
+	# (c) clean on a tree with a directory it cannot search: the siblings in
+	# there stay, so clean fails and keeps the manifest that records them.
+	C=$T/clean-unsearchable
+	fresh_site "$C"
+	"$KILN" -q --brotli "$C" && chown -R nobody "$C"
+	chmod 000 "$C/assets"
+	"${as[@]}" "$bin" clean -q "$C" 2>"$T/cu.log"
+	check "clean, unsearchable dir: exit 1" [ $? -eq 1 ]
+	check "clean, unsearchable dir: names a sibling it could not remove" \
+		grep -q "^kiln: $C/assets/app\.js\.gz: cannot remove.*: Permission denied$" "$T/cu.log"
+	check "clean, unsearchable dir: the manifest kept" [ -e "$C/kiln-manifest.json" ]
+	chmod 755 "$C/assets"
+	"${as[@]}" "$bin" clean -q "$C"
+	check "clean, searchable again: exit 0" [ $? -eq 0 ]
+	check "clean, searchable again: no sibling left" [ -z "$(find "$C" -name '*.gz' ! -name archive.tar.gz -o -name '*.br')" ]
+fi
+
+# (d) Out of memory while reading the manifest is no reason to forget it:
+# with the shim failing one allocation after another while the manifest is
+# parsed, no run may leave a sibling the manifest does not record.
+if [ -n "${FAULT_SHIM:-}" ]; then
+	O=$T/oom-manifest
+	fresh_site "$O"
+	"$KILN" -q --brotli "$O"
+	cp -a "$O" "$T/oom-base"
+	bad=0
+	for n in 1 2 3 5 8 13 21 34 55 89 144 233; do
+		rm -rf "$O" && cp -a "$T/oom-base" "$O"
+		echo '// more' >>"$O/assets/app.js"
+		rm "$O/assets/app.css"
+		before=$(tree_digest "$O")
+		LD_PRELOAD=$FAULT_SHIM KILN_FAULT=malloc:$n "$KILN" -q --brotli "$O" 2>"$T/oom.log"
+		rc=$?
+		ok=1
+		[ $rc -le 1 ] || { echo "malloc:$n: exit $rc" >&2; ok=0; }
+		if grep -q "cannot read the previous manifest\|^kiln: $O: " "$T/oom.log"; then
+			# refused, or failed as a whole: the tree as the user left it
+			[ "$(tree_digest "$O")" = "$before" ] || { echo "malloc:$n: refused, yet the tree changed" >&2; ok=0; }
+		elif grep -q "cannot write the manifest" "$T/oom.log"; then
+			audit --manifest-may-lag --allow-missing --allow-stale --partial "$O" >&2 || ok=0
+		else
+			audit --allow-missing --allow-stale --partial "$O" >&2 || ok=0
+		fi
+		[ $ok -eq 1 ] || { echo "malloc:$n: kiln said:" && cat "$T/oom.log"; } >&2
+		# and the next run puts everything right
+		"$KILN" -q --brotli "$O" && audit "$O" >&2 || { echo "malloc:$n: the next run" >&2; ok=0; }
+		[ $ok -eq 1 ] || bad=1
+	done
+	check "out of memory early in a run: no sibling left unrecorded or stale" [ $bad -eq 0 ]
+fi
 
 finish
