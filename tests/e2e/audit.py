@@ -41,8 +41,9 @@ Options:
                       directory kiln cannot write in: with --allow-stale and
                       --manifest-may-lag, a sibling there that the manifest
                       records with its exact bytes may be stale (kiln could
-                      neither remove it nor write a manifest that says so)
-                      (repeatable)
+                      neither remove it nor write a manifest that says so),
+                      and a sibling there may keep the mode and mtime its
+                      source had (kiln could not replace it) (repeatable)
   --allow-unrecorded  siblings on disk need not be recorded (an earlier
                       --no-manifest run wrote them); they are still checked
   --unreadable REL    REL (a file or a directory, relative to TREE) cannot
@@ -291,6 +292,9 @@ class Audit:
         data = read(os.path.join(self.tree, src))
         sizes = {src_st.st_size: src}
         unreadable = below(src, self.unreadable)
+        # in a directory kiln cannot write, a failed run could not replace a
+        # sibling whose source only changed its mode or mtime
+        stuck = os.path.dirname(src) in self.read_only
         for rel, coding in sibs:
             if rel in self.stale_ok:
                 continue
@@ -304,9 +308,9 @@ class Audit:
                 ok = False
             if not ok:
                 self.problem(f"{rel!r}: does not decode to its source")
-            if (st.st_mode & 0o777) != (src_st.st_mode & 0o777) and not unreadable:
+            if (st.st_mode & 0o777) != (src_st.st_mode & 0o777) and not unreadable and not stuck:
                 self.problem(f"{rel!r}: mode {st.st_mode & 0o777:o}, source {src_st.st_mode & 0o777:o}")
-            if st.st_mtime_ns != src_st.st_mtime_ns:
+            if st.st_mtime_ns != src_st.st_mtime_ns and not stuck:
                 self.problem(f"{rel!r}: mtime differs from its source's")
             if (not self.opts.get("no_manifest") and not self.opts.get("allow_unrecorded")
                     and not unreadable and not self.is_recorded(rel, recorded, journaled, st)):
