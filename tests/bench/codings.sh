@@ -46,13 +46,14 @@ run() {
 }
 
 # compare CODING SUFFIX PEER-NAME PEER-COMMAND...: totals over kiln's siblings
+# (PEER-COMMAND gets each source's path as its last argument)
 compare() {
 	local dir=$1 suffix=$2 peer=$3; shift 3
 	local k=0 p=0 n=0 s src
 	while IFS= read -r -d '' s; do
 		src=${s%"$suffix"}
 		k=$((k + $(size "$s")))
-		p=$((p + $("$@" <"$src" | wc -c)))
+		p=$((p + $("$@" "$src" | wc -c)))  # given the file, as people run them
 		n=$((n + 1))
 	done < <(siblings "$dir" "$suffix")
 	awk -v n="$n" -v k="$k" -v p="$p" -v peer="$peer" -v sfx="$suffix" \
@@ -63,7 +64,7 @@ echo "tree: $(find "$TREE" -type f | wc -l) files, $(du -sh "$TREE" | cut -f1); 
 
 run gz --zopfli --zopfli-iterations 15
 compare "$W/gz" .gz "libdeflate-gzip -12" libdeflate-gzip -12 -c
-compare "$W/gz" .gz "zopfli --i15" sh -c 'f=$(mktemp); cat >"$f"; zopfli --i15 -c "$f"; rm -f "$f"'
+compare "$W/gz" .gz "zopfli --i15" zopfli --i15 -c
 larger=0
 while IFS= read -r -d '' s; do
 	[ "$(size "$s")" -le "$(libdeflate-gzip -12 -c <"${s%.gz}" | wc -c)" ] || larger=$((larger + 1))
