@@ -226,21 +226,26 @@ static void usage(FILE *f)
 	for (kiln_coding c = 0; c < (kiln_coding)kiln_coding_count(); c++) {
 		const struct kiln_coding_info *i = kiln_coding_info(c);
 		char opt[64], text[160];
-		snprintf(opt, sizeof(opt), "--%s, --no-%s", i->word, i->word);
-		snprintf(text, sizeof(text), "write NAME%s siblings or not (default %s)", i->suffix,
-			 i->default_on ? "on" : "off");
+		snprintf(opt, sizeof(opt), "--%s", i->word);
+		snprintf(text, sizeof(text), "write NAME%s siblings%s: %s", i->suffix,
+			 i->default_on ? " (default)" : "", i->summary);
 		help_line(f, opt, text);
-		help_line(f, "", i->summary);
+		snprintf(opt, sizeof(opt), "--no-%s", i->word);
+		snprintf(text, sizeof(text), "do not write NAME%s siblings%s", i->suffix,
+			 i->default_on ? "" : " (default)");
+		help_line(f, opt, text);
 		snprintf(opt, sizeof(opt), "--%s-%s N", i->word, i->level_word);
 		snprintf(text, sizeof(text), "%s %d..%d (default %d)", i->level_word, i->level_min,
 			 i->level_max, i->level_default);
 		help_line(f, opt, text);
 		if (!i->extra_word)
 			continue;
-		snprintf(opt, sizeof(opt), "--%s, --no-%s", i->extra_word, i->extra_word);
+		snprintf(opt, sizeof(opt), "--%s", i->extra_word);
 		help_line(f, opt, i->extra_summary);
+		snprintf(opt, sizeof(opt), "--no-%s", i->extra_word);
+		help_line(f, opt, "do not (default)");
 		snprintf(opt, sizeof(opt), "--%s-%s N", i->extra_word, i->extra_param);
-		snprintf(text, sizeof(text), "%s %d..%d (default %d; off unless asked)", i->extra_param,
+		snprintf(text, sizeof(text), "%s %d..%d (default %d)", i->extra_param,
 			 i->extra_min, i->extra_max, i->extra_default);
 		help_line(f, opt, text);
 	}

@@ -604,8 +604,10 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 			free(glob);
 		}
 		break;
-	case KILN_EVENT_FOREIGN:
-		warning_line(ui, path, kiln_event_name(ev));
+	case KILN_EVENT_FOREIGN: /* with a reason when it is no sibling any more */
+		snprintf(text, sizeof(text), "%s%s%s", kiln_event_name(ev), detail ? ": " : "",
+			 detail ? detail : "");
+		warning_line(ui, path, text);
 		break;
 	case KILN_EVENT_FOREIGN_STALE:
 		error_line(ui, path,

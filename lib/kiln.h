@@ -266,7 +266,9 @@ typedef enum kiln_event {
 	KILN_EVENT_REMOVED,          /* removed a sibling or artifact kiln wrote */
 	KILN_EVENT_REMOVE_FAILED,    /* could not remove it (ERR says why) */
 	KILN_EVENT_FOREIGN,          /* a sibling kiln did not write, left alone;
-	                                it decodes to its source */
+	                                it decodes to its source, or (ERR not
+	                                NULL, ERR->what says so) its source is
+	                                gone and it is an asset of its own */
 	KILN_EVENT_FOREIGN_STALE,    /* a sibling kiln did not write, left alone,
 	                                that does NOT decode to its source: a
 	                                server would send stale bytes.  A failure

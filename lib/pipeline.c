@@ -320,6 +320,13 @@ static bool commit(struct work *wk)
 			kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
 			return false;
 		}
+		/* journaled before the rename: a run killed right after it must
+		 * not leave a sibling nobody knows (a line for a sibling that
+		 * never appears costs nothing: ownership is proved by digest) */
+		if (t->hashing)
+			kiln_journal_add(&t->journal, wk->e->rel, (kiln_coding)c, wk->recipe[c],
+					 wk->prod[c].len, wk->prod[c].sha256, (uint64_t)wk->st.st_size,
+					 wk->src.sha256);
 		if (kiln_product_commit(t, &wk->prod[c], sib, &wk->src, &r->error) != KILN_OK) {
 			free(sib);
 			r->outcome = KILN_OUTCOME_ERROR;
@@ -328,10 +335,6 @@ static bool commit(struct work *wk)
 		}
 		free(sib);
 		wk->written[c] = true;
-		if (t->hashing)
-			kiln_journal_add(&t->journal, wk->e->rel, (kiln_coding)c, wk->recipe[c],
-					 wk->prod[c].len, wk->prod[c].sha256, (uint64_t)wk->st.st_size,
-					 wk->src.sha256);
 	}
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		struct kiln_error said = { KILN_OK, 0, "it decoded to its source", "" };

@@ -393,6 +393,46 @@ static void retry_stale(struct kiln_tree *t)
 	}
 }
 
+/*
+ * E is named like a sibling the record holds, and its source is gone.  If
+ * its bytes are not what kiln wrote there, someone replaced the sibling with
+ * a file of their own: it is theirs now, an asset like any other (as a
+ * `.tar.gz` download is), and kiln says so instead of leaving it neither
+ * removed nor recorded.
+ */
+static void disown_foreign_orphan(struct kiln_tree *t, struct kiln_entry *e)
+{
+	kiln_coding c = kiln_sibling_coding(e->rel);
+	size_t n = strlen(e->rel) - (c >= 0 ? strlen(kiln_codecs[c]->info.suffix) : 0);
+	char *src = strndup(e->rel, n), *path = kiln_path_join(t->root, e->rel, "");
+	struct kiln_prev_entry *pe = src ? kiln_state_find(&t->state, src) : NULL;
+	struct kiln_error err = { KILN_OK, 0, "its source is gone: kept as an asset of its own", "" };
+	uint8_t sha[32];
+	uint64_t size;
+	bool owned = false;
+
+	if (c < 0 || !path || (pe && pe->seen) || !file_sha256(path, &size, sha))
+		goto out; /* a sibling after all, or unreadable: left to the rest */
+	owned = pe && kiln_state_owns(pe, c, size, sha);
+	for (size_t i = 0; !owned && i < t->state.nstale; i++)
+		owned = strcmp(t->state.stale[i].rel, e->rel) == 0 &&
+			owned_as_stale(&t->state.stale[i], size, sha);
+	if (owned)
+		goto out;
+	e->outcome = e->was;
+	if (pe) { /* nothing of kiln's to remove there any more */
+		pe->rec.coding[c].outcome = KILN_CODING_OFF;
+		for (size_t i = 0; i < pe->njv; i++)
+			if (pe->jv[i].coding == c)
+				pe->jv[i].coding = -1;
+	}
+	kiln_tree_event(t, KILN_EVENT_FOREIGN, path, (int)c, &err);
+out:
+	e->was = 0;
+	free(src);
+	free(path);
+}
+
 void kiln_prev_load(struct kiln_tree *t)
 {
 	struct kiln_error err = { 0 };
@@ -416,6 +456,7 @@ void kiln_prev_load(struct kiln_tree *t)
 		 * source is gone), never an asset, whatever the walk thought */
 		if ((e->outcome == KILN_OUTCOME_CANDIDATE || e->outcome == KILN_OUTCOME_EXCLUDED) &&
 		    !(pe && pe->in_manifest) && kiln_state_records_sibling(&t->state, e->rel)) {
+			e->was = e->outcome;
 			e->outcome = KILN_OUTCOME_SIBLING;
 			pe = NULL;
 		}
@@ -428,6 +469,9 @@ void kiln_prev_load(struct kiln_tree *t)
 		if (pe && e->outcome != KILN_OUTCOME_SIBLING)
 			pe->seen = true;
 	}
+	for (size_t k = 0; k < t->walk.n; k++)
+		if (t->walk.v[k].was)
+			disown_foreign_orphan(t, &t->walk.v[k]);
 	if (!t->opt->dry_run)
 		retry_stale(t);
 }

@@ -26,6 +26,7 @@ struct kiln_entry {
 	kiln_outcome outcome;   /* decided outcome, or KILN_OUTCOME_CANDIDATE */
 	bool via_link;          /* reached through a followed symbolic link */
 	bool queued;            /* handed to a worker (set by run.c) */
+	kiln_outcome was;       /* before previous.c made it a sibling (0: not) */
 	struct kiln_error err;  /* when outcome == KILN_OUTCOME_ERROR */
 };
 

@@ -2,7 +2,10 @@
 # all.sh - every test, in every build CI runs: the normal build (warnings
 # as errors), AddressSanitizer + UndefinedBehaviorSanitizer, ThreadSanitizer
 # (the whole suite under each, end-to-end tests included, since they run the
-# instrumented binary), and the libFuzzer targets for a bounded time.
+# instrumented binary), the fully static build (the end-to-end suite again,
+# against the static binary, then its npm packages in a Vite project served
+# to Chromium, cmake --install and the README's recipes), and the libFuzzer
+# targets for a bounded time.
 # A sanitizer report makes the instrumented program exit non-zero, which
 # fails the test that ran it.
 set -euo pipefail
@@ -18,6 +21,13 @@ step "normal build"
 cmake -S . -B build -DKILN_WERROR=ON
 cmake --build build -j "$(nproc)"
 ctest --test-dir build --output-on-failure
+
+step "static binary: end-to-end suite, npm packages, Vite and Chromium, install, recipes"
+# Its own time budget: 25 minutes at most, 10 for any one test (about 5 on
+# 2 cores, most of it the end-to-end suite).
+cmake -S . -B build-static -DKILN_WERROR=ON -DKILN_STATIC=ON
+timeout 600 cmake --build build-static -j "$(nproc)"
+timeout 1500 ctest --test-dir build-static --output-on-failure --timeout 600
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DKILN_WERROR=ON -DKILN_SANITIZE=address

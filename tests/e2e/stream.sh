@@ -40,7 +40,8 @@ chmod 640 "$D/big.json"
 touch -d '2021-02-03 04:05:06.123456789' "$D/big.json"
 before=$(sources_digest "$D")
 "$KILN" -q --brotli --verify --stream-size 256K "$D" 2>"$T/1.log"
-check "streamed run: exit 0 ($(cat "$T/1.log"))" [ $? -eq 0 ]
+rc=$? # before the $(cat) below, which sets $? itself
+check "streamed run: exit 0 ($(cat "$T/1.log"))" [ $rc -eq 0 ]
 check "streamed .gz decodes to the source (gzip -d)" decodes_to "$D/big.json.gz" "$D/big.json"
 check "streamed .br decodes to the source (brotli -d)" decodes_to "$D/big.json.br" "$D/big.json"
 check "streamed .gz is one gzip member that tests good" gzip -t "$D/big.json.gz"

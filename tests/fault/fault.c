@@ -7,7 +7,12 @@
  * malloc), and every later one too when N is prefixed with '+'.  CALL is
  * one of write, rename, fsync, futimens, fchmod, close, mkostemps, malloc.
  * KILN_FAULT_VANISH=NAME unlinks any file whose path ends in "/NAME" just
- * before kiln opens it (a file that disappears between listing and reading).
+ * before kiln opens it (a file that disappears between listing and reading);
+ * a NAME that starts with '/' names one file exactly: only a path equal to
+ * it is unlinked.
+ * KILN_FAULT_KILL_AFTER_RENAME=N makes the process die of SIGKILL right
+ * after its Nth successful rename (a run killed at the worst moment: a file
+ * just put in place, nothing after that done).
  * write and close faults only hit regular files (siblings, temporary files,
  * the manifest, cache entries), never the terminal or pipes.
  *
@@ -20,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -95,13 +101,21 @@ ssize_t write(int fd, const void *buf, size_t n)
 	return REAL(write)(fd, buf, n);
 }
 
+static atomic_long renames;
+
 int rename(const char *a, const char *b)
 {
+	const char *kill_after = getenv("KILN_FAULT_KILL_AFTER_RENAME");
+	int r;
+
 	if (should_fail("rename")) {
 		errno = fault_errno;
 		return -1;
 	}
-	return REAL(rename)(a, b);
+	r = REAL(rename)(a, b);
+	if (r == 0 && kill_after && atomic_fetch_add(&renames, 1) + 1 == atol(kill_after))
+		raise(SIGKILL);
+	return r;
 }
 
 int fsync(int fd)
@@ -157,6 +171,11 @@ static void vanish(const char *path)
 
 	if (!name || !path)
 		return;
+	if (name[0] == '/') {
+		if (strcmp(path, name) == 0)
+			unlink(path);
+		return;
+	}
 	n = strlen(path);
 	k = strlen(name);
 	if (n > k && path[n - k - 1] == '/' && strcmp(path + n - k, name) == 0)
