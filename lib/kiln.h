@@ -488,9 +488,12 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * the nginx snippet (only if it is one kiln generated) and the manifest
  * itself.  Sources and every other file are left alone.  Each removal is a
  * KILN_EVENT_REMOVED event, counted in *removed (with opt.dry_run, nothing
- * is removed: the events and count say what would be).  Returns KILN_OK;
- * KILN_ERR_IO if the manifest is unreadable or something could not be
- * removed.
+ * is removed: the events and count say what would be).  A file beside its
+ * source and named like its sibling that the record does not hold is left
+ * too, and reported: KILN_EVENT_FOREIGN if it decodes to the source,
+ * KILN_EVENT_FOREIGN_STALE if not.  Returns KILN_OK; KILN_ERR_IO if the
+ * manifest is unreadable, something could not be removed, or a
+ * KILN_EVENT_FOREIGN_STALE was reported.
  */
 kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *removed);
 

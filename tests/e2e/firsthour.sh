@@ -155,6 +155,20 @@ check "check: ... reported as stale, with what to do" \
 	grep -qxF "kiln: $T/n/assets/app.js.map.gz: stale gzip sibling: not written by kiln, and a server would send it: delete it" "$T/n2.check"
 "$KILN" check --json "$T/n" >"$T/n.json" 2>/dev/null
 check "check --json: kind 'stale sibling'" [ "$(jfield "$T/n.json" '[(p["kind"], p["coding"]) for p in d["problems"]]')" = "[('stale sibling', 'gzip')]" ]
+cp -a "$T/n" "$T/nc"
+"$KILN" clean "$T/nc" 2>"$T/nc.log"
+check "clean: a stale sibling kiln did not write is a failure (exit 1)" [ $? -eq 1 ]
+check "clean: ... said, with what to do" \
+	grep -qxF "kiln: $T/nc/assets/app.js.map.gz: stale sibling kiln did not write: it does not decode to its source and a server would send it; delete it" "$T/nc.log"
+check "clean: ... and left in place" [ -f "$T/nc/assets/app.js.map.gz" ]
+check "clean: kiln's own siblings removed" [ "$(count_siblings "$T/nc")" -eq 1 ]
+fresh_site "$T/nd"
+"$KILN" -q --no-manifest "$T/nd"
+"$KILN" -q --exclude '*.map' "$T/nd" 2>/dev/null
+"$KILN" clean "$T/nd" 2>"$T/nd.log"
+check "clean: a sibling kiln did not write that decodes: exit 0" [ $? -eq 0 ]
+check "clean: ... a warning that it is left" \
+	grep -qxF "kiln: $T/nd/assets/app.js.map.gz: warning: sibling not written by kiln, left in place" "$T/nd.log"
 fresh_site "$T/n3"
 "$KILN" -q --no-manifest "$T/n3"
 echo "/* new */" >>"$T/n3/assets/app.css"
