@@ -7,13 +7,11 @@
  * counts the bytes the library reports as read or encoded, and is cut to
  * the terminal's width (TIOCGWINSZ on stderr, read at each draw) so that it
  * never wraps.  A mutex keeps the ticker and the library's (already
- * serialised) callbacks from drawing at once.
- *
- * The summary counts assets (the files the manifest records); siblings and
- * kiln's own outputs found in the tree are not assets and are counted apart,
- * and so are errors, which are not files.
+ * serialised) callbacks from drawing at once.  The closing summary is
+ * ui_summary.c's.
  */
 #include "ui.h"
+#include "ui_state.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -25,38 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct ui {
-	FILE *err;
-	enum ui_command command;
-	enum ui_verbosity verbosity;
-	bool progress, dry_run;
-	bool interrupted; /* stopping: no ETA */
-	pthread_mutex_t lock;
-	pthread_t ticker;
-	bool ticker_running, stop;
-	pthread_cond_t wake;
-
-	double start, last_draw;
-	bool line_shown;
-	uint64_t total_files, total_bytes, done_files, done_bytes;
-	uint64_t count[KILN_NOUTCOMES];
-	uint64_t bytes_in[KILN_MAX_CODINGS], bytes_out[KILN_MAX_CODINGS];
-	uint64_t errors, removed, unchanged, written;
-	uint64_t undone; /* files a cancelled run did not finish */
-	char *archive; /* the archive written (-o), for the summary */
-	json_t *error_list;   /* [{"path", "reason"}] */
-	json_t *warning_list; /* [{"path", "warning"}] */
-	json_t *problems;     /* check's: [{"path", "kind", "coding", "detail"}] */
-};
-
-/* The outcomes of assets, in the order the summary gives them. */
-static const kiln_outcome asset_outcomes[] = {
-	KILN_OUTCOME_COMPRESSED, KILN_OUTCOME_MEDIA, KILN_OUTCOME_SMALL,
-	KILN_OUTCOME_NO_GAIN, KILN_OUTCOME_EXCLUDED, KILN_OUTCOME_LONG_NAME,
-};
-#define NASSET_OUTCOMES (sizeof(asset_outcomes) / sizeof(asset_outcomes[0]))
-
-static double now(void)
+double ui_now(void)
 {
 	struct timespec ts;
 
@@ -64,7 +31,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char *plural(uint64_t n, const char *one, const char *many)
+const char *ui_plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
 }
@@ -127,7 +94,7 @@ static char *escaped(const char *s)
 	return buf;
 }
 
-static void human(char *buf, size_t n, uint64_t bytes)
+void ui_human(char *buf, size_t n, uint64_t bytes)
 {
 	if (bytes < 1024)
 		snprintf(buf, n, "%llu B", (unsigned long long)bytes);
@@ -141,7 +108,7 @@ static void human(char *buf, size_t n, uint64_t bytes)
 
 /* ---- the progress line ---- */
 
-static void clear_line(struct ui *ui)
+void ui_clear_line(struct ui *ui)
 {
 	if (ui->line_shown) {
 		fputs("\r\033[K", ui->err);
@@ -172,7 +139,7 @@ static void add_part(char *line, size_t *len, size_t max, const char *part)
 
 static void draw(struct ui *ui, bool force)
 {
-	double t = now(), elapsed = t - ui->start;
+	double t = ui_now(), elapsed = t - ui->start;
 	char line[512], part[128], done[32], total[32];
 	size_t len, max;
 
@@ -191,8 +158,8 @@ static void draw(struct ui *ui, bool force)
 	if (len > max)
 		len = max; /* a very narrow terminal: cut */
 	line[len] = '\0';
-	human(done, sizeof(done), ui->done_bytes);
-	human(total, sizeof(total), ui->total_bytes);
+	ui_human(done, sizeof(done), ui->done_bytes);
+	ui_human(total, sizeof(total), ui->total_bytes);
 	snprintf(part, sizeof(part), ", %s/%s", done, total);
 	add_part(line, &len, max, part);
 	snprintf(part, sizeof(part), ", %.1f s", elapsed);
@@ -242,7 +209,7 @@ struct ui *ui_new(FILE *err, enum ui_command command, enum ui_verbosity verbosit
 	ui->verbosity = verbosity;
 	ui->progress = progress;
 	ui->dry_run = dry_run;
-	ui->start = now();
+	ui->start = ui_now();
 	pthread_mutex_init(&ui->lock, NULL);
 	pthread_cond_init(&ui->wake, NULL);
 	ui->error_list = json_array();
@@ -257,7 +224,7 @@ struct ui *ui_new(FILE *err, enum ui_command command, enum ui_verbosity verbosit
 	return ui;
 }
 
-static void stop_ticker(struct ui *ui)
+void ui_stop_ticker(struct ui *ui)
 {
 	if (!ui->ticker_running)
 		return;
@@ -273,7 +240,7 @@ void ui_free(struct ui *ui)
 {
 	if (!ui)
 		return;
-	stop_ticker(ui);
+	ui_stop_ticker(ui);
 	pthread_cond_destroy(&ui->wake);
 	pthread_mutex_destroy(&ui->lock);
 	json_decref(ui->error_list);
@@ -360,7 +327,7 @@ static void error_line(struct ui *ui, const char *path, const char *what, int er
 
 	snprintf(reason, sizeof(reason), "%s%s%s", what ? what : "failed", errnum ? ": " : "",
 		 errnum ? strerror(errnum) : "");
-	clear_line(ui);
+	ui_clear_line(ui);
 	fprintf(ui->err, "kiln: %s: %s\n", p ? p : "?", reason);
 	free(p);
 	ui->errors++;
@@ -373,7 +340,7 @@ static void warning_line(struct ui *ui, const char *path, const char *text)
 	char *p = escaped(path ? path : "");
 
 	if (ui->verbosity >= UI_NORMAL) {
-		clear_line(ui);
+		ui_clear_line(ui);
 		fprintf(ui->err, "kiln: %s: warning: %s\n", p ? p : "?", text);
 	}
 	free(p);
@@ -397,7 +364,7 @@ static void print_verbose(struct ui *ui, const struct kiln_report *r)
 {
 	char *p = report_path(r, ""), *e = p ? escaped(p) : NULL;
 
-	clear_line(ui);
+	ui_clear_line(ui);
 	fprintf(ui->err, "%s: %s", e ? e : "?", kiln_outcome_name(r->outcome));
 	free(e);
 	free(p);
@@ -502,7 +469,7 @@ void ui_on_file(void *user, const struct kiln_report *r)
 void ui_interrupted(struct ui *ui)
 {
 	pthread_mutex_lock(&ui->lock);
-	clear_line(ui);
+	ui_clear_line(ui);
 	fputs("kiln: interrupted: saving what is done (again to stop at once)\n", ui->err);
 	fflush(ui->err);
 	ui->interrupted = true;
@@ -534,7 +501,7 @@ void ui_on_artifact(void *user, const char *what, const char *path, const struct
 			ui->archive = escaped(path);
 		}
 		if (ui->verbosity >= UI_VERBOSE && (p = escaped(path))) {
-			clear_line(ui);
+			ui_clear_line(ui);
 			fprintf(ui->err, "%s: %s written\n", p, what);
 			free(p);
 		}
@@ -557,7 +524,7 @@ static void problem(struct ui *ui, const char *path, kiln_event ev, int coding,
 	char *p = escaped(path ? path : "");
 	json_t *rec = path_object(path ? path : "");
 
-	clear_line(ui);
+	ui_clear_line(ui);
 	fprintf(ui->err, "kiln: %s: ", p ? p : "?");
 	if (ev == KILN_EVENT_MISSING_SIBLING || ev == KILN_EVENT_STALE_SIBLING)
 		fprintf(ui->err, "%s %s sibling", ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing",
@@ -592,14 +559,14 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 	case KILN_EVENT_REMOVED:
 		ui->removed++;
 		if (verbose && (glob = escaped(path))) {
-			clear_line(ui);
+			ui_clear_line(ui);
 			fprintf(ui->err, "%s: %s\n", glob, ui->dry_run ? "would be removed" : "removed");
 			free(glob);
 		}
 		break;
 	case KILN_EVENT_TEMP_REMOVED:
 		if (verbose && (glob = escaped(path))) {
-			clear_line(ui);
+			ui_clear_line(ui);
 			fprintf(ui->err, "%s: %s\n", glob, kiln_event_name(ev));
 			free(glob);
 		}
@@ -618,7 +585,7 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		if (err && err->status == KILN_OK) {
 			/* the same content, kiln's bytes: no news but in -v */
 			if (verbose && (glob = escaped(path))) {
-				clear_line(ui);
+				ui_clear_line(ui);
 				fprintf(ui->err, "%s: %s a sibling not written by kiln (%s)\n", glob,
 					ui->dry_run ? "would replace" : "replaced", detail);
 				free(glob);
@@ -673,166 +640,4 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 uint64_t ui_errors(const struct ui *ui)
 {
 	return ui->errors;
-}
-
-static uint64_t assets(const struct ui *ui)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < NASSET_OUTCOMES; i++)
-		n += ui->count[asset_outcomes[i]];
-	return n;
-}
-
-/* "kiln: [dry run: ]19 assets: 12 compressed (12 unchanged), 4 media, ...;
- * 12 siblings written, 3 removed; 2 symlinks skipped; 1 error; gzip A -> B
- * (P%); T s" */
-static void summary(struct ui *ui)
-{
-	uint64_t n = assets(ui), sym = ui->count[KILN_OUTCOME_SYMLINK],
-		 special = ui->count[KILN_OUTCOME_SPECIAL];
-	const char *sep = ": ";
-
-	fprintf(ui->err, "kiln: %s%llu %s", ui->dry_run ? "dry run: " : "", (unsigned long long)n,
-		plural(n, "asset", "assets"));
-	for (size_t i = 0; i < NASSET_OUTCOMES; i++) {
-		uint64_t k = ui->count[asset_outcomes[i]];
-		if (!k)
-			continue;
-		fprintf(ui->err, "%s%llu %s", sep, (unsigned long long)k,
-			kiln_outcome_name(asset_outcomes[i]));
-		if (asset_outcomes[i] == KILN_OUTCOME_COMPRESSED && ui->unchanged)
-			fprintf(ui->err, " (%llu unchanged)", (unsigned long long)ui->unchanged);
-		sep = ", ";
-	}
-	if (ui->written || ui->removed) {
-		if (ui->dry_run && ui->written && ui->removed)
-			fprintf(ui->err, "; would write %llu %s, remove %llu",
-				(unsigned long long)ui->written,
-				plural(ui->written, "sibling", "siblings"),
-				(unsigned long long)ui->removed);
-		else if (ui->dry_run)
-			fprintf(ui->err, "; would %s %llu %s", ui->written ? "write" : "remove",
-				(unsigned long long)(ui->written ? ui->written : ui->removed),
-				plural(ui->written ? ui->written : ui->removed, "sibling", "siblings"));
-		else if (ui->written && ui->removed)
-			fprintf(ui->err, "; %llu %s written, %llu removed",
-				(unsigned long long)ui->written,
-				plural(ui->written, "sibling", "siblings"),
-				(unsigned long long)ui->removed);
-		else
-			fprintf(ui->err, "; %llu %s %s",
-				(unsigned long long)(ui->written ? ui->written : ui->removed),
-				plural(ui->written ? ui->written : ui->removed, "sibling", "siblings"),
-				ui->written ? "written" : "removed");
-	}
-	if (sym)
-		fprintf(ui->err, "; %llu %s skipped", (unsigned long long)sym,
-			plural(sym, "symlink", "symlinks"));
-	if (special)
-		fprintf(ui->err, "; %llu %s skipped", (unsigned long long)special,
-			plural(special, "special file", "special files"));
-	if (ui->errors)
-		fprintf(ui->err, "; %llu %s", (unsigned long long)ui->errors,
-			plural(ui->errors, "error", "errors"));
-	if (ui->archive)
-		fprintf(ui->err, "; %s written", ui->archive);
-	if (ui->undone)
-		fprintf(ui->err, "; interrupted: %llu %s not done", (unsigned long long)ui->undone,
-			plural(ui->undone, "file", "files"));
-	for (int c = 0; c < (int)kiln_coding_count(); c++) {
-		char in[32], out[32];
-		if (!ui->bytes_in[c])
-			continue;
-		human(in, sizeof(in), ui->bytes_in[c]);
-		human(out, sizeof(out), ui->bytes_out[c]);
-		fprintf(ui->err, "; %s %s -> %s (%.1f%%)", kiln_coding_name((kiln_coding)c), in, out,
-			100.0 * (double)ui->bytes_out[c] / (double)ui->bytes_in[c]);
-	}
-	fprintf(ui->err, "; %.2f s\n", now() - ui->start);
-}
-
-void ui_finish(struct ui *ui, uint64_t n)
-{
-	stop_ticker(ui);
-	pthread_mutex_lock(&ui->lock);
-	clear_line(ui);
-	if (ui->verbosity >= UI_NORMAL) {
-		if (ui->command == UI_COMPRESS)
-			summary(ui);
-		else if (ui->command == UI_CHECK)
-			fprintf(ui->err, "kiln: check: %llu %s, %llu %s\n", (unsigned long long)n,
-				plural(n, "problem", "problems"), (unsigned long long)ui->errors,
-				plural(ui->errors, "error", "errors"));
-		else
-			fprintf(ui->err, "kiln: clean: %s%llu %s%s, %llu %s\n",
-				ui->dry_run ? "would remove " : "", (unsigned long long)n,
-				plural(n, "file", "files"), ui->dry_run ? "" : " removed",
-				(unsigned long long)ui->errors, plural(ui->errors, "error", "errors"));
-	}
-	fflush(ui->err);
-	pthread_mutex_unlock(&ui->lock);
-}
-
-/* Set KEY of OBJ to V (taking it); false if V is NULL or that failed. */
-static bool put(json_t *obj, const char *key, json_t *v)
-{
-	return v && json_object_set_new(obj, key, v) == 0;
-}
-
-static bool put_count(json_t *obj, const char *key, uint64_t n)
-{
-	return put(obj, key, json_integer((json_int_t)n));
-}
-
-int ui_print_json(struct ui *ui, FILE *f)
-{
-	static const char *const names[] = { "compress", "check", "clean" };
-	json_t *root = json_object(), *files = json_object(), *other = json_object(),
-	       *bytes = json_object();
-	bool ok = root && files && other && bytes;
-	int ret = -1;
-
-	ok = ok && put(root, "command", json_string(names[ui->command]));
-	if (ui->command == UI_CHECK) {
-		/* check's output is its problems, and the errors beside them */
-		ok = ok && json_object_set(root, "problems", ui->problems) == 0 &&
-		     put_count(root, "problem_count", json_array_size(ui->problems));
-	} else {
-		ok = ok && put(root, "dry_run", json_boolean(ui->dry_run));
-	}
-	if (ui->command == UI_COMPRESS) {
-		for (size_t i = 0; ok && i < NASSET_OUTCOMES; i++)
-			ok = put_count(files, kiln_outcome_name(asset_outcomes[i]),
-				       ui->count[asset_outcomes[i]]);
-		ok = ok && put_count(other, "sibling", ui->count[KILN_OUTCOME_SIBLING]) &&
-		     put_count(other, "symlink", ui->count[KILN_OUTCOME_SYMLINK]) &&
-		     put_count(other, "special", ui->count[KILN_OUTCOME_SPECIAL]);
-		for (int c = 0; ok && c < (int)kiln_coding_count(); c++)
-			ok = put(bytes, kiln_coding_name((kiln_coding)c),
-				 json_pack("{s:I, s:I}", "in", (json_int_t)ui->bytes_in[c], "out",
-					   (json_int_t)ui->bytes_out[c]));
-		ok = ok && put_count(root, "assets", assets(ui)) &&
-		     json_object_set(root, "files", files) == 0 &&
-		     json_object_set(root, "not_assets", other) == 0 &&
-		     put_count(root, "unchanged", ui->unchanged) &&
-		     put_count(root, "written", ui->written) &&
-		     put_count(root, "not_done", ui->undone) &&
-		     json_object_set(root, "bytes", bytes) == 0;
-	}
-	if (ui->command != UI_CHECK)
-		ok = ok && put_count(root, "removed", ui->removed) &&
-		     json_object_set(root, "warnings", ui->warning_list) == 0 &&
-		     put_count(root, "warning_count", json_array_size(ui->warning_list));
-	ok = ok && json_object_set(root, "errors", ui->error_list) == 0 &&
-	     put_count(root, "error_count", json_array_size(ui->error_list)) &&
-	     put(root, "elapsed_seconds", json_real(now() - ui->start));
-	if (ok && json_dumpf(root, f, JSON_COMPACT | JSON_REAL_PRECISION(6)) == 0 &&
-	    fputc('\n', f) != EOF && fflush(f) == 0)
-		ret = 0;
-	json_decref(files);
-	json_decref(other);
-	json_decref(bytes);
-	json_decref(root);
-	return ret;
 }
