@@ -45,6 +45,7 @@ enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN };
 static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
 static pthread_mutex_t signal_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kiln_run *signal_run;
+static struct ui *signal_ui; /* where to say so, clearing the progress line */
 static int first_signal; /* under signal_lock */
 
 /* Die of SIG, as if it had never been caught. */
@@ -71,7 +72,7 @@ static void *signal_main(void *arg)
 		if (!first_signal && signal_run) {
 			first_signal = sig;
 			kiln_run_cancel(signal_run);
-			fputs("kiln: interrupted: saving what is done (again to stop at once)\n", stderr);
+			ui_interrupted(signal_ui);
 			pthread_mutex_unlock(&signal_lock);
 			continue;
 		}
@@ -101,10 +102,11 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void set_signal_run(struct kiln_run *run)
+static void set_signal_run(struct kiln_run *run, struct ui *ui)
 {
 	pthread_mutex_lock(&signal_lock);
 	signal_run = run;
+	signal_ui = ui;
 	pthread_mutex_unlock(&signal_lock);
 }
 
@@ -121,31 +123,91 @@ static void die_if_signalled(void)
 		die_of(sig);
 }
 
-/* One option of the help: NAME in its column, then TEXT (on the next line
- * when NAME is too long for the column). */
+/* Help text is laid out for an 80-column terminal: option names in a
+ * column of their own, descriptions wrapped at HELP_WIDTH. */
+enum { HELP_INDENT = 27, HELP_WIDTH = 79 };
+
+/* One option of the help: NAME ("-x, --long ARG", or "" to go on with the
+ * option above) in its column, then TEXT, wrapped at word boundaries (on
+ * the next line when NAME is too long for the column). */
 static void help_line(FILE *f, const char *name, const char *text)
 {
-	size_t n = strlen(text), k;
+	size_t col = 0;
 
-	if (strlen(name) > 20)
-		fprintf(f, "      %s\n", name), name = "";
-	do { /* words, lines of at most 53 characters */
-		k = n;
-		if (k > 53) {
-			k = 53;
-			while (k > 0 && text[k] != ' ')
-				k--;
-			if (k == 0)
-				k = n;
+	/* short options sit two columns left of the long ones */
+	if (*name)
+		col = (size_t)fprintf(f, "%s%s", name[1] != '-' ? "  " : "      ", name);
+	if (col + 1 > HELP_INDENT) {
+		fputc('\n', f);
+		col = 0;
+	}
+	while (*text) {
+		size_t room = HELP_WIDTH - HELP_INDENT, n = strlen(text);
+		if (n > room) {
+			n = room;
+			while (n > 0 && text[n] != ' ')
+				n--;
+			if (n == 0)
+				n = strcspn(text, " ");
 		}
-		fprintf(f, "      %-20s %.*s\n", name, (int)k, text);
-		name = "";
-		text += k;
-		n -= k;
+		fprintf(f, "%*s%.*s\n", (int)(HELP_INDENT - col), "", (int)n, text);
+		col = 0;
+		text += n;
 		while (*text == ' ')
-			text++, n--;
-	} while (n > 0);
+			text++;
+	}
 }
+
+/* The options that do not depend on the codec table: NAME, TEXT; a NULL
+ * NAME is a heading. */
+static const char *const fixed_help[][2] = {
+	{ NULL, "Choosing files:" },
+	{ "--min-size N", "files smaller than N bytes are not compressed (K, M, G suffixes; "
+			  "default 256)" },
+	{ "--max-ratio R", "keep a sibling only if its size <= R * original, 0 < R <= 1 "
+			   "(default 0.95; beside any other kept sibling, the first coding's is "
+			   "kept whenever it is smaller at all)" },
+	{ "--include GLOB", "only files matching GLOB (repeatable)" },
+	{ "--exclude GLOB", "skip files matching GLOB (repeatable); a glob that matches no "
+			    "file is a warning, and a run whose globs would remove every sibling "
+			    "is refused without --force" },
+	{ "--follow-symlinks", "follow links to files inside DIR (a link outside DIR, a "
+			       "dangling link or a loop is an error)" },
+	{ NULL, "Running:" },
+	{ "-j, --jobs N", "worker threads, 1..4096 (default: online CPUs)" },
+	{ "--verify", "decode every kept sibling and compare it with its source" },
+	{ "-n, --dry-run", "decide (encoding in memory) and report; write nothing" },
+	{ "-f, --force", "ignore the previous run: encode every file again; run even when the "
+			 "globs would remove every sibling" },
+	{ "--cache DIR", "reuse encodings from a content cache kept between runs (also "
+			 "KILN_CACHE_DIR)" },
+	{ "--cache-max-size N", "keep the cache under N bytes (K, M, G; default 1G)" },
+	{ "--max-file-size N", "refuse to compress larger files (K, M, G; default 0: no limit)" },
+	{ "--stream-size N", "stream files of N bytes or more instead of holding them in memory "
+			     "(gzip via zlib -9; K, M, G; default 64M; 0: never)" },
+	{ "--fsync", "make every write durable before renaming it into place" },
+	{ NULL, "Archives (with -o):" },
+	{ "-o, --output OUT", "write the archive OUT (atomically) instead of siblings in place" },
+	{ "--format F", "tar, tar.gz, tar.zst, tar.xz or zip (default: from OUT's suffix)" },
+	{ "--keep-owner", "keep owners (default: uid 0, gid 0, no names)" },
+	{ "--max-expanded-size N", "refuse an archive expanding beyond N bytes in total (K, M, "
+				   "G; 0: no limit; default 4G)" },
+	{ "--max-expansion-ratio R", "refuse an archive expanding more than R times its size, "
+				     "once past 64M (0: no limit; default 200)" },
+	{ NULL, "Artifacts (written after each DIR):" },
+	{ "--manifest PATH", "write the JSON manifest to PATH (default DIR/kiln-manifest.json)" },
+	{ "--no-manifest", "keep no manifest (refused on a tree that has one)" },
+	{ "--nginx-conf PATH", "write the nginx snippet to PATH (default DIR/kiln.nginx.conf)" },
+	{ "--no-nginx-conf", "do not write the nginx snippet" },
+	{ NULL, "Output:" },
+	{ "--progress", "show a progress line (default when stderr is a terminal)" },
+	{ "--no-progress", "never show the progress line" },
+	{ "-q, --quiet", "print errors only" },
+	{ "-v, --verbose", "print one line per file" },
+	{ "--json", "print the summary (check: the problems) as one JSON object on stdout" },
+	{ "-h, --help", "print this help and exit" },
+	{ "-V, --version", "print versions and exit" },
+};
 
 static void usage(FILE *f)
 {
@@ -153,10 +215,11 @@ static void usage(FILE *f)
 	      "       kiln [compress] [OPTIONS] ARCHIVE|DIR -o OUT\n"
 	      "       kiln check [OPTIONS] DIR...\n"
 	      "       kiln clean [OPTIONS] DIR...\n"
-	      "Write precompressed siblings next to the web assets under each DIR;\n"
-	      "check a tree against its manifest without writing (exit 3 if it does not match);\n"
-	      "remove everything kiln wrote.  With -o, read an archive (tar, zip, 7z, cpio, ...)\n"
-	      "or a directory and write the archive OUT with the siblings added.\n"
+	      "Write precompressed siblings next to the web assets under each DIR; check a\n"
+	      "tree against its manifest without writing (exit 3 if it does not match);\n"
+	      "remove everything kiln wrote.  With -o, read an archive (tar, zip, 7z, cpio,\n"
+	      "...) or a directory and write the archive OUT with the siblings added.  Give\n"
+	      "each DIR once: the same directory twice, or one inside another, is refused.\n"
 	      "\n"
 	      "Encodings (at least one):\n",
 	      f);
@@ -186,52 +249,14 @@ static void usage(FILE *f)
 			 i->extra_min, i->extra_max, i->extra_default);
 		help_line(f, opt, text);
 	}
-	fputs("      --best               every coding, each at its best (slowest) settings\n", f);
-	fputs("Choosing files:\n"
-	      "      --min-size BYTES     files smaller than this are not compressed (default 256)\n"
-	      "      --max-ratio R        keep a sibling only if its size <= R * original, 0 < R <= 1\n"
-	      "                           (default 0.95; beside any other kept sibling, the first\n"
-	      "                           coding's is kept whenever it is smaller at all)\n"
-	      "      --include GLOB       only files matching GLOB (repeatable)\n"
-	      "      --exclude GLOB       skip files matching GLOB (repeatable)\n"
-	      "      --follow-symlinks    follow links to files inside DIR (a link outside DIR, a\n"
-	      "                           dangling link or a loop is an error)\n"
-	      "Running:\n"
-	      "  -j, --jobs N             worker threads, 1..4096 (default: online CPUs)\n"
-	      "      --verify             decode every kept sibling and compare with its source\n"
-	      "  -n, --dry-run            decide (encoding in memory) and report, write nothing\n"
-	      "  -f, --force              ignore the previous run: encode every file again\n"
-	      "      --cache DIR          reuse encodings from a content cache kept between runs\n"
-	      "                           (also KILN_CACHE_DIR)\n"
-	      "      --cache-max-size N   keep the cache under N bytes (K, M, G suffixes; default 1G)\n"
-	      "      --max-file-size N    refuse to compress larger files (K, M, G; default 0:\n"
-	      "                           no limit)\n"
-	      "      --stream-size N      stream files of N bytes or more instead of holding them\n"
-	      "                           in memory (gzip via zlib -9; K, M, G; default 64M; 0: never)\n"
-	      "      --fsync              make every write durable before renaming it into place\n"
-	      "Archives (with -o):\n"
-	      "  -o, --output OUT         write the archive OUT (atomically) instead of siblings in place\n"
-	      "      --format F           tar, tar.gz, tar.zst, tar.xz or zip (default: from OUT's suffix)\n"
-	      "      --keep-owner         keep owners (default: uid 0, gid 0, no names)\n"
-	      "      --max-expanded-size N  refuse an archive expanding beyond N bytes in total\n"
-	      "                           (K, M, G; 0: no limit; default 4G)\n"
-	      "      --max-expansion-ratio R  refuse an archive expanding more than R times its\n"
-	      "                           size, once past 64M (0: no limit; default 200)\n"
-	      "Artifacts (written after each DIR):\n"
-	      "      --manifest PATH      write the JSON manifest to PATH (default DIR/kiln-manifest.json)\n"
-	      "      --no-manifest        keep no manifest (refused on a tree that has one)\n"
-	      "      --nginx-conf PATH    write the nginx snippet to PATH (default DIR/kiln.nginx.conf)\n"
-	      "      --no-nginx-conf      do not write the nginx snippet\n"
-	      "Output:\n"
-	      "      --progress           show a progress line (default when stderr is a terminal)\n"
-	      "      --no-progress        never show the progress line\n"
-	      "  -q, --quiet              print errors only\n"
-	      "  -v, --verbose            print one line per file\n"
-	      "      --json               print the run summary (check: the problems) as one JSON\n"
-	      "                           object on stdout\n"
-	      "  -h, --help               print this help and exit\n"
-	      "  -V, --version            print versions and exit\n"
-	      "\n"
+	help_line(f, "--best", "every coding, each at its best (slowest) settings");
+	for (size_t k = 0; k < sizeof(fixed_help) / sizeof(fixed_help[0]); k++) {
+		if (!fixed_help[k][0])
+			fprintf(f, "%s\n", fixed_help[k][1]);
+		else
+			help_line(f, fixed_help[k][0], fixed_help[k][1]);
+	}
+	fputs("\n"
 	      "Exit status: 0 success, 1 a file or DIR failed, 2 usage error,\n"
 	      "3 (check) the tree does not match its manifest.\n",
 	      f);
@@ -464,9 +489,8 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	while ((c = getopt_long(argc, argv, "j:fnqvhVo:", cli->long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_MIN_SIZE:
-			if (!parse_u64(optarg, 0, UINT64_MAX, &v))
-				return usage_error("--min-size takes a number of bytes, not '%s'", optarg);
-			cli->opt.min_size = v;
+			if (!parse_size(optarg, &cli->opt.min_size))
+				return usage_error("--min-size takes a size in bytes (K, M, G suffixes), not '%s'", optarg);
 			break;
 		case OPT_MAX_RATIO:
 			errno = 0;
@@ -618,6 +642,55 @@ static int check_archive_args(struct cli *cli, enum command cmd, int noperands)
 	return -1;
 }
 
+/* Print "kiln: B: WHY A: give each DIR once" (paths escaped) as a usage
+ * error. */
+static int overlap_error(const char *a, const char *b, const char *why)
+{
+	fputs("kiln: ", stderr);
+	ui_put_escaped(stderr, b);
+	fprintf(stderr, ": %s ", why);
+	ui_put_escaped(stderr, a);
+	fputs(", also given: give each DIR once\nTry 'kiln --help' for more information.\n",
+	      stderr);
+	return EXIT_USAGE;
+}
+
+/*
+ * No file is processed twice: two DIRs that are the same directory, or one
+ * inside another (by their real paths: "dist", "dist/", "./dist" and a link
+ * to it are one), are a usage error.  A DIR that cannot be resolved (it
+ * does not exist) is left for the run to report.  Returns -1 to go on, or
+ * an exit status.
+ */
+static int check_overlap(char **dirs, int n)
+{
+	char **real = calloc((size_t)n + 1, sizeof(*real));
+	int status = -1;
+
+	if (!real) {
+		fputs("kiln: out of memory\n", stderr);
+		return EXIT_FAILED;
+	}
+	for (int i = 0; i < n; i++)
+		real[i] = realpath(dirs[i], NULL);
+	for (int j = 0; j < n && status < 0; j++)
+		for (int i = 0; i < n && status < 0; i++) {
+			size_t k;
+			if (i == j || !real[i] || !real[j])
+				continue;
+			k = strlen(real[i]);
+			if (i < j && strcmp(real[i], real[j]) == 0)
+				status = overlap_error(dirs[i], dirs[j], "the same directory as");
+			else if (strncmp(real[i], real[j], k) == 0 &&
+				 (real[j][k] == '/' || (k == 1 && real[j][1])))
+				status = overlap_error(dirs[i], dirs[j], "inside");
+		}
+	for (int i = 0; i < n; i++)
+		free(real[i]);
+	free(real);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
@@ -652,11 +725,15 @@ int main(int argc, char **argv)
 		status = usage_error("--manifest and --nginx-conf name one file: give one DIR");
 		goto out;
 	}
+	if ((status = check_overlap(argv + first, argc - first)) >= 0)
+		goto out;
 	progress = cli.progress < 0 ? (cli.verbosity > UI_QUIET && isatty(STDERR_FILENO))
 				    : cli.progress == 1;
 	install_signals(); /* before any thread is made */
-	ui = ui_new(stderr, cli.verbosity, progress && cmd == CMD_COMPRESS);
+	ui = ui_new(stderr, cmd == CMD_CHECK ? UI_CHECK : cmd == CMD_CLEAN ? UI_CLEAN : UI_COMPRESS,
+		    cli.verbosity, progress && cmd == CMD_COMPRESS, cli.opt.dry_run);
 	cb.on_plan = ui_on_plan;
+	cb.on_progress = ui_on_progress;
 	cb.on_file = ui_on_file;
 	cb.on_artifact = ui_on_artifact;
 	cb.on_event = ui_on_event;
@@ -667,7 +744,7 @@ int main(int argc, char **argv)
 		status = EXIT_FAILED;
 		goto out;
 	}
-	set_signal_run(run);
+	set_signal_run(run, ui);
 	for (int i = first; i < argc; i++) {
 		uint64_t n = 0;
 		kiln_status st = cmd == CMD_CHECK   ? kiln_check_tree(run, argv[i], &n)
@@ -685,22 +762,16 @@ int main(int argc, char **argv)
 			failed = true; /* already reported through a callback */
 		}
 	}
-	if (cmd == CMD_COMPRESS)
-		ui_finish(ui);
-	else
-		ui_finish_command(ui, cmd == CMD_CHECK ? "check" : "clean",
-				  cmd == CMD_CHECK ? problems : removed);
+	ui_finish(ui, cmd == CMD_CHECK ? problems : removed);
 	status = failed || ui_errors(ui) ? EXIT_FAILED
 		 : problems			 ? EXIT_PROBLEMS
 						 : EXIT_OK;
-	if (cli.json && ui_print_json(ui, stdout, cmd == CMD_CHECK   ? "check"
-						  : cmd == CMD_CLEAN ? "clean"
-								     : NULL) != 0) {
+	if (cli.json && ui_print_json(ui, stdout) != 0) {
 		fputs("kiln: cannot write the JSON summary\n", stderr);
 		status = EXIT_FAILED;
 	}
 out:
-	set_signal_run(NULL);
+	set_signal_run(NULL, NULL);
 	kiln_run_free(run);
 	ui_free(ui);
 	free(cli.include);

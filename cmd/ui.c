@@ -3,44 +3,37 @@
  *
  * The progress line is drawn only when asked (by default when stderr is a
  * terminal), at most ten times a second, and by a small ticker thread too so
- * that elapsed time and ETA keep moving while one large file is encoded.  A
- * mutex keeps the ticker and the library's (already serialised) callbacks
- * from drawing at once.
+ * that elapsed time and ETA keep moving while one large file is encoded.  It
+ * counts the bytes the library reports as read or encoded, and is cut to
+ * the terminal's width (TIOCGWINSZ on stderr, read at each draw) so that it
+ * never wraps.  A mutex keeps the ticker and the library's (already
+ * serialised) callbacks from drawing at once.  The closing summary is
+ * ui_summary.c's.
  */
 #include "ui.h"
+#include "ui_state.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
-struct ui {
-	FILE *err;
-	enum ui_verbosity verbosity;
-	bool progress;
-	pthread_mutex_t lock;
-	pthread_t ticker;
-	bool ticker_running, stop;
-	pthread_cond_t wake;
-
-	double start, last_draw;
-	bool line_shown;
-	uint64_t total_files, total_bytes, done_files, done_bytes;
-	uint64_t count[KILN_NOUTCOMES];
-	uint64_t bytes_in[KILN_MAX_CODINGS], bytes_out[KILN_MAX_CODINGS];
-	uint64_t artifact_errors, removed, unchanged;
-	json_t *errors; /* [{"path", "reason"}], for --json */
-	json_t *problems; /* check's: [{"path", "kind", "detail"}], for --json */
-};
-
-static double now(void)
+double ui_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *ui_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
 }
 
 /* Length of the printable UTF-8 character at S, or 0 for a control
@@ -84,7 +77,24 @@ void ui_put_escaped(FILE *f, const char *str)
 	}
 }
 
-static void human(char *buf, size_t n, uint64_t bytes)
+/* S escaped as ui_put_escaped() writes it, malloc'ed (NULL: no memory). */
+static char *escaped(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	ui_put_escaped(f, s);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+void ui_human(char *buf, size_t n, uint64_t bytes)
 {
 	if (bytes < 1024)
 		snprintf(buf, n, "%llu B", (unsigned long long)bytes);
@@ -96,7 +106,9 @@ static void human(char *buf, size_t n, uint64_t bytes)
 		snprintf(buf, n, "%.2f GiB", (double)bytes / (1024.0 * 1024 * 1024));
 }
 
-static void clear_line(struct ui *ui)
+/* ---- the progress line ---- */
+
+void ui_clear_line(struct ui *ui)
 {
 	if (ui->line_shown) {
 		fputs("\r\033[K", ui->err);
@@ -104,24 +116,62 @@ static void clear_line(struct ui *ui)
 	}
 }
 
+/* Columns of the terminal on F (80 if it will not say). */
+static size_t term_width(FILE *f)
+{
+	struct winsize ws;
+
+	if (ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* Append PART to LINE (LEN bytes so far) if the result stays within MAX. */
+static void add_part(char *line, size_t *len, size_t max, const char *part)
+{
+	size_t n = strlen(part);
+
+	if (*len + n <= max) {
+		memcpy(line + *len, part, n + 1);
+		*len += n;
+	}
+}
+
 static void draw(struct ui *ui, bool force)
 {
-	double t = now(), elapsed = t - ui->start;
-	char done[32], total[32];
+	double t = ui_now(), elapsed = t - ui->start;
+	char line[512], part[128], done[32], total[32];
+	size_t len, max;
 
 	if (!ui->progress || (!force && t - ui->last_draw < 0.1))
 		return;
 	ui->last_draw = t;
-	human(done, sizeof(done), ui->done_bytes);
-	human(total, sizeof(total), ui->total_bytes);
-	fprintf(ui->err, "\r\033[Kkiln: %llu/%llu files, %s/%s, %.1f s",
-		(unsigned long long)ui->done_files, (unsigned long long)ui->total_files,
-		done, total, elapsed);
-	if (ui->done_bytes > 0 && ui->total_bytes > ui->done_bytes && elapsed > 0.5) {
+	/* one column short of the width: writing the last column wraps on
+	 * some terminals */
+	max = term_width(ui->err) - 1;
+	if (max >= sizeof(line))
+		max = sizeof(line) - 1;
+	len = (size_t)snprintf(line, sizeof(line), "kiln: %s%llu/%llu files",
+			       ui->interrupted ? "stopping, " : "",
+			       (unsigned long long)ui->done_files,
+			       (unsigned long long)ui->total_files);
+	if (len > max)
+		len = max; /* a very narrow terminal: cut */
+	line[len] = '\0';
+	ui_human(done, sizeof(done), ui->done_bytes);
+	ui_human(total, sizeof(total), ui->total_bytes);
+	snprintf(part, sizeof(part), ", %s/%s", done, total);
+	add_part(line, &len, max, part);
+	snprintf(part, sizeof(part), ", %.1f s", elapsed);
+	add_part(line, &len, max, part);
+	if (ui->done_bytes > 0 && ui->total_bytes > ui->done_bytes && elapsed > 0.5 &&
+	    !ui->interrupted) {
 		double eta = elapsed * (double)(ui->total_bytes - ui->done_bytes) /
 			     (double)ui->done_bytes;
-		fprintf(ui->err, ", ETA %.0f s", eta);
+		snprintf(part, sizeof(part), ", ETA %.0f s", eta);
+		add_part(line, &len, max, part);
 	}
+	fprintf(ui->err, "\r\033[K%s", line);
 	fflush(ui->err);
 	ui->line_shown = true;
 }
@@ -147,26 +197,34 @@ static void *ticker_main(void *p)
 	return NULL;
 }
 
-struct ui *ui_new(FILE *err, enum ui_verbosity verbosity, bool progress)
+struct ui *ui_new(FILE *err, enum ui_command command, enum ui_verbosity verbosity,
+		  bool progress, bool dry_run)
 {
 	struct ui *ui = calloc(1, sizeof(*ui));
 
 	if (!ui)
 		return NULL;
 	ui->err = err;
+	ui->command = command;
 	ui->verbosity = verbosity;
 	ui->progress = progress;
-	ui->start = now();
-	ui->errors = json_array();
-	ui->problems = json_array();
+	ui->dry_run = dry_run;
+	ui->start = ui_now();
 	pthread_mutex_init(&ui->lock, NULL);
 	pthread_cond_init(&ui->wake, NULL);
+	ui->error_list = json_array();
+	ui->warning_list = json_array();
+	ui->problems = json_array();
+	if (!ui->error_list || !ui->warning_list || !ui->problems) {
+		ui_free(ui);
+		return NULL;
+	}
 	if (progress && pthread_create(&ui->ticker, NULL, ticker_main, ui) == 0)
 		ui->ticker_running = true;
 	return ui;
 }
 
-static void stop_ticker(struct ui *ui)
+void ui_stop_ticker(struct ui *ui)
 {
 	if (!ui->ticker_running)
 		return;
@@ -182,11 +240,13 @@ void ui_free(struct ui *ui)
 {
 	if (!ui)
 		return;
-	stop_ticker(ui);
+	ui_stop_ticker(ui);
 	pthread_cond_destroy(&ui->wake);
 	pthread_mutex_destroy(&ui->lock);
-	json_decref(ui->errors);
+	json_decref(ui->error_list);
+	json_decref(ui->warning_list);
 	json_decref(ui->problems);
+	free(ui->archive);
 	free(ui);
 }
 
@@ -202,80 +262,117 @@ void ui_on_plan(void *user, const char *root, uint64_t files, uint64_t bytes)
 	pthread_mutex_unlock(&ui->lock);
 }
 
-/* "ROOT/PATH" (or, for an archive's entry, "ROOT: PATH") + suffix,
- * escaped: the file a message is about. */
-static void put_path(struct ui *ui, const struct kiln_report *r, const char *suffix)
+void ui_on_progress(void *user, uint64_t files, uint64_t bytes)
 {
-	ui_put_escaped(ui->err, r->root);
-	if (*r->path) {
-		if (r->in_archive)
-			fputs(": ", ui->err);
-		else if (strcmp(r->root, "/") != 0)
-			fputc('/', ui->err);
-		ui_put_escaped(ui->err, r->path);
-	}
-	fputs(suffix, ui->err);
+	struct ui *ui = user;
+
+	pthread_mutex_lock(&ui->lock);
+	ui->done_files += files;
+	ui->done_bytes += bytes;
+	draw(ui, false);
+	pthread_mutex_unlock(&ui->lock);
 }
 
-/* Print "kiln: PATH: reason" and keep it for the JSON summary.  PATH is
- * printed already escaped by the caller's put function. */
-static void error_line(struct ui *ui, const char *escaped_path, const char *what, int errnum)
+/* ---- messages ---- */
+
+/* "ROOT/PATH" (or, for an archive's entry, "ROOT: PATH") + SUFFIX, as bytes:
+ * the file a message is about; malloc'ed. */
+static char *report_path(const struct kiln_report *r, const char *suffix)
 {
-	char reason[512];
-	json_t *rec;
+	const char *sep = !*r->path ? "" : r->in_archive ? ": " : strcmp(r->root, "/") ? "/" : "";
+	size_t n = strlen(r->root) + strlen(sep) + strlen(r->path) + strlen(suffix) + 1;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s%s%s%s", r->root, sep, r->path, suffix);
+	return p;
+}
+
+/* {"path": PATH as the manifest writes names, "path_base64" when needed}. */
+static json_t *path_object(const char *path)
+{
+	char *b64 = NULL, *key = kiln_path_key(path, &b64);
+	json_t *o = key ? json_pack("{s:s}", "path", key) : NULL;
+
+	if (o && b64 && json_object_set_new(o, "path_base64", json_string(b64)) != 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	free(key);
+	free(b64);
+	return o;
+}
+
+/* Append {"path": PATH, FIELD: TEXT} to LIST; a failure makes the JSON
+ * incomplete, which is an error. */
+static void note(struct ui *ui, json_t *list, const char *path, const char *field,
+		 const char *text)
+{
+	json_t *o = path_object(path ? path : "");
+
+	if (o && json_object_set_new(o, field, json_string(text)) == 0) {
+		if (json_array_append_new(list, o) == 0) /* takes O, also on failure */
+			return;
+	} else {
+		json_decref(o);
+	}
+	ui->errors++;
+}
+
+/* Print "kiln: PATH: REASON[: strerror]" and keep it for the JSON. */
+static void error_line(struct ui *ui, const char *path, const char *what, int errnum)
+{
+	char reason[768];
+	char *p = escaped(path ? path : "");
 
 	snprintf(reason, sizeof(reason), "%s%s%s", what ? what : "failed", errnum ? ": " : "",
 		 errnum ? strerror(errnum) : "");
-	fprintf(ui->err, "kiln: %s: %s\n", escaped_path, reason);
-	rec = json_pack("{s:s, s:s}", "path", escaped_path, "reason", reason);
-	if (rec && ui->errors)
-		json_array_append_new(ui->errors, rec);
-	else
-		json_decref(rec);
+	ui_clear_line(ui);
+	fprintf(ui->err, "kiln: %s: %s\n", p ? p : "?", reason);
+	free(p);
+	ui->errors++;
+	note(ui, ui->error_list, path, "reason", reason);
 }
 
-/* The escaped "ROOT/PATH" + suffix of a report, malloc'ed. */
-static char *report_path(const struct kiln_report *r, const char *suffix)
+/* Print "kiln: PATH: warning: TEXT" (unless quiet) and keep it. */
+static void warning_line(struct ui *ui, const char *path, const char *text)
 {
-	char *buf = NULL;
+	char *p = escaped(path ? path : "");
+
+	if (ui->verbosity >= UI_NORMAL) {
+		ui_clear_line(ui);
+		fprintf(ui->err, "kiln: %s: warning: %s\n", p ? p : "?", text);
+	}
+	free(p);
+	note(ui, ui->warning_list, path, "warning", text);
+}
+
+/* The sibling suffixes of the codings of R with OUTCOME, "/"-joined. */
+static void coding_suffixes(const struct kiln_report *r, kiln_coding_outcome outcome, char *buf,
+			    size_t n)
+{
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 
-	if (!f)
-		return NULL;
-	ui_put_escaped(f, r->root);
-	if (*r->path) {
-		if (r->in_archive)
-			fputs(": ", f);
-		else if (strcmp(r->root, "/") != 0)
-			fputc('/', f);
-		ui_put_escaped(f, r->path);
-	}
-	ui_put_escaped(f, suffix);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-static void print_error(struct ui *ui, const struct kiln_report *r)
-{
-	const struct kiln_error *e = &r->error;
-	char *path = report_path(r, e->suffix ? e->suffix : "");
-
-	error_line(ui, path ? path : r->path, e->what, e->errnum);
-	free(path);
+	*buf = '\0';
+	for (int c = 0; c < (int)kiln_coding_count() && len < n; c++)
+		if (r->coding[c].outcome == outcome)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "/" : "",
+						kiln_coding_suffix((kiln_coding)c));
 }
 
 static void print_verbose(struct ui *ui, const struct kiln_report *r)
 {
-	put_path(ui, r, "");
-	fprintf(ui->err, ": %s", kiln_outcome_name(r->outcome));
+	char *p = report_path(r, ""), *e = p ? escaped(p) : NULL;
+
+	ui_clear_line(ui);
+	fprintf(ui->err, "%s: %s", e ? e : "?", kiln_outcome_name(r->outcome));
+	free(e);
+	free(p);
 	if (r->outcome == KILN_OUTCOME_COMPRESSED || r->outcome == KILN_OUTCOME_NO_GAIN) {
 		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);
 		for (int c = 0; c < (int)kiln_coding_count(); c++) {
-			if (r->coding[c].outcome == KILN_CODING_OFF)
+			if (r->coding[c].outcome != KILN_CODING_KEPT &&
+			    r->coding[c].outcome != KILN_CODING_NO_GAIN)
 				continue;
 			fprintf(ui->err, ", %s %llu B", kiln_coding_name((kiln_coding)c),
 				(unsigned long long)r->coding[c].size);
@@ -289,100 +386,127 @@ static void print_verbose(struct ui *ui, const struct kiln_report *r)
 			else if (r->coding[c].origin == KILN_ORIGIN_PREVIOUS)
 				fputs(" unchanged", ui->err);
 		}
-	} else if (r->outcome == KILN_OUTCOME_MEDIA || r->outcome == KILN_OUTCOME_SMALL) {
+	} else if (r->outcome == KILN_OUTCOME_MEDIA || r->outcome == KILN_OUTCOME_SMALL ||
+		   r->outcome == KILN_OUTCOME_LONG_NAME) {
 		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);
 	}
 	fputc('\n', ui->err);
 }
 
+static void print_error(struct ui *ui, const struct kiln_report *r)
+{
+	const struct kiln_error *e = &r->error;
+	char *path = report_path(r, e->suffix ? e->suffix : "");
+
+	/* a file given as DIR: most likely an archive meant for -o */
+	if (!*r->path && e->errnum == ENOTDIR && ui->command == UI_COMPRESS)
+		error_line(ui, path ? path : r->root,
+			   "not a directory (to read an archive and write a new one with its "
+			   "siblings, add -o OUT)", 0);
+	else if (!*r->path && e->errnum == ENOTDIR)
+		error_line(ui, path ? path : r->root, "not a directory", 0);
+	else
+		error_line(ui, path ? path : r->path, e->what, e->errnum);
+	free(path);
+}
+
 void ui_on_file(void *user, const struct kiln_report *r)
 {
 	struct ui *ui = user;
+	char *path;
 
 	/* a file abandoned because the run was interrupted is not a failure of
 	 * its own: the interruption is what the exit status will say */
-	if (r->outcome == KILN_OUTCOME_ERROR && r->error.status == KILN_ERR_CANCELLED)
-		return;
 	pthread_mutex_lock(&ui->lock);
-	ui->done_files++;
-	ui->done_bytes += r->size;
+	if (r->outcome == KILN_OUTCOME_ERROR && r->error.status == KILN_ERR_CANCELLED) {
+		ui->undone++;
+		pthread_mutex_unlock(&ui->lock);
+		return;
+	}
+	if (r->outcome == KILN_OUTCOME_ERROR) {
+		print_error(ui, r); /* an error, not a file: counted with errors */
+		draw(ui, false);
+		pthread_mutex_unlock(&ui->lock);
+		return;
+	}
 	ui->count[r->outcome]++;
 	if (r->outcome == KILN_OUTCOME_COMPRESSED) {
 		bool all_previous = true;
-		for (int c = 0; c < (int)kiln_coding_count(); c++)
-			if (r->coding[c].outcome == KILN_CODING_KEPT &&
-			    r->coding[c].origin != KILN_ORIGIN_PREVIOUS)
+		for (int c = 0; c < (int)kiln_coding_count(); c++) {
+			if (r->coding[c].outcome != KILN_CODING_KEPT)
+				continue;
+			if (r->coding[c].origin != KILN_ORIGIN_PREVIOUS) {
 				all_previous = false;
+				ui->written++;
+			}
+			ui->bytes_in[c] += r->size;
+			ui->bytes_out[c] += r->coding[c].size;
+		}
 		ui->unchanged += all_previous;
 	}
-	for (int c = 0; c < (int)kiln_coding_count(); c++) {
-		if (r->coding[c].outcome != KILN_CODING_KEPT)
-			continue;
-		ui->bytes_in[c] += r->size;
-		ui->bytes_out[c] += r->coding[c].size;
-	}
-	if (r->outcome == KILN_OUTCOME_ERROR) {
-		clear_line(ui);
-		print_error(ui, r);
-	} else if (r->outcome == KILN_OUTCOME_SPECIAL && ui->verbosity >= UI_NORMAL) {
-		clear_line(ui);
-		fputs("kiln: ", ui->err);
-		put_path(ui, r, "");
-		fputs(": warning: not a regular file, skipped\n", ui->err);
-	} else if (ui->verbosity >= UI_VERBOSE) {
-		clear_line(ui);
+	if (ui->verbosity >= UI_VERBOSE)
 		print_verbose(ui, r);
+	if (r->outcome == KILN_OUTCOME_SPECIAL && (path = report_path(r, ""))) {
+		warning_line(ui, path, "not a regular file, skipped");
+		free(path);
+	}
+	if ((r->outcome == KILN_OUTCOME_LONG_NAME || r->outcome == KILN_OUTCOME_COMPRESSED ||
+	     r->outcome == KILN_OUTCOME_NO_GAIN) && (path = report_path(r, ""))) {
+		char sfx[64], text[160];
+		coding_suffixes(r, KILN_CODING_LONG_NAME, sfx, sizeof(sfx));
+		if (*sfx) {
+			snprintf(text, sizeof(text),
+				 "name too long for its %s sibling%s (over %d bytes), none written",
+				 sfx, strchr(sfx, '/') ? "s" : "", NAME_MAX);
+			warning_line(ui, path, text);
+		}
+		free(path);
 	}
 	draw(ui, false);
 	pthread_mutex_unlock(&ui->lock);
 }
 
-static char *escaped(const char *s)
+void ui_interrupted(struct ui *ui)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	ui_put_escaped(f, s);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	pthread_mutex_lock(&ui->lock);
+	ui_clear_line(ui);
+	fputs("kiln: interrupted: saving what is done (again to stop at once)\n", ui->err);
+	fflush(ui->err);
+	ui->interrupted = true;
+	draw(ui, true);
+	pthread_mutex_unlock(&ui->lock);
 }
 
 void ui_error(struct ui *ui, const char *path, const char *what, int errnum)
 {
-	char *p = escaped(path);
-
 	pthread_mutex_lock(&ui->lock);
-	clear_line(ui);
-	error_line(ui, p ? p : "?", what, errnum);
-	ui->artifact_errors++;
+	error_line(ui, path, what, errnum);
 	pthread_mutex_unlock(&ui->lock);
-	free(p);
 }
 
 void ui_on_artifact(void *user, const char *what, const char *path, const struct kiln_error *err)
 {
 	struct ui *ui = user;
-	char *p = escaped(path);
+	char *p;
 
 	pthread_mutex_lock(&ui->lock);
-	clear_line(ui);
 	if (err) {
 		char reason[256];
 		snprintf(reason, sizeof(reason), "cannot write the %s: %s", what,
 			 err->what ? err->what : "failed");
-		error_line(ui, p ? p : "?", reason, err->errnum);
-		ui->artifact_errors++;
-	} else if (ui->verbosity >= UI_VERBOSE) {
-		fprintf(ui->err, "%s: %s written\n", p ? p : "?", what);
+		error_line(ui, path, reason, err->errnum);
+	} else {
+		if (strcmp(what, "archive") == 0) {
+			free(ui->archive);
+			ui->archive = escaped(path);
+		}
+		if (ui->verbosity >= UI_VERBOSE && (p = escaped(path))) {
+			ui_clear_line(ui);
+			fprintf(ui->err, "%s: %s written\n", p, what);
+			free(p);
+		}
 	}
 	pthread_mutex_unlock(&ui->lock);
-	free(p);
 }
 
 /* "gzip" / "brotli": how a person names the coding in a message. */
@@ -393,176 +517,127 @@ static const char *coding_word(int coding)
 	return i ? i->word : "";
 }
 
-/* Keep one of check's problems for --json. */
-static void add_problem(struct ui *ui, const char *path, kiln_event ev, int coding,
-			const char *detail)
+/* One of check's problems: printed (it is check's output) and kept. */
+static void problem(struct ui *ui, const char *path, kiln_event ev, int coding,
+		    const char *detail)
 {
-	json_t *rec = json_pack("{s:s, s:s}", "path", path ? path : "?", "kind",
-				kiln_event_name(ev));
+	char *p = escaped(path ? path : "");
+	json_t *rec = path_object(path ? path : "");
 
-	if (rec && coding >= 0)
-		json_object_set_new(rec, "coding", json_string(kiln_coding_name(coding)));
-	if (rec && detail)
-		json_object_set_new(rec, "detail", json_string(detail));
+	ui_clear_line(ui);
+	fprintf(ui->err, "kiln: %s: ", p ? p : "?");
+	if (ev == KILN_EVENT_MISSING_SIBLING || ev == KILN_EVENT_STALE_SIBLING)
+		fprintf(ui->err, "%s %s sibling", ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing",
+			coding_word(coding));
+	else if (ev == KILN_EVENT_SIBLING_METADATA)
+		fprintf(ui->err, "%s sibling", coding_word(coding));
+	else
+		fputs(kiln_event_name(ev), ui->err);
+	fprintf(ui->err, "%s%s\n", detail ? ": " : "", detail ? detail : "");
+	free(p);
+	if (rec && (json_object_set_new(rec, "kind", json_string(kiln_event_name(ev))) != 0 ||
+		    (coding >= 0 && json_object_set_new(rec, "coding",
+							json_string(kiln_coding_name(coding))) != 0) ||
+		    (detail && json_object_set_new(rec, "detail", json_string(detail)) != 0))) {
+		json_decref(rec);
+		rec = NULL;
+	}
 	if (!rec || json_array_append_new(ui->problems, rec) != 0)
-		ui->artifact_errors++; /* the JSON would be incomplete */
+		ui->errors++; /* the JSON would be incomplete */
 }
 
 void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		 const struct kiln_error *err)
 {
 	struct ui *ui = user;
-	char *p = escaped(path), what[200];
 	const char *detail = err && err->what ? err->what : NULL;
+	char text[600], *glob;
+	bool verbose = ui->verbosity >= UI_VERBOSE;
 
 	pthread_mutex_lock(&ui->lock);
-	clear_line(ui);
 	switch (ev) {
 	case KILN_EVENT_REMOVED:
 		ui->removed++;
-		if (ui->verbosity >= UI_VERBOSE)
-			fprintf(ui->err, "%s: removed\n", p ? p : "?");
+		if (verbose && (glob = escaped(path))) {
+			ui_clear_line(ui);
+			fprintf(ui->err, "%s: %s\n", glob, ui->dry_run ? "would be removed" : "removed");
+			free(glob);
+		}
 		break;
 	case KILN_EVENT_TEMP_REMOVED:
-		if (ui->verbosity >= UI_VERBOSE)
-			fprintf(ui->err, "%s: %s\n", p ? p : "?", kiln_event_name(ev));
+		if (verbose && (glob = escaped(path))) {
+			ui_clear_line(ui);
+			fprintf(ui->err, "%s: %s\n", glob, kiln_event_name(ev));
+			free(glob);
+		}
 		break;
-	case KILN_EVENT_FOREIGN:
+	case KILN_EVENT_FOREIGN: /* with a reason when it is no sibling any more */
+		snprintf(text, sizeof(text), "%s%s%s", kiln_event_name(ev), detail ? ": " : "",
+			 detail ? detail : "");
+		warning_line(ui, path, text);
+		break;
+	case KILN_EVENT_FOREIGN_STALE:
+		error_line(ui, path,
+			   "stale sibling kiln did not write: it does not decode to its source "
+			   "and a server would send it; delete it", 0);
+		break;
+	case KILN_EVENT_FOREIGN_REPLACED:
+		if (err && err->status == KILN_OK) {
+			/* the same content, kiln's bytes: no news but in -v */
+			if (verbose && (glob = escaped(path))) {
+				ui_clear_line(ui);
+				fprintf(ui->err, "%s: %s a sibling not written by kiln (%s)\n", glob,
+					ui->dry_run ? "would replace" : "replaced", detail);
+				free(glob);
+			}
+			break;
+		}
+		snprintf(text, sizeof(text), "%s a sibling not written by kiln: %s",
+			 ui->dry_run ? "would replace" : "replaced", detail ? detail : "");
+		warning_line(ui, path, text);
+		break;
 	case KILN_EVENT_STATE_IGNORED:
-		if (ui->verbosity >= UI_NORMAL)
-			fprintf(ui->err, "kiln: %s: warning: %s%s%s\n", p ? p : "?", kiln_event_name(ev),
-				detail ? ": " : "", detail ? detail : "");
+		snprintf(text, sizeof(text), "%s%s%s", kiln_event_name(ev), detail ? ": " : "",
+			 detail ? detail : "");
+		warning_line(ui, path, text);
+		break;
+	case KILN_EVENT_INCLUDE_UNMATCHED:
+	case KILN_EVENT_EXCLUDE_UNMATCHED:
+		glob = escaped(detail ? detail : "");
+		snprintf(text, sizeof(text), "--%s '%s' matches no file",
+			 ev == KILN_EVENT_INCLUDE_UNMATCHED ? "include" : "exclude", glob ? glob : "?");
+		free(glob);
+		warning_line(ui, path, text);
 		break;
 	case KILN_EVENT_REMOVE_FAILED:
 	case KILN_EVENT_CACHE_FAILED:
-		snprintf(what, sizeof(what), "%s%s%s", kiln_event_name(ev), detail ? ": " : "",
+		snprintf(text, sizeof(text), "%s%s%s", kiln_event_name(ev), detail ? ": " : "",
 			 detail ? detail : "");
-		error_line(ui, p ? p : "?", what, err ? err->errnum : 0);
-		ui->artifact_errors++;
+		error_line(ui, path, text, err ? err->errnum : 0);
 		break;
-	case KILN_EVENT_MISSING_SIBLING:
-	case KILN_EVENT_STALE_SIBLING:
-		/* check's findings: always printed, they are its output */
-		fprintf(ui->err, "kiln: %s: %s %s sibling%s%s\n", p ? p : "?",
-			ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing", coding_word(coding),
-			detail ? ": " : "", detail ? detail : "");
-		add_problem(ui, p, ev, coding, detail);
+	case KILN_EVENT_NO_MANIFEST:
+		if (ui->command != UI_CLEAN) {
+			problem(ui, path, ev, coding, detail);
+			break;
+		}
+		/* clean: nothing to go by */
+		if (detail) {
+			snprintf(text, sizeof(text), "%s: %s; nothing removed", kiln_event_name(ev), detail);
+			error_line(ui, path, text, err ? err->errnum : 0);
+		} else {
+			warning_line(ui, path, "no manifest, so nothing kiln wrote to remove");
+		}
 		break;
-	default:
-		fprintf(ui->err, "kiln: %s: %s%s%s\n", p ? p : "?", kiln_event_name(ev),
-			detail ? ": " : "", detail ? detail : "");
-		add_problem(ui, p, ev, coding, detail);
+	default: /* check's findings */
+		problem(ui, path, ev, coding, detail);
 		break;
 	}
 	pthread_mutex_unlock(&ui->lock);
-	free(p);
 }
 
-void ui_finish_command(struct ui *ui, const char *command, uint64_t n)
-{
-	pthread_mutex_lock(&ui->lock);
-	clear_line(ui);
-	if (ui->verbosity >= UI_NORMAL) {
-		if (strcmp(command, "check") == 0)
-			fprintf(ui->err, "kiln: check: %llu problem%s, %llu error%s\n",
-				(unsigned long long)n, n == 1 ? "" : "s",
-				(unsigned long long)ui_errors(ui), ui_errors(ui) == 1 ? "" : "s");
-		else
-			fprintf(ui->err, "kiln: clean: %llu file%s removed, %llu error%s\n",
-				(unsigned long long)n, n == 1 ? "" : "s",
-				(unsigned long long)ui_errors(ui), ui_errors(ui) == 1 ? "" : "s");
-	}
-	pthread_mutex_unlock(&ui->lock);
-}
+/* ---- the end ---- */
 
 uint64_t ui_errors(const struct ui *ui)
 {
-	return ui->count[KILN_OUTCOME_ERROR] + ui->artifact_errors;
-}
-
-int ui_print_json(struct ui *ui, FILE *f, const char *command)
-{
-	json_t *root = json_object(), *files = json_object(), *bytes = json_object();
-	int ret = -1;
-
-	if (!root || !files || !bytes)
-		goto out;
-	if (command && strcmp(command, "check") == 0) {
-		/* check's output is its problems, and the errors beside them */
-		json_object_set_new(root, "command", json_string(command));
-		json_object_set(root, "problems", ui->problems);
-		json_object_set_new(root, "problem_count",
-				    json_integer((json_int_t)json_array_size(ui->problems)));
-		json_object_set(root, "errors", ui->errors);
-		json_object_set_new(root, "elapsed_seconds", json_real(now() - ui->start));
-		goto dump;
-	}
-	if (command)
-		json_object_set_new(root, "command", json_string(command));
-	for (int o = 0; o < KILN_NOUTCOMES; o++)
-		json_object_set_new(files, kiln_outcome_name((kiln_outcome)o),
-				    json_integer((json_int_t)ui->count[o]));
-	for (int c = 0; c < (int)kiln_coding_count(); c++)
-		json_object_set_new(bytes, kiln_coding_name((kiln_coding)c),
-				    json_pack("{s:I, s:I}", "in", (json_int_t)ui->bytes_in[c],
-					      "out", (json_int_t)ui->bytes_out[c]));
-	json_object_set(root, "files", files);
-	json_object_set(root, "bytes", bytes);
-	json_object_set_new(root, "removed", json_integer((json_int_t)ui->removed));
-	json_object_set_new(root, "unchanged", json_integer((json_int_t)ui->unchanged));
-	json_object_set_new(root, "elapsed_seconds", json_real(now() - ui->start));
-	json_object_set(root, "errors", ui->errors);
-dump:
-	if (json_dumpf(root, f, JSON_COMPACT | JSON_REAL_PRECISION(6)) == 0 && fputc('\n', f) != EOF &&
-	    fflush(f) == 0)
-		ret = 0;
-out:
-	json_decref(files);
-	json_decref(bytes);
-	json_decref(root);
-	return ret;
-}
-
-void ui_finish(struct ui *ui)
-{
-	static const kiln_outcome shown[] = {
-		KILN_OUTCOME_COMPRESSED, KILN_OUTCOME_MEDIA, KILN_OUTCOME_SMALL,
-		KILN_OUTCOME_NO_GAIN, KILN_OUTCOME_EXCLUDED,
-	};
-	static const kiln_outcome if_any[] = {
-		KILN_OUTCOME_SIBLING, KILN_OUTCOME_SYMLINK, KILN_OUTCOME_SPECIAL,
-	};
-	uint64_t files = 0;
-
-	stop_ticker(ui);
-	pthread_mutex_lock(&ui->lock);
-	clear_line(ui);
-	if (ui->verbosity >= UI_NORMAL) {
-		for (int o = 0; o < KILN_NOUTCOMES; o++)
-			files += ui->count[o];
-		fprintf(ui->err, "kiln: %llu files: ", (unsigned long long)files);
-		for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
-			fprintf(ui->err, "%llu %s, ", (unsigned long long)ui->count[shown[i]],
-				kiln_outcome_name(shown[i]));
-		for (size_t i = 0; i < sizeof(if_any) / sizeof(if_any[0]); i++)
-			if (ui->count[if_any[i]])
-				fprintf(ui->err, "%llu %s, ", (unsigned long long)ui->count[if_any[i]],
-					kiln_outcome_name(if_any[i]));
-		fprintf(ui->err, "%llu errors, %llu removed", (unsigned long long)ui->count[KILN_OUTCOME_ERROR],
-			(unsigned long long)ui->removed);
-		if (ui->unchanged)
-			fprintf(ui->err, ", %llu unchanged", (unsigned long long)ui->unchanged);
-		for (int c = 0; c < (int)kiln_coding_count(); c++) {
-			char in[32], out[32];
-			if (!ui->bytes_in[c])
-				continue;
-			human(in, sizeof(in), ui->bytes_in[c]);
-			human(out, sizeof(out), ui->bytes_out[c]);
-			fprintf(ui->err, "; %s %s -> %s (%.1f%%)", kiln_coding_name((kiln_coding)c),
-				in, out, 100.0 * (double)ui->bytes_out[c] / (double)ui->bytes_in[c]);
-		}
-		fprintf(ui->err, "; %.2f s\n", now() - ui->start);
-	}
-	fflush(ui->err);
-	pthread_mutex_unlock(&ui->lock);
+	return ui->errors;
 }

@@ -88,6 +88,14 @@ static void wrap_plan(void *user, const char *root, uint64_t files, uint64_t byt
 		c->user.on_plan(c->user.user, c->input, files, bytes);
 }
 
+static void wrap_progress(void *user, uint64_t files, uint64_t bytes)
+{
+	struct ctx *c = user;
+
+	if (c->user.on_progress)
+		c->user.on_progress(c->user.user, files, bytes);
+}
+
 static void wrap_file(void *user, const struct kiln_report *r)
 {
 	struct ctx *c = user;
@@ -132,7 +140,8 @@ static void wrap_event(void *user, kiln_event ev, const char *path, int coding,
 	struct ctx *c = user;
 	char *p = user_path(c, path);
 
-	if (ev == KILN_EVENT_REMOVE_FAILED || ev == KILN_EVENT_CACHE_FAILED)
+	if (ev == KILN_EVENT_REMOVE_FAILED || ev == KILN_EVENT_CACHE_FAILED ||
+	    ev == KILN_EVENT_FOREIGN_STALE)
 		c->failed = true;
 	if (c->user.on_event)
 		c->user.on_event(c->user.user, ev, p ? p : path, coding, err);
@@ -160,6 +169,7 @@ static kiln_status run_tree(struct ctx *c)
 {
 	struct kiln_callbacks wrapped = {
 		.on_plan = wrap_plan,
+		.on_progress = wrap_progress,
 		.on_file = wrap_file,
 		.on_event = wrap_event,
 		.on_artifact = wrap_artifact,

@@ -62,6 +62,43 @@ static bool sibling_matches(const char *sib, kiln_coding c, int src_fd, uint64_t
 	return ok;
 }
 
+/* Which of a sibling's mtime and permission bits are not its source's
+ * (nginx would send another Last-Modified for each coding), or NULL. */
+static const char *metadata_differs(const struct stat *sib, const struct stat *src)
+{
+	bool mtime = sib->st_mtim.tv_sec != src->st_mtim.tv_sec ||
+		     sib->st_mtim.tv_nsec != src->st_mtim.tv_nsec;
+	bool mode = (sib->st_mode & 0777) != (src->st_mode & 0777);
+
+	return mtime && mode ? "mtime and mode differ from its source's"
+	       : mtime	     ? "mtime differs from its source's"
+	       : mode	     ? "mode differs from its source's"
+			     : NULL;
+}
+
+/* A sibling no record holds, at PATH: stale if it does not decode to its
+ * source (the walk entry named like it without the suffix), which a
+ * server would send. */
+static void check_unrecorded(struct check *k, const struct kiln_entry *e, const char *path)
+{
+	const char *base = strrchr(e->rel, '/');
+	kiln_coding c = kiln_sibling_coding(base ? base + 1 : e->rel);
+	size_t n = strlen(path) - (c >= 0 ? strlen(kiln_codecs[c]->info.suffix) : 0);
+	char *src = c >= 0 && S_ISREG(e->st.st_mode) ? strndup(path, n) : NULL;
+	int fd = src ? open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    !sibling_matches(path, c, fd, (uint64_t)st.st_size))
+		problem(k, KILN_EVENT_STALE_SIBLING, path, (int)c,
+			"not written by kiln, and a server would send it: delete it");
+	else
+		problem(k, KILN_EVENT_UNRECORDED_SIBLING, path, -1, NULL);
+	if (fd >= 0)
+		close(fd);
+	free(src);
+}
+
 /* One asset on disk against its record. */
 static void check_asset(struct check *k, const struct kiln_entry *e)
 {
@@ -101,6 +138,9 @@ static void check_asset(struct check *k, const struct kiln_entry *e)
 			problem(k, KILN_EVENT_MISSING_SIBLING, path, (int)c, NULL);
 		else if (!sibling_matches(sib, (kiln_coding)c, fd, (uint64_t)st.st_size))
 			problem(k, KILN_EVENT_STALE_SIBLING, path, (int)c, NULL);
+		else if (metadata_differs(&sst, &st))
+			problem(k, KILN_EVENT_SIBLING_METADATA, path, (int)c,
+				metadata_differs(&sst, &st));
 		free(sib);
 	}
 out:
@@ -135,7 +175,7 @@ static void check_entry(struct check *k, const struct kiln_entry *e, const struc
 		if (kiln_is_own_output(base) || kiln_state_records_sibling(&t->state, e->rel))
 			break;
 		if ((path = kiln_path_join(t->root, e->rel, "")))
-			problem(k, KILN_EVENT_UNRECORDED_SIBLING, path, -1, NULL);
+			check_unrecorded(k, e, path);
 		free(path);
 		break;
 	case KILN_OUTCOME_CANDIDATE:

@@ -37,6 +37,23 @@ struct kiln_codec_library {
  * their input is cut, so both paths cut it the same way. */
 #define KILN_CODEC_PIECE ((size_t)1 << 20)
 
+/* What a whole-buffer encoder is told between pieces of its input: stop
+ * once *CANCELLED is set, and report each piece consumed to PROGRESS (when
+ * not NULL; called on the encoding thread). */
+struct kiln_encode_ctl {
+	const atomic_int *cancelled;
+	void (*progress)(void *arg, size_t bytes);
+	void *arg;
+};
+
+/* BYTES more of the input consumed; false when the encode should stop. */
+static inline bool kiln_encode_step(const struct kiln_encode_ctl *ctl, size_t bytes)
+{
+	if (bytes && ctl->progress)
+		ctl->progress(ctl->arg, bytes);
+	return !atomic_load(ctl->cancelled);
+}
+
 /* Longest recipe, with its NUL. */
 #define KILN_RECIPE_MAX 64
 
@@ -51,9 +68,16 @@ struct kiln_codec {
 	 * every snippet (NULL: none); SERVE turns on serving this coding's
 	 * siblings and goes in when at least one was kept; NOTE is a comment
 	 * block for the snippet's header when SERVE needs a module loaded
-	 * (NULL: none).
+	 * (NULL: none).  VARY makes the module SERVE turns on add "Vary:
+	 * Accept-Encoding" to the responses it marks (NULL: it cannot), and
+	 * VARY_IDENTITY says that it marks every response of an asset that has
+	 * this coding's sibling, identity ones included (nginx's gzip_static
+	 * does; brotli_static marks only requests that accept br).  An asset
+	 * with a sibling but none of a VARY_IDENTITY coding needs another way
+	 * to get Vary on its identity responses (snippet.c).
 	 */
-	const char *nginx_always, *nginx_serve, *nginx_note;
+	const char *nginx_always, *nginx_serve, *nginx_note, *nginx_vary;
+	bool vary_identity;
 
 	/*
 	 * The recipe: a short string (no spaces, under KILN_RECIPE_MAX bytes)
@@ -82,15 +106,15 @@ struct kiln_codec {
 
 	/*
 	 * Encode IN[0..in_len) into OUT, which has room for CAP bytes (CAP at
-	 * least bound(in_len)).  Returns KILN_OK with *out_len set; KILN_OK with
-	 * *out_len == 0 if it did not fit after all; KILN_ERR_CANCELLED if
-	 * *CANCELLED became non-zero (checked between pieces of about 1 MiB,
-	 * where the encoder allows); or KILN_ERR_NOMEM / KILN_ERR_ENCODER.  The
-	 * output depends only on the input and the state's settings, never on
-	 * CAP.
+	 * least bound(in_len)).  Between pieces of about 1 MiB, where the
+	 * encoder allows, it calls kiln_encode_step(CTL, bytes consumed).
+	 * Returns KILN_OK with *out_len set; KILN_OK with *out_len == 0 if it
+	 * did not fit after all; KILN_ERR_CANCELLED if CTL says so; or
+	 * KILN_ERR_NOMEM / KILN_ERR_ENCODER.  The output depends only on the
+	 * input and the state's settings, never on CAP or CTL.
 	 */
 	kiln_status (*encode)(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
-			      size_t cap, size_t *out_len, const atomic_int *cancelled);
+			      size_t cap, size_t *out_len, const struct kiln_encode_ctl *ctl);
 
 	/*
 	 * Decode ENC[0..enc_len) with an independent decoder and compare it with

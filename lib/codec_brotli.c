@@ -107,7 +107,7 @@ static void br_set_parameters(BrotliEncoderState *enc, int quality, uint64_t siz
 
 static kiln_status br_encode_with(struct br_oom *oom, const struct br_state *s,
 				  const uint8_t *in, size_t in_len, uint8_t *out, size_t cap,
-				  size_t *out_len, const atomic_int *cancelled)
+				  size_t *out_len, const struct kiln_encode_ctl *ctl)
 {
 	BrotliEncoderState *enc;
 	size_t avail_out = cap, total = 0, fed = 0;
@@ -126,7 +126,7 @@ static kiln_status br_encode_with(struct br_oom *oom, const struct br_state *s,
 		size_t avail_in = piece;
 		const uint8_t *next_in = in + fed;
 		bool last = fed + piece == in_len;
-		if (atomic_load(cancelled)) {
+		if (!kiln_encode_step(ctl, 0)) {
 			st = KILN_ERR_CANCELLED;
 			goto out;
 		}
@@ -139,6 +139,7 @@ static kiln_status br_encode_with(struct br_oom *oom, const struct br_state *s,
 			goto out;
 		}
 		fed += piece - avail_in;
+		kiln_encode_step(ctl, piece - avail_in); /* progress */
 	}
 	*out_len = total;
 out:
@@ -147,14 +148,14 @@ out:
 }
 
 static kiln_status br_encode(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
-			     size_t cap, size_t *out_len, const atomic_int *cancelled)
+			     size_t cap, size_t *out_len, const struct kiln_encode_ctl *ctl)
 {
 	struct br_oom oom;
 
 	*out_len = 0;
 	if (setjmp(oom.back) != 0)
 		return KILN_ERR_NOMEM; /* out of memory inside the encoder */
-	return br_encode_with(&oom, state, in, in_len, out, cap, out_len, cancelled);
+	return br_encode_with(&oom, state, in, in_len, out, cap, out_len, ctl);
 }
 
 static kiln_status br_verify(const uint8_t *enc, size_t enc_len,
@@ -350,6 +351,10 @@ const struct kiln_codec kiln_codec_brotli = {
 	.nginx_note = "# brotli_static needs the brotli static module loaded at the top\n"
 		      "# level of nginx.conf (on Debian: the libnginx-mod-http-brotli-static\n"
 		      "# package, enabled under modules-enabled/).\n",
+	/* the module marks the requests that accept br, and follows nginx's
+	 * gzip_vary; an identity response it does not mark */
+	.nginx_vary = "gzip_vary on;\n",
+	.vary_identity = false,
 	.recipe = br_recipe,
 	.state_new = br_state_new,
 	.state_free = br_state_free,

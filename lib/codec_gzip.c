@@ -106,7 +106,7 @@ static size_t gzip_bound(size_t in_len)
 /* zopfli's deflate stream of IN[0..len) into *Z (malloc'ed, *ZLEN bytes),
  * master block by master block, as ZopfliDeflate() cuts them. */
 static kiln_status zopfli_deflate(int iterations, const uint8_t *in, size_t len, uint8_t **z,
-				  size_t *zlen, const atomic_int *cancelled)
+				  size_t *zlen, const struct kiln_encode_ctl *ctl)
 {
 	ZopfliOptions zo;
 	unsigned char bp = 0;
@@ -119,13 +119,14 @@ static kiln_status zopfli_deflate(int iterations, const uint8_t *in, size_t len,
 	do {
 		bool last = i + ZOPFLI_MASTER_BLOCK_SIZE >= len;
 		size_t size = last ? len - i : ZOPFLI_MASTER_BLOCK_SIZE;
-		if (atomic_load(cancelled)) {
+		if (!kiln_encode_step(ctl, 0)) {
 			free(*z);
 			*z = NULL;
 			return KILN_ERR_CANCELLED;
 		}
 		ZopfliDeflatePart(&zo, 2, last, in, i, i + size, &bp, z, zlen);
 		i += size;
+		kiln_encode_step(ctl, size); /* progress; a cancel is seen above */
 	} while (i < len);
 	return KILN_OK;
 }
@@ -152,13 +153,13 @@ static void put_le32(uint8_t *p, uint32_t v)
 /* Replace OUT's gzip member (*out_len bytes) with zopfli's if that is
  * strictly smaller. */
 static kiln_status try_zopfli(int iterations, const uint8_t *in, size_t in_len, uint8_t *out,
-			      size_t *out_len, const atomic_int *cancelled)
+			      size_t *out_len, const struct kiln_encode_ctl *ctl)
 {
 	/* RFC 1952: ID1 ID2 CM=8 FLG=0 MTIME=0 XFL=2 (slowest) OS=255 */
 	static const uint8_t header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255 };
 	uint8_t *z;
 	size_t zlen;
-	kiln_status s = zopfli_deflate(iterations, in, in_len, &z, &zlen, cancelled);
+	kiln_status s = zopfli_deflate(iterations, in, in_len, &z, &zlen, ctl);
 
 	if (s != KILN_OK)
 		return s;
@@ -174,16 +175,17 @@ static kiln_status try_zopfli(int iterations, const uint8_t *in, size_t in_len, 
 }
 
 static kiln_status gzip_encode(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
-			       size_t cap, size_t *out_len, const atomic_int *cancelled)
+			       size_t cap, size_t *out_len, const struct kiln_encode_ctl *ctl)
 {
 	struct gz_state *s = state;
 
 	/* libdeflate encodes in one call: a cancel waits for it */
-	if (atomic_load(cancelled))
+	if (!kiln_encode_step(ctl, 0))
 		return KILN_ERR_CANCELLED;
 	*out_len = cap ? libdeflate_gzip_compress(s->ld, in, in_len, out, cap) : 0;
-	if (*out_len && s->iterations)
-		return try_zopfli(s->iterations, in, in_len, out, out_len, cancelled);
+	if (*out_len && s->iterations) /* zopfli's blocks report the progress */
+		return try_zopfli(s->iterations, in, in_len, out, out_len, ctl);
+	kiln_encode_step(ctl, in_len);
 	return KILN_OK;
 }
 
@@ -361,16 +363,18 @@ const struct kiln_codec kiln_codec_gzip = {
 	},
 	.libraries = gzip_libraries,
 	/* nginx's gzip and gzip_static modules (ngx_http_gzip_module,
-	 * ngx_http_gzip_static_module): never compress on the fly, send
-	 * NAME.gz to clients that accept gzip, mark responses "Vary:
-	 * Accept-Encoding", also to proxies (Via) and HTTP/1.0 clients */
-	.nginx_always = "gzip off;\n"
-			"gzip_static on;\n"
-			"gzip_vary on;\n"
-			"gzip_proxied any;\n"
-			"gzip_http_version 1.0;\n",
-	.nginx_serve = NULL,
+	 * ngx_http_gzip_static_module): never compress on the fly (whatever
+	 * is kept); send NAME.gz to clients that accept gzip, also to proxies
+	 * (Via) and HTTP/1.0 clients; gzip_static marks every response of an
+	 * asset that has a NAME.gz, identity ones too, and gzip_vary turns
+	 * the marks into "Vary: Accept-Encoding" */
+	.nginx_always = "gzip off;\n",
+	.nginx_serve = "gzip_static on;\n"
+		       "gzip_proxied any;\n"
+		       "gzip_http_version 1.0;\n",
 	.nginx_note = NULL,
+	.nginx_vary = "gzip_vary on;\n",
+	.vary_identity = true,
 	.recipe = gzip_recipe,
 	.state_new = gzip_state_new,
 	.state_free = gzip_state_free,

@@ -122,7 +122,7 @@ static kiln_status feed(ZSTD_CCtx *cctx, const uint8_t *in, size_t len, bool las
 }
 
 static kiln_status zstd_encode(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
-			       size_t cap, size_t *out_len, const atomic_int *cancelled)
+			       size_t cap, size_t *out_len, const struct kiln_encode_ctl *ctl)
 {
 	struct zstd_state *s = state;
 	size_t fed = 0, pos = 0;
@@ -133,7 +133,7 @@ static kiln_status zstd_encode(void *state, const uint8_t *in, size_t in_len, ui
 		return KILN_ERR_NOMEM;
 	do {
 		size_t piece = in_len - fed < KILN_CODEC_PIECE ? in_len - fed : KILN_CODEC_PIECE;
-		if (atomic_load(cancelled))
+		if (!kiln_encode_step(ctl, 0))
 			return KILN_ERR_CANCELLED;
 		if (feed(s->cctx, in + fed, piece, fed + piece == in_len, out, cap, &pos, &full) !=
 		    KILN_OK)
@@ -141,6 +141,7 @@ static kiln_status zstd_encode(void *state, const uint8_t *in, size_t in_len, ui
 		if (full)
 			return KILN_OK; /* did not fit */
 		fed += piece;
+		kiln_encode_step(ctl, piece); /* progress */
 	} while (fed < in_len);
 	*out_len = pos;
 	return KILN_OK;

@@ -61,6 +61,7 @@ typedef enum kiln_outcome {
 	KILN_OUTCOME_MEDIA,      /* already-compressed content */
 	KILN_OUTCOME_SMALL,      /* smaller than min_size */
 	KILN_OUTCOME_NO_GAIN,    /* no encoding met max_ratio */
+	KILN_OUTCOME_LONG_NAME,  /* no sibling name would fit NAME_MAX */
 	KILN_OUTCOME_SYMLINK,    /* a symbolic link, not followed */
 	KILN_OUTCOME_SPECIAL,    /* FIFO, socket or device: never opened */
 	KILN_OUTCOME_ERROR,      /* failed; see kiln_report.error */
@@ -79,6 +80,7 @@ typedef enum kiln_coding_outcome {
 	KILN_CODING_OFF = 0, /* not requested, or the file was not compressed */
 	KILN_CODING_KEPT,    /* sibling written (or, dry run, would be) */
 	KILN_CODING_NO_GAIN, /* encoded, but not small enough to keep */
+	KILN_CODING_LONG_NAME, /* NAME + suffix would exceed NAME_MAX: none */
 } kiln_coding_outcome;
 
 /* An error: what failed, and the errno of the failing call (0 if none). */
@@ -209,7 +211,9 @@ struct kiln_options {
 	bool write_nginx_conf;
 	const char *nginx_conf_path;
 	/* Ignore what earlier runs left about contents: encode every file again
-	 * (siblings they recorded are still removed when stale). */
+	 * (siblings they recorded are still removed when stale); and run even
+	 * when the globs exclude every file that has siblings (see
+	 * kiln_run_tree()). */
 	bool force;
 	/* A content cache directory kept between runs, or NULL.  Entries are
 	 * keyed by source SHA-256, coding and encoder recipe (encoder, version,
@@ -258,20 +262,40 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 
 /* Events reported through kiln_callbacks.on_event. */
 typedef enum kiln_event {
-	/* compress, clean */
+	/* compress, clean (with opt.dry_run: what would happen) */
 	KILN_EVENT_REMOVED,          /* removed a sibling or artifact kiln wrote */
 	KILN_EVENT_REMOVE_FAILED,    /* could not remove it (ERR says why) */
-	KILN_EVENT_FOREIGN,          /* a sibling kiln did not write, left alone */
+	KILN_EVENT_FOREIGN,          /* a sibling kiln did not write, left alone;
+	                                it decodes to its source, or (ERR not
+	                                NULL, ERR->what says so) its source is
+	                                gone and it is an asset of its own */
+	KILN_EVENT_FOREIGN_STALE,    /* a sibling kiln did not write, left alone,
+	                                that does NOT decode to its source: a
+	                                server would send stale bytes.  A failure
+	                                of the tree (the operation returns
+	                                KILN_ERR_IO) */
+	KILN_EVENT_FOREIGN_REPLACED, /* a sibling kiln did not write was replaced
+	                                by kiln's own; ERR->what says whether it
+	                                decoded to its source, ERR->status is
+	                                KILN_OK if it did, KILN_ERR_VERIFY if not */
 	KILN_EVENT_TEMP_REMOVED,     /* removed a temporary file of a dead run */
 	KILN_EVENT_STATE_IGNORED,    /* the previous manifest was unusable */
 	KILN_EVENT_CACHE_FAILED,     /* the cache could not be used (ERR) */
+	KILN_EVENT_INCLUDE_UNMATCHED, /* an include glob (ERR->what) matched no
+	                                 file of the tree (PATH) */
+	KILN_EVENT_EXCLUDE_UNMATCHED, /* an exclude glob (ERR->what) matched no
+	                                 file of the tree (PATH) */
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */
 	KILN_EVENT_MISSING_SIBLING,  /* a sibling the manifest records is gone */
-	KILN_EVENT_STALE_SIBLING,    /* a sibling does not decode to its source */
+	KILN_EVENT_STALE_SIBLING,    /* a sibling does not decode to its source
+	                                (ERR->what says more if it is not one
+	                                kiln wrote) */
 	KILN_EVENT_ORPHANED_SIBLING, /* a sibling whose source is gone */
 	KILN_EVENT_UNRECORDED_SIBLING, /* a sibling the manifest does not know */
+	KILN_EVENT_SIBLING_METADATA, /* a sibling's mtime or permission bits are
+	                                not its source's (ERR->what says which) */
 	KILN_NEVENTS
 } kiln_event;
 
@@ -307,9 +331,16 @@ struct kiln_report {
  * A callback must not call back into the same kiln_run.
  */
 struct kiln_callbacks {
-	/* After the walk of one tree: how many candidate files (regular files
-	 * that will be classified) and their total size in bytes. */
+	/* After the walk of one tree: how many files will be opened (to be
+	 * classified, compressed or hashed) and their total size in bytes. */
 	void (*on_plan)(void *user, const char *root, uint64_t files, uint64_t bytes);
+	/* While those files are worked on: FILES more of them are finished and
+	 * BYTES more of their bytes have been read or encoded (a file encoded
+	 * into N codings in memory counts 1/N of its bytes per coding, as each
+	 * encoder consumes them).  Called as work happens, several times a
+	 * second while an encoder runs; over one tree the increments add up
+	 * exactly to the totals on_plan announced. */
+	void (*on_progress)(void *user, uint64_t files, uint64_t bytes);
 	/* Once per entry found under the tree, with its final outcome. */
 	void (*on_file)(void *user, const struct kiln_report *report);
 	/* Things that happen beside a file's outcome; see kiln_event.  PATH is
@@ -352,12 +383,19 @@ void kiln_run_free(struct kiln_run *run);
  *   KILN_OK            the walk completed (individual files may still have
  *                      failed: they were reported with KILN_OUTCOME_ERROR);
  *   KILN_ERR_IO        ROOT itself could not be opened or is not a
- *                      directory (also reported through on_file, path ""),
- *                      or an artifact, a removal or the cache failed
- *                      (reported through on_artifact or on_event);
- *   KILN_ERR_INVALID   opt.write_manifest is false and ROOT holds kiln's
- *                      record of an earlier run (reported through on_file,
- *                      path ""); nothing was written;
+ *                      directory (also reported through on_file, path "",
+ *                      errnum ENOTDIR for a file), or an artifact, a
+ *                      removal or the cache failed, or a sibling kiln did
+ *                      not write does not decode to its source
+ *                      (KILN_EVENT_FOREIGN_STALE) (reported through
+ *                      on_artifact or on_event);
+ *   KILN_ERR_INVALID   refused, nothing written (reported through on_file,
+ *                      path ""): opt.write_manifest is false and ROOT holds
+ *                      kiln's record of an earlier run; or the include and
+ *                      exclude globs exclude every file that the record
+ *                      holds siblings of, so that the run would remove
+ *                      every one of them (a mistyped --include does that),
+ *                      unless opt.force;
  *   KILN_ERR_NOMEM     out of memory before work could start;
  *   KILN_ERR_CANCELLED kiln_run_cancel() was called (see there).
  *
@@ -375,6 +413,15 @@ void kiln_run_free(struct kiln_run *run);
  *    siblings are left as they are; the file is reported as an error), and
  *    a file that vanishes during the run loses its siblings;
  *  - a sibling name the record holds is never taken for an asset.
+ * A sibling kiln did not write is never removed, but it is checked against
+ * its source: beside a file kiln compresses, it is replaced by kiln's own
+ * (KILN_EVENT_FOREIGN_REPLACED); elsewhere it is left, and reported as
+ * KILN_EVENT_FOREIGN if it decodes to its source, as KILN_EVENT_FOREIGN_STALE
+ * (a failure) if it does not.  A file whose name leaves no room for a
+ * coding's suffix within NAME_MAX gets no sibling of that coding
+ * (KILN_CODING_LONG_NAME; KILN_OUTCOME_LONG_NAME when no coding fits).  An
+ * include or exclude glob that matches no file of the tree is a
+ * KILN_EVENT_INCLUDE_UNMATCHED or KILN_EVENT_EXCLUDE_UNMATCHED event.
  * With opt.cache_dir, encodings are looked up in and added to the cache.
  *
  * Guarantees, whatever happens: sources are only read, never written; a
@@ -422,9 +469,11 @@ void kiln_run_remove_temps(struct kiln_run *run);
  * `kiln check`: compare the tree ROOT with its manifest (opt.manifest_path,
  * or ROOT/kiln-manifest.json) and write nothing.  Every asset must be in the
  * manifest with the same size and SHA-256, every sibling the manifest
- * records must exist and decode to its current source, no sibling may exist
- * that the manifest does not record, every entry must still exist, and no
- * sibling may be recorded as stale.  Each problem is one on_event call
+ * records must exist, decode to its current source and have its source's
+ * mtime and permission bits, no sibling may exist that the manifest does
+ * not record (one that does not decode to its source is reported as a
+ * stale sibling), every entry must still exist, and no sibling may be
+ * recorded as stale.  Each problem is one on_event call
  * (KILN_EVENT_NO_MANIFEST .. KILN_EVENT_UNRECORDED_SIBLING, with a detail
  * in err->what where there is one) and is counted in *problems.  I/O errors
  * on files are reported through on_file.  Returns KILN_OK, or KILN_ERR_IO if
@@ -438,9 +487,13 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * KILN_EVENT_FOREIGN and left), kiln's temporary files and dead journals,
  * the nginx snippet (only if it is one kiln generated) and the manifest
  * itself.  Sources and every other file are left alone.  Each removal is a
- * KILN_EVENT_REMOVED event, counted in *removed (with opt.dry_run, what
- * would be removed).  Returns KILN_OK; KILN_ERR_IO if the manifest is
- * unreadable or something could not be removed.
+ * KILN_EVENT_REMOVED event, counted in *removed (with opt.dry_run, nothing
+ * is removed: the events and count say what would be).  A file beside its
+ * source and named like its sibling that the record does not hold is left
+ * too, and reported: KILN_EVENT_FOREIGN if it decodes to the source,
+ * KILN_EVENT_FOREIGN_STALE if not.  Returns KILN_OK; KILN_ERR_IO if the
+ * manifest is unreadable, something could not be removed, or a
+ * KILN_EVENT_FOREIGN_STALE was reported.
  */
 kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *removed);
 
@@ -600,7 +653,8 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 #define KILN_NGINX_CONF_NAME "kiln.nginx.conf"
 
 /* Static names, never NULL: "compressed", "sibling", "excluded", "media",
- * "small", "no-gain", "symlink", "special", "error" ("?" out of range). */
+ * "small", "no-gain", "long-name", "symlink", "special", "error" ("?" out
+ * of range). */
 const char *kiln_outcome_name(kiln_outcome outcome);
 
 /* Static text for an event, e.g. "stale sibling" ("?" out of range). */
@@ -618,6 +672,17 @@ const char *kiln_coding_suffix(kiln_coding c);
  * one (or with NUL).  Used to escape names for messages and the manifest.
  */
 size_t kiln_utf8_len(const char *s);
+
+/*
+ * PATH in the form the manifest gives file names (README.md, "The
+ * manifest"), for any machine-readable output: every '%' and every byte that
+ * is not part of a well-formed UTF-8 sequence becomes "%XX" (uppercase hex),
+ * the rest is PATH itself, so the result is valid UTF-8 and one-to-one.
+ * Returns a malloc'ed string (NULL when out of memory); *BASE64, when not
+ * NULL, is set to a malloc'ed base64 of PATH's exact bytes if the result is
+ * not PATH itself, NULL otherwise.
+ */
+char *kiln_path_key(const char *path, char **base64);
 
 /* kiln's version, KILN_VERSION_STRING.  Static. */
 const char *kiln_version(void);

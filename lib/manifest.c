@@ -105,18 +105,39 @@ static bool put_sha(json_t *obj, const char *key, const uint8_t sha[32])
 	return put_str(obj, key, hex);
 }
 
+/* The base64 of the bytes of S, malloc'ed. */
+static char *base64_of(const char *s)
+{
+	size_t len = strlen(s);
+	char *b64 = malloc(4 * ((len + 2) / 3) + 1);
+
+	if (b64)
+		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)s, (int)len);
+	return b64;
+}
+
 static bool put_base64(json_t *obj, const char *key, const char *bytes)
 {
-	size_t len = strlen(bytes);
-	char *b64 = malloc(4 * ((len + 2) / 3) + 1);
-	bool ok = b64 != NULL;
+	char *b64 = base64_of(bytes);
+	bool ok = b64 && put_str(obj, key, b64);
 
-	if (ok) {
-		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)bytes, (int)len);
-		ok = put_str(obj, key, b64);
-	}
 	free(b64);
 	return ok;
+}
+
+char *kiln_path_key(const char *path, char **base64)
+{
+	bool encoded;
+	char *key = kiln_manifest_key(path, &encoded);
+
+	if (!base64)
+		return key;
+	*base64 = NULL;
+	if (key && encoded && !(*base64 = base64_of(path))) {
+		free(key);
+		return NULL;
+	}
+	return key;
 }
 
 static json_t *glob_array(const char *const *globs, size_t n)

@@ -54,6 +54,7 @@ struct work {
 	struct stat st;
 	uint8_t *buf;
 	bool gone;                         /* vanished or replaced: no source */
+	unsigned codings;                  /* requested, and the name fits */
 	/* per coding */
 	char recipe[KILN_MAX_CODINGS][KILN_RECIPE_MAX];
 	enum have have[KILN_MAX_CODINGS];
@@ -61,8 +62,17 @@ struct work {
 	size_t size[KILN_MAX_CODINGS];
 	bool keep[KILN_MAX_CODINGS];
 	bool written[KILN_MAX_CODINGS];
+	bool foreign[KILN_MAX_CODINGS];    /* replacing a file kiln did not write */
+	bool foreign_decodes[KILN_MAX_CODINGS];
 	struct kiln_product prod[KILN_MAX_CODINGS];
 };
+
+/* The source to decode a sibling against, when it is still the one the
+ * file had: its descriptor, or -1. */
+static int source_fd(const struct work *wk)
+{
+	return wk->gone || wk->r->error.status == KILN_ERR_CHANGED ? -1 : wk->src.fd;
+}
 
 /* Set entry k's record to REC (copied). */
 static void set_record(struct work *wk, const struct kiln_record *rec)
@@ -90,6 +100,8 @@ static void record_outcome(struct work *wk)
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		struct kiln_coding_record *cr = &rec.coding[c];
 		cr->outcome = r->coding[c].outcome;
+		if (cr->outcome == KILN_CODING_LONG_NAME)
+			cr->outcome = KILN_CODING_OFF; /* nothing to record */
 		if (cr->outcome == KILN_CODING_OFF)
 			continue;
 		cr->size = r->coding[c].size;
@@ -161,14 +173,15 @@ static void settle(struct work *wk)
 		if (wk->written[c] && carried.coding[c].outcome == KILN_CODING_KEPT)
 			carried.coding[c].outcome = KILN_CODING_OFF;
 		if (carried.coding[c].outcome != KILN_CODING_KEPT && kiln_state_has_sibling(pe, c))
-			kiln_prev_no_sibling(t, pe, wk->e->rel, (kiln_coding)c);
+			kiln_prev_no_sibling(t, pe, wk->e->rel, (kiln_coding)c, source_fd(wk),
+					     (uint64_t)wk->st.st_size);
 	}
 	if (kiln_record_copy(&t->records[wk->k], &carried))
 		t->rec_state[wk->k] = KILN_REC_SET;
 	kiln_record_free(&carried);
 }
 
-/* A file that gets no sibling: MEDIA, SMALL or EXCLUDED. */
+/* A file that gets no sibling: MEDIA, SMALL, EXCLUDED or LONG_NAME. */
 static void skip(struct work *wk, kiln_outcome outcome)
 {
 	struct kiln_tree *t = wk->t;
@@ -184,7 +197,8 @@ static void skip(struct work *wk, kiln_outcome outcome)
 		wk->src.hashed = true;
 	}
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		kiln_prev_no_sibling(t, wk->pe, wk->e->rel, (kiln_coding)c);
+		kiln_prev_no_sibling(t, wk->pe, wk->e->rel, (kiln_coding)c, wk->src.fd,
+				     (uint64_t)wk->st.st_size);
 	record_outcome(wk);
 }
 
@@ -195,7 +209,7 @@ static void reuse(struct work *wk)
 	uint64_t size = (uint64_t)wk->st.st_size, n;
 
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
-		if (!(t->opt->codings & (1u << c)))
+		if (!(wk->codings & (1u << c)))
 			continue;
 		kiln_codec_recipe(t->opt, (kiln_coding)c, size, wk->recipe[c]);
 		if (t->opt->force || !wk->src.hashed || !wk->pe)
@@ -229,9 +243,12 @@ static bool encode(struct work *wk, unsigned todo)
 /* Decide, encoding a kept coding known only by its size, until stable. */
 static bool decide(struct work *wk)
 {
+	struct kiln_options opt = *wk->t->opt;
+
+	opt.codings = wk->codings;
 	for (unsigned round = 0; round <= kiln_ncodecs; round++) {
 		unsigned more = 0;
-		kiln_decide(wk->t->opt, (uint64_t)wk->st.st_size, wk->size, wk->keep);
+		kiln_decide(&opt, (uint64_t)wk->st.st_size, wk->size, wk->keep);
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
 			if (wk->keep[c] && wk->have[c] == HAVE_TRIED)
 				more |= 1u << c;
@@ -279,6 +296,9 @@ static bool check_new(struct work *wk)
 			r->error.suffix = suffix;
 			return false;
 		}
+		wk->foreign[c] = kiln_prev_foreign_at(wk->t, wk->pe, wk->e->rel, (kiln_coding)c,
+						      wk->src.fd, (uint64_t)wk->st.st_size,
+						      &wk->foreign_decodes[c]);
 	}
 	if (!kiln_source_unchanged(wk->src.fd, &wk->st)) {
 		kiln_report_fail(r, KILN_ERR_CHANGED, 0, "file changed while being compressed", "");
@@ -327,9 +347,24 @@ static bool commit(struct work *wk)
 		free(sib);
 		wk->written[c] = true;
 	}
-	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		if (!wk->keep[c])
-			kiln_prev_no_sibling(t, wk->pe, wk->e->rel, (kiln_coding)c);
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		struct kiln_error said = { KILN_OK, 0, "it decoded to its source", "" };
+		char *sib;
+		if (!wk->keep[c]) {
+			kiln_prev_no_sibling(t, wk->pe, wk->e->rel, (kiln_coding)c, wk->src.fd,
+					     (uint64_t)wk->st.st_size);
+			continue;
+		}
+		/* what kiln's sibling replaced (or, dry run, would) */
+		if (!wk->foreign[c] ||
+		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
+			continue;
+		if (!wk->foreign_decodes[c])
+			said = (struct kiln_error){ KILN_ERR_VERIFY, 0,
+						    "it did not decode to its source", "" };
+		kiln_tree_event(t, KILN_EVENT_FOREIGN_REPLACED, sib, (int)c, &said);
+		free(sib);
+	}
 	return true;
 }
 
@@ -340,7 +375,9 @@ static void report_codings(struct work *wk)
 
 	r->outcome = KILN_OUTCOME_NO_GAIN;
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
-		if (!(wk->t->opt->codings & (1u << c)))
+		if ((wk->t->opt->codings & ~wk->codings) & (1u << c))
+			r->coding[c].outcome = KILN_CODING_LONG_NAME;
+		if (!(wk->codings & (1u << c)))
 			continue;
 		r->coding[c].size = wk->size[c];
 		if (!wk->keep[c]) {
@@ -366,7 +403,7 @@ static void compress(struct work *wk)
 
 	reuse(wk);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		if ((wk->t->opt->codings & (1u << c)) && wk->have[c] == HAVE_NONE)
+		if ((wk->codings & (1u << c)) && wk->have[c] == HAVE_NONE)
 			todo |= 1u << c;
 	if (!encode(wk, todo) || !decide(wk) || !check_new(wk) || !commit(wk)) {
 		settle(wk);
@@ -430,6 +467,17 @@ static void process_open(struct work *wk)
 		return skip(wk, KILN_OUTCOME_MEDIA);
 	if (r->size < opt->min_size)
 		return skip(wk, KILN_OUTCOME_SMALL);
+	/* a coding whose sibling name the filesystem cannot hold gets none */
+	wk->codings = opt->codings;
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (!kiln_sibling_name_fits(wk->e->rel, kiln_codecs[c]->info.suffix))
+			wk->codings &= ~(1u << c);
+	if (!wk->codings) {
+		for (unsigned c = 0; c < kiln_ncodecs; c++)
+			if (opt->codings & (1u << c))
+				r->coding[c].outcome = KILN_CODING_LONG_NAME;
+		return skip(wk, KILN_OUTCOME_LONG_NAME);
+	}
 	if (opt->max_file_size && r->size > opt->max_file_size) {
 		kiln_report_fail(r, KILN_ERR_INVALID, EFBIG,
 				 "larger than --max-file-size, not compressed", "");
@@ -462,6 +510,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	struct work *wk = calloc(1, sizeof(*wk));
 	char *path = kiln_path_join(t->root, e->rel, "");
 	struct kiln_report *r = &t->reports[k];
+	uint64_t planned = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0, credited = 0;
 
 	if (!wk || !path) {
 		/* nothing settled for this file: the previous manifest must stay */
@@ -470,6 +519,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 		goto out;
 	}
 	wk->src.fd = -1;
+	wk->src.planned = planned;
 	wk->t = t;
 	wk->w = w;
 	wk->e = e;
@@ -496,7 +546,10 @@ out:
 		if (wk->src.fd >= 0)
 			close(wk->src.fd);
 		free(wk->buf);
+		credited = wk->src.credited;
 	}
+	/* the file is done: whatever of it was not reported yet */
+	kiln_tree_progress(t, &credited, planned, 1, planned);
 	free(wk);
 	free(path);
 }

@@ -71,6 +71,46 @@ static bool file_sha256(struct kiln_tree *t, const char *path, uint64_t *size, u
 	return ok;
 }
 
+/* Does the regular file SIB decode with coding C to the SRC_SIZE bytes of
+ * SRC_FD?  1 yes, 0 no, -1 unknown (no source, or SIB cannot be read). */
+static int decodes_to_source(const char *sib, kiln_coding c, int src_fd, uint64_t src_size)
+{
+	int fd, ret = -1;
+	struct stat st;
+	kiln_status s;
+
+	if (src_fd < 0 || (fd = open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		s = kiln_codecs[c]->verify_fd(fd, (uint64_t)st.st_size, src_fd, src_size);
+		ret = s == KILN_OK ? 1 : s == KILN_ERR_VERIFY ? 0 : -1;
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * SIB, a sibling of coding C that kiln did not write (or no longer holds
+ * what it wrote), is left in place: point it out.  One that does not decode
+ * to its source is stale, and a server would send it: a failure of the
+ * tree, whether or not the coding is requested.  One that decodes is
+ * mentioned only for a requested coding (or when ALWAYS).
+ */
+static void point_out(struct kiln_tree *t, const char *sib, kiln_coding c, int src_fd,
+		      uint64_t src_size, bool always)
+{
+	struct stat st;
+
+	if (lstat(sib, &st) != 0)
+		return;
+	if (S_ISREG(st.st_mode) && decodes_to_source(sib, c, src_fd, src_size) == 0) {
+		atomic_store(&t->foreign_stale, true);
+		kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, sib, (int)c, NULL);
+	} else if (always || (t->opt->codings & (1u << c))) {
+		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+	}
+}
+
 struct owner {
 	const struct kiln_prev_entry *pe;
 	kiln_coding c;
@@ -104,10 +144,11 @@ static void keep_recorded(struct kiln_tree *t, const struct owner *o, const char
 }
 
 /* Remove REL's sibling of coding C if OWNED(ARG, its size, its digest)
- * says it is what kiln wrote; see kiln_prev_remove_recorded(). */
+ * says it is what kiln wrote; see kiln_prev_remove_recorded().  SRC_FD
+ * (SRC_SIZE bytes) is the source, or -1. */
 static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 			   bool (*owned)(const void *arg, uint64_t size, const uint8_t sha[32]),
-			   const void *arg)
+			   const void *arg, int src_fd, uint64_t src_size)
 {
 	const char *suffix = kiln_codecs[c]->info.suffix;
 	char *sib = kiln_path_join(t->root, rel, suffix), *sib_rel = NULL;
@@ -126,7 +167,7 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 			goto out; /* already gone */
 		err.errnum = errno;
 	} else if (!S_ISREG(st.st_mode)) {
-		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+		point_out(t, sib, c, src_fd, src_size, true);
 		goto out;
 	} else if (errno = 0, !file_sha256(t, sib, &size, sha)) {
 		err.errnum = errno ? errno : EIO;
@@ -147,7 +188,7 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 		goto out;
 	}
 	if (!owned(arg, size, sha)) {
-		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+		point_out(t, sib, c, src_fd, src_size, true);
 		goto out;
 	}
 	if (!t->opt->dry_run && unlink(sib) != 0) {
@@ -174,7 +215,30 @@ bool kiln_prev_remove_recorded(struct kiln_tree *t, const struct kiln_prev_entry
 {
 	struct owner o = { pe, c };
 
-	return remove_sibling(t, pe->rec.rel, c, owned_by_entry, &o);
+	return remove_sibling(t, pe->rec.rel, c, owned_by_entry, &o, -1, 0);
+}
+
+bool kiln_prev_foreign_at(struct kiln_tree *t, const struct kiln_prev_entry *pe, const char *rel,
+			  kiln_coding c, int src_fd, uint64_t src_size, bool *decodes)
+{
+	char *sib = kiln_path_join(t->root, rel, kiln_codecs[c]->info.suffix);
+	uint8_t sha[32];
+	uint64_t size;
+	struct stat st;
+	bool foreign = false;
+
+	*decodes = false;
+	if (!sib || lstat(sib, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out;
+	/* the record's own sibling (its digest proves it) is no news */
+	if (pe && kiln_state_has_sibling(pe, c) && file_sha256(t, sib, &size, sha) &&
+	    kiln_state_owns(pe, c, size, sha))
+		goto out;
+	foreign = true;
+	*decodes = decodes_to_source(sib, c, src_fd, src_size) == 1;
+out:
+	free(sib);
+	return foreign;
 }
 
 void kiln_prev_keep_stale(struct kiln_tree *t, const struct kiln_prev_entry *pe, kiln_coding c)
@@ -203,7 +267,7 @@ bool kiln_prev_remove_stale(struct kiln_tree *t, const struct kiln_stale *s)
 {
 	size_t n = strlen(s->rel) - strlen(kiln_codecs[s->coding]->info.suffix);
 	char *src = strndup(s->rel, n);
-	bool removed = src && remove_sibling(t, src, s->coding, owned_as_stale, s);
+	bool removed = src && remove_sibling(t, src, s->coding, owned_as_stale, s, -1, 0);
 
 	if (!src)
 		atomic_store(&t->record_lost, true);
@@ -212,20 +276,18 @@ bool kiln_prev_remove_stale(struct kiln_tree *t, const struct kiln_stale *s)
 }
 
 void kiln_prev_no_sibling(struct kiln_tree *t, const struct kiln_prev_entry *pe,
-			  const char *rel, kiln_coding c)
+			  const char *rel, kiln_coding c, int src_fd, uint64_t src_size)
 {
-	struct stat st;
+	struct owner o = { pe, c };
 	char *sib;
 
 	if (pe && kiln_state_has_sibling(pe, c)) {
-		kiln_prev_remove_recorded(t, pe, c);
+		remove_sibling(t, pe->rec.rel, c, owned_by_entry, &o, src_fd, src_size);
 		return;
 	}
-	if (!(t->opt->codings & (1u << c)) ||
-	    !(sib = kiln_path_join(t->root, rel, kiln_codecs[c]->info.suffix)))
+	if (!(sib = kiln_path_join(t->root, rel, kiln_codecs[c]->info.suffix)))
 		return;
-	if (lstat(sib, &st) == 0)
-		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
+	point_out(t, sib, c, src_fd, src_size, false);
 	free(sib);
 }
 

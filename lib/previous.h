@@ -33,11 +33,23 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err);
 
 /*
  * Coding C of REL (PE may be NULL) gets no sibling this run: remove the one
- * kiln wrote, or point out one it never wrote (KILN_EVENT_FOREIGN: the
- * server would send it).  Any thread.
+ * kiln wrote, or point out one it never wrote, which the server would send:
+ * KILN_EVENT_FOREIGN if it decodes to the source (SRC_SIZE bytes read from
+ * SRC_FD; -1 when there is none to read), for a requested coding; and
+ * whatever the coding, KILN_EVENT_FOREIGN_STALE if it does not (which sets
+ * T's foreign_stale).  Any thread.
  */
 void kiln_prev_no_sibling(struct kiln_tree *t, const struct kiln_prev_entry *pe,
-			  const char *rel, kiln_coding c);
+			  const char *rel, kiln_coding c, int src_fd, uint64_t src_size);
+
+/*
+ * Is there a regular file at REL's sibling of coding C that kiln did not
+ * write (PE, which may be NULL, does not own it)?  Then *DECODES says
+ * whether it decodes to the source (SRC_SIZE bytes of SRC_FD).  For a file
+ * about to be replaced by kiln's own sibling.  Any thread.
+ */
+bool kiln_prev_foreign_at(struct kiln_tree *t, const struct kiln_prev_entry *pe, const char *rel,
+			  kiln_coding c, int src_fd, uint64_t src_size, bool *decodes);
 
 /* Remove every sibling PE records (of REL), as kiln_prev_no_sibling() would
  * for each coding, foreign ones excepted.  Any thread. */

@@ -12,12 +12,31 @@
 
 /* ---- in memory ---- */
 
-/* Coding C of the buffered SRC into *p: from the cache, else by encoding
- * (and then into the cache). */
-static kiln_status produce_one(struct kiln_tree *t, struct worker *w, const struct kiln_source *src,
-			       kiln_coding c, const char *recipe, struct kiln_product *p,
-			       struct kiln_report *r)
+/* Progress of one of SHARES encodings of a source held in memory: each
+ * byte an encoder consumes counts 1/SHARES. */
+struct share {
+	struct kiln_tree *t;
+	struct kiln_source *src;
+	uint64_t shares, rest;
+};
+
+static void credit_share(void *arg, size_t n)
 {
+	struct share *sh = arg;
+	uint64_t total = sh->rest + n;
+
+	sh->rest = total % sh->shares;
+	kiln_tree_progress(sh->t, &sh->src->credited, sh->src->planned, 0, total / sh->shares);
+}
+
+/* Coding C of the buffered SRC into *p: from the cache, else by encoding
+ * (and then into the cache); one of SHARES encodings for progress. */
+static kiln_status produce_one(struct kiln_tree *t, struct worker *w, struct kiln_source *src,
+			       kiln_coding c, const char *recipe, struct kiln_product *p,
+			       struct kiln_report *r, unsigned shares)
+{
+	struct share sh = { t, src, shares, 0 };
+	struct kiln_encode_ctl ctl = { &t->run->cancelled, credit_share, &sh };
 	const struct kiln_codec *codec = kiln_codecs[c];
 	size_t size = (size_t)src->st->st_size, cap, len = 0;
 	char *cpath = NULL;
@@ -31,6 +50,7 @@ static kiln_status produce_one(struct kiln_tree *t, struct worker *w, const stru
 				p->made = true;
 				p->len = len;
 				p->origin = KILN_ORIGIN_CACHE;
+				credit_share(&sh, size);
 				free(cpath);
 				return KILN_OK;
 			}
@@ -50,8 +70,7 @@ static kiln_status produce_one(struct kiln_tree *t, struct worker *w, const stru
 		kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", codec->info.suffix);
 		goto fail;
 	}
-	s = codec->encode(w->codec_state[c], src->buf, size, p->buf, cap, &len,
-			  &t->run->cancelled);
+	s = codec->encode(w->codec_state[c], src->buf, size, p->buf, cap, &len, &ctl);
 	if (s != KILN_OK || len == 0) {
 		kiln_report_fail(r, s ? s : KILN_ERR_ENCODER, s == KILN_ERR_NOMEM ? ENOMEM : 0,
 				 s == KILN_ERR_CANCELLED ? "cancelled" : "encoder failed",
@@ -179,6 +198,7 @@ static kiln_status produce_stream(struct kiln_tree *t, struct kiln_source *src, 
 		last = off == size;
 		if (src_h)
 			kiln_hasher_update(src_h, buf, want);
+		kiln_tree_progress(t, &src->credited, src->planned, 0, want);
 		for (unsigned c = 0; c < kiln_ncodecs; c++) {
 			if (!enc[c])
 				continue;
@@ -232,8 +252,12 @@ kiln_status kiln_produce(struct kiln_tree *t, struct worker *w, struct kiln_sour
 {
 	if (!todo)
 		return KILN_OK;
+	unsigned shares = 0;
+
 	if (!src->buf)
 		return produce_stream(t, src, todo, prod, r);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		shares += (todo >> c) & 1u;
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		if (!(todo & (1u << c)))
 			continue;
@@ -241,7 +265,8 @@ kiln_status kiln_produce(struct kiln_tree *t, struct worker *w, struct kiln_sour
 			kiln_report_fail(r, KILN_ERR_CANCELLED, 0, "cancelled", "");
 			return KILN_ERR_CANCELLED;
 		}
-		if (produce_one(t, w, src, (kiln_coding)c, recipe[c], &prod[c], r) != KILN_OK)
+		if (produce_one(t, w, src, (kiln_coding)c, recipe[c], &prod[c], r, shares) !=
+		    KILN_OK)
 			return r->error.status;
 	}
 	return KILN_OK;

@@ -32,6 +32,9 @@ struct kiln_source {
 	bool hashed;          /* SHA256/SHA384 hold its digests */
 	uint8_t sha256[32];
 	uint8_t sha384[48];
+	/* Progress (kiln_tree_progress()): CREDITED of the PLANNED bytes (its
+	 * size when the tree was walked) reported as done so far. */
+	uint64_t planned, credited;
 };
 
 /* One coding's encoding of a source. */

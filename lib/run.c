@@ -155,6 +155,7 @@ static kiln_status plan(struct kiln_tree *t)
 	size_t n = t->walk.n ? t->walk.n : 1;
 	struct order_key *keys = malloc(n * sizeof(*keys));
 	uint64_t bytes = 0;
+	size_t norder;
 
 	t->order = malloc(n * sizeof(*t->order));
 	t->reports = calloc(n, sizeof(*t->reports));
@@ -175,14 +176,16 @@ static kiln_status plan(struct kiln_tree *t)
 		rep->outcome = e->outcome;
 		rep->size = regular ? (uint64_t)e->st.st_size : 0;
 		rep->error = e->err;
-		bytes += rep->size;
 		/* excluded files are opened only to be hashed for the manifest,
 		 * or to lose the siblings an earlier run gave them */
 		if (e->outcome == KILN_OUTCOME_CANDIDATE ||
 		    (e->outcome == KILN_OUTCOME_EXCLUDED && regular &&
-		     (t->hashing || has_siblings(pe))))
+		     (t->hashing || has_siblings(pe)))) {
 			keys[t->norder++] = (struct order_key){ rep->size, i };
+			bytes += rep->size;
+		}
 	}
+	norder = t->norder;
 	qsort(keys, t->norder, sizeof(*keys), by_size_desc);
 	for (size_t i = 0; i < t->norder; i++) {
 		t->order[i] = keys[i].index;
@@ -190,7 +193,7 @@ static kiln_status plan(struct kiln_tree *t)
 	}
 	free(keys);
 	if (t->cb->on_plan)
-		t->cb->on_plan(t->cb->user, t->root, t->walk.n, bytes);
+		t->cb->on_plan(t->cb->user, t->root, norder, bytes);
 	/* what the walk decided alone is reported before any work starts */
 	for (size_t i = 0; i < t->walk.n; i++)
 		if (!t->walk.v[i].queued)
@@ -217,14 +220,28 @@ static void write_artifacts(struct kiln_tree *t)
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
 	unsigned kept = 0;
+	bool vary_header = false;
 	size_t n = 0;
 	struct kiln_record *recs = gather(t, &n);
 	char *path;
 
-	for (size_t i = 0; i < n; i++)
+	/* what the snippet must serve: the siblings the records hold, and
+	 * those of files that have no record (all of them with --no-manifest) */
+	for (size_t i = 0; i < n + t->walk.n; i++) {
+		unsigned mine = 0;
+		bool marked = false;
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
-			if (recs[i].coding[c].outcome == KILN_CODING_KEPT)
-				kept |= 1u << c;
+			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
+				  : t->rec_state[i - n] != KILN_REC_SET &&
+					    t->reports[i - n].outcome == KILN_OUTCOME_COMPRESSED &&
+					    t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT) {
+				mine |= 1u << c;
+				marked |= kiln_codecs[c]->vary_identity;
+			}
+		kept |= mine;
+		/* a sibling, and none whose module marks identity responses */
+		vary_header |= mine && !marked;
+	}
 	if (opt->write_manifest && atomic_load(&t->record_lost)) {
 		t->artifact_failed = true;
 		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
@@ -248,7 +265,7 @@ static void write_artifacts(struct kiln_tree *t)
 	if (opt->write_nginx_conf) {
 		path = opt->nginx_conf_path ? strdup(opt->nginx_conf_path)
 					    : kiln_path_join(t->root, KILN_NGINX_CONF_NAME, "");
-		if (!path || kiln_write_artifact(&t->run->temps, path, kiln_snippet_text(opt, kept),
+		if (!path || kiln_write_artifact(&t->run->temps, path, kiln_snippet_text(opt, kept, vary_header),
 						 opt->fsync, "cannot build the nginx snippet",
 						 &err) != KILN_OK) {
 			t->artifact_failed = true;
@@ -283,6 +300,43 @@ static bool holds_record(struct kiln_tree *t)
 	kiln_state_free(&st);
 	free(path);
 	return yes || kiln_journal_any(t->root);
+}
+
+/* A glob that matched no file is most likely mistyped: say so. */
+static void report_unmatched_globs(struct kiln_tree *t)
+{
+	const struct kiln_options *opt = t->opt;
+
+	for (size_t i = 0; i < opt->n_include + opt->n_exclude; i++) {
+		bool include = i < opt->n_include;
+		struct kiln_error err = { KILN_OK, 0, "", "" };
+		if (t->walk.glob_used[i])
+			continue;
+		err.what = include ? opt->include[i] : opt->exclude[i - opt->n_include];
+		kiln_tree_event(t, include ? KILN_EVENT_INCLUDE_UNMATCHED
+					   : KILN_EVENT_EXCLUDE_UNMATCHED,
+				t->root, -1, &err);
+	}
+}
+
+/* Would the globs take every sibling away: of the files still in the tree
+ * that the record holds siblings of, are all excluded?  A run that removes
+ * every sibling kiln wrote is almost always a mistyped --include. */
+static bool globs_drop_all(struct kiln_tree *t)
+{
+	size_t present = 0, excluded = 0;
+
+	if (!t->opt->n_include && !t->opt->n_exclude)
+		return false;
+	for (size_t k = 0; k < t->walk.n; k++) {
+		const struct kiln_entry *e = &t->walk.v[k];
+		if ((e->outcome != KILN_OUTCOME_CANDIDATE && e->outcome != KILN_OUTCOME_EXCLUDED) ||
+		    !has_siblings(kiln_state_find(&t->state, e->rel)))
+			continue;
+		present++;
+		excluded += e->outcome == KILN_OUTCOME_EXCLUDED;
+	}
+	return present > 0 && excluded == present;
 }
 
 /* Open the cache; a failure is an event, and the run goes on without. */
@@ -333,6 +387,15 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_tree_report(t, &r);
 		return ret;
 	}
+	report_unmatched_globs(t);
+	if (!opt->force && globs_drop_all(t)) {
+		err = (struct kiln_error){ KILN_ERR_INVALID, 0,
+					   "the globs exclude every file that has siblings, so "
+					   "this run would remove all of them (check --include "
+					   "and --exclude, or add --force)", "" };
+		kiln_tree_root_error(t, &err);
+		return KILN_ERR_INVALID;
+	}
 	open_cache(t);
 	t->journal.disabled = !t->hashing;
 	if ((ret = plan(t)) != KILN_OK)
@@ -353,7 +416,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	if (atomic_load(&t->run->cancelled))
 		return KILN_ERR_CANCELLED;
 	return t->artifact_failed || atomic_load(&t->remove_failed) ||
-			       atomic_load(&t->cache_failed)
+			       atomic_load(&t->cache_failed) || atomic_load(&t->foreign_stale)
 		       ? KILN_ERR_IO
 		       : KILN_OK;
 }

@@ -88,7 +88,7 @@ struct kiln_tree {
 	struct kiln_stale *stale;
 	size_t nstale, stale_cap;
 	/* Any thread (atomic): something failed beside a file's own outcome. */
-	atomic_bool remove_failed, cache_failed;
+	atomic_bool remove_failed, cache_failed, foreign_stale;
 	/* Any thread (atomic): bookkeeping the new manifest needs was lost
 	 * (out of memory): the previous manifest and the journals are kept,
 	 * as after a run that was killed, so nothing goes unrecorded. */
@@ -123,6 +123,15 @@ void kiln_tree_event(struct kiln_tree *t, kiln_event ev, const char *path, int c
 void kiln_tree_artifact(struct kiln_tree *t, const char *what, const char *path,
 			const struct kiln_error *err);
 
+/*
+ * Progress of the file whose counter is *CREDITED (SIZE bytes, as the plan
+ * counted it): BYTES more of it done, and FILES more files finished.  The
+ * bytes passed on are capped so that the file never counts more than SIZE
+ * in all.  Any thread (*CREDITED is the caller's own).
+ */
+void kiln_tree_progress(struct kiln_tree *t, uint64_t *credited, uint64_t size, uint64_t files,
+			uint64_t bytes);
+
 /* Report the root itself failing (path ""). */
 void kiln_tree_root_error(struct kiln_tree *t, const struct kiln_error *err);
 
@@ -135,8 +144,10 @@ void kiln_report_fail(struct kiln_report *r, kiln_status st, int errnum, const c
  * malloc'ed (NULL when out of memory). */
 char *kiln_tree_manifest_path(const struct kiln_run *run, const char *root);
 
-/* A malloc'ed copy of a root as given, without trailing slashes ("dist/" ->
- * "dist", "/" stays "/"); NULL when out of memory. */
+/* A malloc'ed copy of a root as given, without repeated or trailing
+ * slashes and "." components past the first ("./s//assets/" -> "./s/assets",
+ * "/" stays "/", "./" is "."): what messages show.  NULL when out of
+ * memory. */
 char *kiln_root_normalise(const char *root);
 
 #endif

@@ -1,6 +1,7 @@
 /* sibling.c - see sibling.h. */
 #include "sibling.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,13 @@ kiln_status kiln_sibling_write(struct kiln_temps *reg, const char *final_path,
 	struct kiln_file_meta meta = kiln_sibling_meta(src, fsync, times);
 
 	return kiln_write_atomic(reg, final_path, data, len, &meta, err);
+}
+
+bool kiln_sibling_name_fits(const char *rel, const char *suffix)
+{
+	const char *base = strrchr(rel, '/');
+
+	return strlen(base ? base + 1 : rel) + strlen(suffix) <= NAME_MAX;
 }
 
 char *kiln_path_join(const char *root, const char *rel, const char *suffix)

@@ -41,6 +41,10 @@ kiln_status kiln_sibling_write(struct kiln_temps *reg, const char *final_path,
 			       const uint8_t *data, size_t len, const struct stat *src,
 			       bool fsync, struct kiln_error *err);
 
+/* Does REL's last component followed by SUFFIX fit in NAME_MAX bytes, the
+ * longest name a directory entry can have? */
+bool kiln_sibling_name_fits(const char *rel, const char *suffix);
+
 /* "ROOT/REL" + SUFFIX, malloc'ed; NULL when out of memory. */
 char *kiln_path_join(const char *root, const char *rel, const char *suffix);
 

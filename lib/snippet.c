@@ -36,7 +36,34 @@ static void put_globs(FILE *f, const char *name, const char *const *globs, size_
 	}
 }
 
-char *kiln_snippet_text(const struct kiln_options *opt, unsigned kept)
+/* The Vary directives: each kept coding's (once each), or, when some asset
+ * has no sibling whose module marks its identity responses, one header on
+ * every response instead (so that no response gets two). */
+static void put_vary(FILE *f, unsigned kept, bool vary_header)
+{
+	if (vary_header) {
+		fputs("# Some assets have siblings, but none whose module marks their\n"
+		      "# identity responses with Vary: this header marks every response.\n"
+		      "# add_header here replaces those inherited from outer blocks:\n"
+		      "# repeat yours here.\n"
+		      "add_header Vary Accept-Encoding;\n",
+		      f);
+		return;
+	}
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const char *v = kiln_codecs[c]->nginx_vary;
+		bool again = false;
+		if (!(kept & (1u << c)) || !v)
+			continue;
+		for (unsigned d = 0; d < c; d++)
+			again |= (kept & (1u << d)) && kiln_codecs[d]->nginx_vary &&
+				 strcmp(kiln_codecs[d]->nginx_vary, v) == 0;
+		if (!again)
+			fputs(v, f);
+	}
+}
+
+char *kiln_snippet_text(const struct kiln_options *opt, unsigned kept, bool vary_header)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -78,6 +105,7 @@ char *kiln_snippet_text(const struct kiln_options *opt, unsigned kept)
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if ((kept & (1u << c)) && kiln_codecs[c]->nginx_serve)
 			fputs(kiln_codecs[c]->nginx_serve, f);
+	put_vary(f, kept, vary_header);
 	fputs("sendfile on;\n"
 	      "tcp_nopush on;\n",
 	      f);

@@ -162,7 +162,8 @@ static kiln_outcome skipped_outcome(const char *s)
 		return KILN_NOUTCOMES;
 	for (int o = 0; o < KILN_NOUTCOMES; o++)
 		if ((o == KILN_OUTCOME_MEDIA || o == KILN_OUTCOME_SMALL ||
-		     o == KILN_OUTCOME_NO_GAIN || o == KILN_OUTCOME_EXCLUDED) &&
+		     o == KILN_OUTCOME_NO_GAIN || o == KILN_OUTCOME_EXCLUDED ||
+		     o == KILN_OUTCOME_LONG_NAME) &&
 		    strcmp(s, kiln_outcome_name((kiln_outcome)o)) == 0)
 			return (kiln_outcome)o;
 	return KILN_NOUTCOMES;

@@ -14,14 +14,37 @@
 
 char *kiln_root_normalise(const char *root)
 {
-	char *r = strdup(root);
-	size_t n;
+	char *r = malloc(strlen(root) + 2), *o = r;
+	bool first = true;
 
-	if (!r)
-		return NULL;
-	n = strlen(r);
-	while (n > 1 && r[n - 1] == '/')
-		r[--n] = '\0';
+	if (!r || !*root) {
+		if (r)
+			*r = '\0';
+		return r;
+	}
+	if (*root == '/')
+		*o++ = '/';
+	/* "./s//assets/" is "./s/assets": a repeated '/' and a "." past the
+	 * first component name nothing, and would show in every message */
+	for (const char *s = root; *s;) {
+		size_t n;
+		while (*s == '/')
+			s++;
+		if (!*s)
+			break;
+		n = strcspn(s, "/");
+		if (!(n == 1 && *s == '.' && (!first || *root == '/'))) {
+			if (o > r && o[-1] != '/')
+				*o++ = '/';
+			memcpy(o, s, n);
+			o += n;
+		}
+		first = false;
+		s += n;
+	}
+	if (o == r)
+		*o++ = '.';
+	*o = '\0';
 	return r;
 }
 
@@ -99,6 +122,19 @@ void kiln_tree_artifact(struct kiln_tree *t, const char *what, const char *path,
 		return;
 	pthread_mutex_lock(&t->cb_lock);
 	t->cb->on_artifact(t->cb->user, what, path, err);
+	pthread_mutex_unlock(&t->cb_lock);
+}
+
+void kiln_tree_progress(struct kiln_tree *t, uint64_t *credited, uint64_t size, uint64_t files,
+			uint64_t bytes)
+{
+	if (bytes > size - *credited)
+		bytes = size - *credited;
+	*credited += bytes;
+	if (!t->cb->on_progress || (!files && !bytes))
+		return;
+	pthread_mutex_lock(&t->cb_lock);
+	t->cb->on_progress(t->cb->user, files, bytes);
 	pthread_mutex_unlock(&t->cb_lock);
 }
 

@@ -81,16 +81,19 @@ static bool has_name(char **names, size_t n, const char *name)
 	return bsearch(&name, names, n, sizeof(*names), cmp_names) != NULL;
 }
 
-static bool excluded(const struct kiln_options *opt, const char *rel)
+/* Is REL excluded by the globs?  Every glob is tried, so that the walk can
+ * tell which matched no file at all (a mistyped glob). */
+static bool excluded(const struct kiln_options *opt, const char *rel, bool *used)
 {
-	bool included = opt->n_include == 0;
+	bool included = opt->n_include == 0, out = false;
 
+	for (size_t i = 0; i < opt->n_include; i++)
+		if (kiln_glob_match(opt->include[i], rel))
+			included = used[i] = true;
 	for (size_t i = 0; i < opt->n_exclude; i++)
 		if (kiln_glob_match(opt->exclude[i], rel))
-			return true;
-	for (size_t i = 0; i < opt->n_include && !included; i++)
-		included = kiln_glob_match(opt->include[i], rel);
-	return !included;
+			out = used[opt->n_include + i] = true;
+	return out || !included;
 }
 
 /* Is the file at PATH, once all links are resolved, inside the root?
@@ -184,7 +187,7 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 			goto out;
 		}
 	}
-	if (excluded(wk->opt, rel)) {
+	if (excluded(wk->opt, rel, wk->out->glob_used)) {
 		e->outcome = KILN_OUTCOME_EXCLUDED;
 		goto out;
 	}
@@ -329,12 +332,14 @@ kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
 	kiln_status ret;
 
 	root_err->suffix = "";
+	if (!(out->glob_used = calloc(opt->n_include + opt->n_exclude + 1, sizeof(bool))))
+		return KILN_ERR_NOMEM;
 	if (stat(root, &st) != 0) {
 		kiln_fail(root_err, KILN_ERR_IO, errno, "cannot open directory");
 		return KILN_ERR_IO;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		kiln_fail(root_err, KILN_ERR_IO, ENOTDIR, "cannot walk");
+		kiln_fail(root_err, KILN_ERR_IO, ENOTDIR, "not a directory");
 		return KILN_ERR_IO;
 	}
 	real = realpath(root, NULL);
@@ -353,5 +358,6 @@ void kiln_walk_free(struct kiln_walk *w)
 	for (size_t i = 0; i < w->n; i++)
 		free(w->v[i].rel);
 	free(w->v);
+	free(w->glob_used);
 	memset(w, 0, sizeof(*w));
 }

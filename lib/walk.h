@@ -33,6 +33,9 @@ struct kiln_entry {
 struct kiln_walk {
 	struct kiln_entry *v;
 	size_t n, cap;
+	/* Per glob, the options' include globs then exclude globs: did it
+	 * match any file? */
+	bool *glob_used;
 };
 
 /*

@@ -15,14 +15,14 @@ before=$(stamp "$T/s")
 "$KILN" --brotli -v "$T/s" 2>"$T/rerun.log"
 check "unchanged re-run exits 0" [ $? -eq 0 ]
 check "unchanged re-run writes nothing (inodes, sizes, mtimes)" [ "$(stamp "$T/s")" = "$before" ]
-check "unchanged re-run reports 12 unchanged" grep -q ', 12 unchanged' "$T/rerun.log"
+check "unchanged re-run reports 12 unchanged" grep -q ' 12 compressed (12 unchanged)' "$T/rerun.log"
 
 # A fresh checkout: new mtimes, same bytes: nothing recompressed, siblings
 # take the sources' new mtimes (same Last-Modified for every encoding).
 find "$T/s" -type f ! -name '*.gz' ! -name '*.br' -exec touch -d '2030-01-02 03:04:05.123456789' {} +
 ino=$(sib_inode "$T/s/assets/app.js.gz")
 "$KILN" --brotli -v "$T/s" 2>"$T/touch.log"
-check "touch-only: 12 unchanged" grep -q ', 12 unchanged' "$T/touch.log"
+check "touch-only: 12 unchanged" grep -q ' 12 compressed (12 unchanged)' "$T/touch.log"
 check "touch-only: same inode" [ "$(sib_inode "$T/s/assets/app.js.gz")" = "$ino" ]
 check "touch-only: .gz mtime follows the source" [ "$(stat -c %.9Y "$T/s/assets/app.js.gz")" = "$(stat -c %.9Y "$T/s/assets/app.js")" ]
 check "touch-only: .br mtime follows the source" [ "$(stat -c %.9Y "$T/s/assets/app.js.br")" = "$(stat -c %.9Y "$T/s/assets/app.js")" ]
@@ -65,12 +65,19 @@ ino=$(sib_inode "$T/s/index.html.gz")
 "$KILN" -q --gzip-level 1 -f "$T/s"
 check "-f rewrites unchanged files" [ "$(sib_inode "$T/s/index.html.gz")" != "$ino" ]
 
-# A .gz kiln did not write is never deleted, and is reported.
+# A .gz kiln did not write is never deleted, and is reported: as a warning
+# when it decodes to its source, as an error (a server would send stale
+# bytes) when it does not.
 fresh_site "$T/f"
-echo "their own" | gzip >"$T/f/robots.txt.gz"          # robots.txt is small
+gzip -c "$T/f/robots.txt" >"$T/f/robots.txt.gz"       # robots.txt is small
+echo "their own" | gzip >"$T/f/img/logo.txt.gz"         # logo.txt is media
 "$KILN" "$T/f" 2>"$T/f.log"
-check "foreign sibling survives" [ "$(gzip -dc "$T/f/robots.txt.gz")" = "their own" ]
+check "foreign stale sibling: exit 1" [ $? -eq 1 ]
+check "foreign stale sibling survives" [ "$(gzip -dc "$T/f/img/logo.txt.gz")" = "their own" ]
+check "foreign sibling survives" cmp -s <(gzip -dc "$T/f/robots.txt.gz") "$T/f/robots.txt"
 check "foreign sibling reported" grep -qF "kiln: $T/f/robots.txt.gz: warning: sibling not written by kiln" "$T/f.log"
+check "foreign stale sibling is an error" grep -qF "kiln: $T/f/img/logo.txt.gz: stale sibling kiln did not write: it does not decode to its source" "$T/f.log"
+rm "$T/f/img/logo.txt.gz"
 rm "$T/f/data/feed.xml"
 echo "theirs too" | gzip >"$T/f/data/feed.xml.gz.tmp" && mv "$T/f/data/feed.xml.gz.tmp" "$T/f/data/feed.xml.gz"
 "$KILN" -q "$T/f" 2>"$T/f2.log"
@@ -108,7 +115,8 @@ check_case "changed source (manifest)" "kiln: $T/cc/assets/app.js: manifest out 
 check_case "missing sibling" "kiln: $T/cc/index.html: missing brotli sibling" rm "$T/cc/index.html.br"
 check_case "orphaned sibling" "kiln: $T/cc/data/feed.xml.gz: orphaned sibling" rm "$T/cc/data/feed.xml"
 check_case "new file" "kiln: $T/cc/new.html: manifest out of date: not in the manifest" cp "$T/cc/index.html" "$T/cc/new.html"
-check_case "unrecorded sibling" "kiln: $T/cc/robots.txt.gz: sibling not in the manifest" bash -c "echo x | gzip >'$T/cc/robots.txt.gz'"
+check_case "unrecorded sibling" "kiln: $T/cc/robots.txt.gz: sibling not in the manifest" bash -c "gzip -c '$T/cc/robots.txt' >'$T/cc/robots.txt.gz'"
+check_case "unrecorded stale sibling" "kiln: $T/cc/robots.txt.gz: stale gzip sibling: not written by kiln" bash -c "echo x | gzip >'$T/cc/robots.txt.gz'"
 check_case "corrupt sibling" "kiln: $T/cc/assets/app.css: stale gzip sibling" \
 	bash -c "printf 'garbage' | dd of='$T/cc/assets/app.css.gz' bs=1 seek=20 conv=notrunc status=none"
 check_case "no manifest" "no manifest" rm "$T/cc/kiln-manifest.json"
@@ -120,13 +128,16 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "check: unreadable file named" grep -qF "kiln: $T/cu/assets/app.js: cannot open" "$T/cu.log"
 fi
 
-# kiln clean: exactly the sources are left; foreign files survive.
+# kiln clean: exactly the sources are left; foreign files survive (one
+# that does not decode to its source fails clean: firsthour.sh).
 fresh_site "$T/k"
 orig=$(tree_digest "$T/k")
-echo "their own" | gzip >"$T/k/robots.txt.gz"
+gzip -c "$T/k/robots.txt" >"$T/k/robots.txt.gz"
 "$KILN" --brotli -q "$T/k"
 "$KILN" clean "$T/k" 2>"$T/k.log"
 check "clean exits 0" [ $? -eq 0 ]
+check "clean says the foreign file is left" \
+	grep -qxF "kiln: $T/k/robots.txt.gz: warning: sibling not written by kiln, left in place" "$T/k.log"
 rm "$T/k/robots.txt.gz"
 check "clean leaves exactly the sources" [ "$(tree_digest "$T/k")" = "$orig" ]
 check "clean says how many" grep -q '^kiln: clean: 26 files removed' "$T/k.log"

@@ -117,13 +117,18 @@ check "--json: one line of JSON" [ "$(wc -l <"$T/j.json")" -eq 1 ]
 check "--json: counts and bytes" $PY -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["files"]["compressed"] == 11 and d["files"]["media"] == 4, d["files"]
-assert d["files"]["small"] == 2 and d["files"]["no-gain"] == 1 and d["files"]["error"] == 1
+assert d["command"] == "compress" and d["dry_run"] is False, d
+assert d["files"] == {"compressed": 11, "media": 4, "small": 2, "no-gain": 1,
+                      "excluded": 0, "long-name": 0}, d["files"]
+assert d["assets"] == 18 == sum(d["files"].values()), d["assets"]
+assert d["written"] == int(sys.argv[3]) and d["unchanged"] == 0 and d["removed"] == 0, d
 assert d["bytes"]["gzip"]["in"] > d["bytes"]["gzip"]["out"] > 0
 assert d["bytes"]["br"]["in"] > d["bytes"]["br"]["out"] > 0
 assert isinstance(d["elapsed_seconds"], float)
 assert [e["path"] for e in d["errors"]] == [sys.argv[2] + "/assets/app.css"], d["errors"]
-' "$T/j.json" "$T/j"
-check "--json: human summary on stderr" grep -q '^kiln: 19 files' "$T/j.err"
+assert d["error_count"] == len(d["errors"]) == 1, d
+assert d["warning_count"] == len(d["warnings"]) == 0, d
+' "$T/j.json" "$T/j" "$(find "$T/j" -name '*.gz' ! -name archive.tar.gz -o -name '*.br' | wc -l)"
+check "--json: human summary on stderr" grep -q '^kiln: 18 assets: ' "$T/j.err"
 
 finish

@@ -89,7 +89,7 @@ wait_siblings() {
 quiet_log() { [ ! -s "$1" ] || [ "$(cat "$1")" = "$LINE" ]; }
 normal_log() {
 	[ "$(grep -c -v -x -F -e "$LINE" "$1")" -le 1 ] &&
-		[ -z "$(grep -v -x -F -e "$LINE" "$1" | grep -v -E '^kiln: [0-9]+ files: ')" ]
+		[ -z "$(grep -v -x -F -e "$LINE" "$1" | grep -v -E '^kiln: [0-9]+ assets?: ')" ]
 }
 
 interrupted=0

@@ -65,7 +65,7 @@ check "the README's postbuild is kiln --brotli dist" [ "$postbuild" = "kiln --br
 (cd "$A" && npm pkg set scripts.postbuild="$postbuild")
 must "npm run build (vite build, then kiln) succeeds" "$T/build.log" \
 	eval '(cd "$A" && timeout 300 npm run build) >"$T/build.log" 2>&1' 
-check "kiln ran as postbuild" grep -q '^kiln: [0-9]* files: ' "$T/build.log"
+check "kiln ran as postbuild" grep -q '^kiln: [0-9]* assets\?: ' "$T/build.log"
 D=$A/dist
 check "the mark is in no file of dist/" not grep -rqF "$mark" "$D"
 

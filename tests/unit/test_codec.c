@@ -34,6 +34,7 @@ static uint8_t *make_text(size_t len, unsigned seed)
 }
 
 static const atomic_int not_cancelled;
+static const struct kiln_encode_ctl go_on = { &not_cancelled, NULL, NULL };
 
 static const struct kiln_codec *codec_named(const char *name)
 {
@@ -62,7 +63,7 @@ static uint8_t *encode(const struct kiln_codec *codec, const struct kiln_options
 	uint8_t *out = malloc(cap ? cap : 1);
 
 	CHECK(state != NULL);
-	CHECK(codec->encode(state, in, len, out, cap, out_len, &not_cancelled) == KILN_OK);
+	CHECK(codec->encode(state, in, len, out, cap, out_len, &go_on) == KILN_OK);
 	codec->state_free(state);
 	return out;
 }
@@ -303,6 +304,52 @@ static void test_stream_equals_whole(void)
 	free(src);
 }
 
+struct seen {
+	uint64_t bytes;
+	unsigned calls;
+};
+
+static void add_bytes(void *arg, size_t n)
+{
+	struct seen *s = arg;
+
+	s->bytes += n;
+	s->calls++;
+}
+
+/* Every whole-buffer encoder reports the input it consumes, in pieces, and
+ * all of it: a 1.5 MiB source is reported as 1.5 MiB, in more than one
+ * call for the encoders that work a piece at a time. */
+static void test_progress(void)
+{
+	static const struct { const char *name; int level, extra; unsigned calls; } cases[] = {
+		{ "gzip", 6, 0, 1 }, { "gzip", 1, 1, 2 }, { "br", 1, 0, 2 }, { "zstd", 1, 0, 2 },
+	};
+	size_t len = (size_t)3 << 19, n; /* 1.5 MiB: two pieces, two zopfli blocks */
+	uint8_t *src = make_text(len, 5);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct kiln_codec *codec = codec_named(cases[i].name);
+		void *state = codec->state_new(cases[i].level, cases[i].extra);
+		uint8_t *out = malloc(codec->bound(len));
+		struct seen seen = { 0, 0 };
+		struct kiln_encode_ctl ctl = { &not_cancelled, add_bytes, &seen };
+
+		CHECK(state && out);
+		CHECK(codec->encode(state, src, len, out, codec->bound(len), &n, &ctl) == KILN_OK);
+		CHECK(n > 0);
+		if (seen.bytes != len || seen.calls != cases[i].calls)
+			fprintf(stderr, "%s/%d: %llu of %zu bytes reported in %u calls\n",
+				cases[i].name, cases[i].extra, (unsigned long long)seen.bytes, len,
+				seen.calls);
+		CHECK(seen.bytes == len);
+		CHECK(seen.calls == cases[i].calls);
+		codec->state_free(state);
+		free(out);
+	}
+	free(src);
+}
+
 /* A cancel stops a long encode. */
 static void test_cancel(void)
 {
@@ -310,9 +357,10 @@ static void test_cancel(void)
 	size_t len = 4 << 20, n = 1;
 	uint8_t *src = make_text(len, 9), *out = malloc(br->bound(len));
 	atomic_int cancelled = 1;
+	struct kiln_encode_ctl stop = { &cancelled, NULL, NULL };
 	void *state = br->state_new(11, 0);
 
-	CHECK(br->encode(state, src, len, out, br->bound(len), &n, &cancelled) ==
+	CHECK(br->encode(state, src, len, out, br->bound(len), &n, &stop) ==
 	      KILN_ERR_CANCELLED);
 	br->state_free(state);
 	free(out);
@@ -523,6 +571,7 @@ int main(void)
 	test_window_bits();
 	test_stream_equals_whole();
 	test_cancel();
+	test_progress();
 	test_zstd();
 	test_zstd_window_refused();
 	test_zopfli();

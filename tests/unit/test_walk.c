@@ -303,6 +303,31 @@ static void test_globs(void)
 	}
 }
 
+/* Which globs matched any file: every glob is tried on every file, so a
+ * mistyped one is known even when another glob decides the file. */
+static void test_globs_used(void)
+{
+	const char *inc[] = { "*.js", "*.nomatch", "sub/*" };
+	const char *exc[] = { "sub/deep/*", "*.zzz", "a.css" };
+	struct kiln_options opt;
+	struct kiln_walk w;
+
+	kiln_options_init(&opt);
+	opt.include = inc;
+	opt.n_include = 3;
+	opt.exclude = exc;
+	opt.n_exclude = 3;
+	walk("glob", &opt, NULL, 0, &w);
+	CHECK(w.glob_used != NULL);
+	if (w.glob_used) {
+		CHECK(w.glob_used[0] && !w.glob_used[1] && w.glob_used[2]);
+		CHECK(w.glob_used[3] && !w.glob_used[4] && w.glob_used[5]);
+	}
+	OUTCOME(&w, "a.css", KILN_OUTCOME_EXCLUDED);
+	OUTCOME(&w, "sub/b.css", KILN_OUTCOME_CANDIDATE);
+	kiln_walk_free(&w);
+}
+
 static void build_links(void)
 {
 	char abs[PATH_MAX];
@@ -529,6 +554,7 @@ int main(void)
 	test_siblings();
 	test_own();
 	test_globs();
+	test_globs_used();
 	test_links();
 	test_special();
 	test_unreadable();
