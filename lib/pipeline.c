@@ -141,6 +141,17 @@ static void settle(struct work *wk)
 			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
 		free(sib);
 	}
+	/* a stale file kiln did not write, which this run was about to
+	 * replace: it goes all the same (a server would send it) */
+	for (unsigned c = 0; c < kiln_ncodecs && !t->opt->dry_run; c++) {
+		char *sib;
+		if (!wk->foreign[c] || wk->foreign_decodes[c] || wk->written[c] ||
+		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
+			continue;
+		if (unlink(sib) == 0)
+			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+		free(sib);
+	}
 	if (!pe || t->opt->dry_run)
 		return;
 	/* a readable file is hashed now, if it was not yet, to know which */
@@ -339,6 +350,8 @@ static bool commit(struct work *wk)
 			}
 		}
 		if (kiln_product_commit(t, &wk->prod[c], sib, &wk->src, &r->error) != KILN_OK) {
+			/* in place but not synced: settle() removes it with the rest */
+			wk->written[c] = kiln_tempfile_in_place(&r->error);
 			free(sib);
 			r->outcome = KILN_OUTCOME_ERROR;
 			r->error.suffix = suffix;

@@ -243,7 +243,7 @@ static void write_artifacts(struct kiln_tree *t)
 		vary_header |= mine && !marked;
 	}
 	if (opt->write_manifest && atomic_load(&t->record_lost)) {
-		t->artifact_failed = true;
+		t->artifact_failed = t->manifest_failed = true;
 		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
 					   "out of memory earlier in the run; the previous "
 					   "manifest and the journals are kept for the next run",
@@ -254,7 +254,7 @@ static void write_artifacts(struct kiln_tree *t)
 						 kiln_manifest_dump(opt, recs, n, t->stale, t->nstale),
 						 opt->fsync, "cannot build the manifest",
 						 &err) != KILN_OK)
-			t->artifact_failed = true;
+			t->artifact_failed = t->manifest_failed = true;
 		if (!recs)
 			err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
 		kiln_tree_artifact(t, "manifest", t->manifest_path,
@@ -407,7 +407,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		write_artifacts(t);
 	/* the manifest now records what the journals did: drop them, unless it
 	 * could not be written (then they are all a later run will have) */
-	if (t->hashing && !t->artifact_failed) {
+	if (t->hashing && !t->manifest_failed) {
 		kiln_journal_close(&t->journal, true);
 		kiln_journal_remove_stale(t->root, NULL);
 	}

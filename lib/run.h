@@ -95,6 +95,7 @@ struct kiln_tree {
 	atomic_bool record_lost;
 	/* Main only. */
 	bool artifact_failed;
+	bool manifest_failed; /* then the journals stay: they are the record */
 
 	/* Any thread, under CB_LOCK: every callback call. */
 	pthread_mutex_t cb_lock;

@@ -34,6 +34,9 @@ void kiln_temps_destroy(struct kiln_temps *reg)
 }
 
 /* Under REG's lock: link TF in. */
+/* the one failure that comes after the rename: see kiln_tempfile_in_place() */
+static const char SYNC_DIR_FAILED[] = "cannot sync directory";
+
 static void link_in(struct kiln_temps *reg, struct kiln_tempfile *tf)
 {
 	tf->reg = reg;
@@ -315,8 +318,13 @@ kiln_status kiln_tempfile_commit(struct kiln_tempfile *tf, const char *final_pat
 	link_out(tf);
 	pthread_mutex_unlock(&reg->lock);
 	if (meta->fsync && sync_dir(final_path) != 0)
-		return kiln_fail(err, KILN_ERR_IO, errno, "cannot sync directory");
+		return kiln_fail(err, KILN_ERR_IO, errno, SYNC_DIR_FAILED);
 	return KILN_OK;
+}
+
+bool kiln_tempfile_in_place(const struct kiln_error *err)
+{
+	return err->what == SYNC_DIR_FAILED;
 }
 
 kiln_status kiln_write_atomic(struct kiln_temps *reg, const char *final_path,

@@ -119,6 +119,11 @@ kiln_status kiln_tempfile_create(struct kiln_temps *reg, struct kiln_tempfile *t
 kiln_status kiln_tempfile_commit(struct kiln_tempfile *tf, const char *final_path,
 				 const struct kiln_file_meta *meta, struct kiln_error *err);
 
+/* After kiln_tempfile_commit() or kiln_write_atomic() failed with *ERR: is
+ * the new file in place all the same (renamed, then the directory could not
+ * be synced)?  The caller must then treat it as written. */
+bool kiln_tempfile_in_place(const struct kiln_error *err);
+
 /* Close and remove TF, if it still exists.  Safe on a finished TF. */
 void kiln_tempfile_discard(struct kiln_tempfile *tf);
 

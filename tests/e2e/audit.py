@@ -21,8 +21,9 @@ Every byte a server can send from TREE is the current source's:
 
 Options:
   --manifest PATH     the manifest (default TREE/kiln-manifest.json)
-  --partial           assets may be missing from the manifest (a run that was
-                      interrupted, or failed on some files)
+  --partial           assets may be missing from the manifest, and siblings may
+                      keep a mode and mtime their source no longer has (a run
+                      that was interrupted, or failed on some files)
   --allow-journal     journals (.kiln-journal-XXXXXX) may remain
   --allow-temps       temporary files (.kiln-XXXXXX.tmp) of a killed run may
                       remain (a later run removes them once over 2 s old)
@@ -295,6 +296,9 @@ class Audit:
         # in a directory kiln cannot write, a failed run could not replace a
         # sibling whose source only changed its mode or mtime
         stuck = os.path.dirname(src) in self.read_only
+        # a run that stopped early may not have reached a source whose
+        # mode or mtime changed: its siblings keep the old ones
+        stuck = stuck or bool(self.opts.get("partial"))
         for rel, coding in sibs:
             if rel in self.stale_ok:
                 continue
