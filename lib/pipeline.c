@@ -162,7 +162,9 @@ static void settle(struct work *wk)
 						  wk->src.sha384, &err) == KILN_OK;
 	}
 	unknown = !wk->gone && !wk->src.hashed && wk->r->error.status != KILN_ERR_CHANGED;
-	if (!pe->in_manifest || !(unknown || same_content(wk))) {
+	/* changed while read: whatever was hashed, the file is not that now */
+	if (!pe->in_manifest || wk->r->error.status == KILN_ERR_CHANGED ||
+	    !(unknown || same_content(wk))) {
 		/* outdated: removed, except one kiln was refused to replace
 		 * (read-only on purpose), which stays recorded as stale */
 		for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -178,8 +180,10 @@ static void settle(struct work *wk)
 	}
 	/* unchanged or unreadable: the record stays, less what was rewritten
 	 * and then removed above, and less siblings only a journal knew */
-	if (!kiln_record_copy(&carried, &pe->rec))
+	if (!kiln_record_copy(&carried, &pe->rec)) {
+		atomic_store(&t->record_lost, true);
 		return;
+	}
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		if (wk->written[c] && carried.coding[c].outcome == KILN_CODING_KEPT)
 			carried.coding[c].outcome = KILN_CODING_OFF;
@@ -189,6 +193,8 @@ static void settle(struct work *wk)
 	}
 	if (kiln_record_copy(&t->records[wk->k], &carried))
 		t->rec_state[wk->k] = KILN_REC_SET;
+	else
+		atomic_store(&t->record_lost, true);
 	kiln_record_free(&carried);
 }
 

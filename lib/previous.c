@@ -99,16 +99,29 @@ static int decodes_to_source(const char *sib, kiln_coding c, int src_fd, uint64_
 static void point_out(struct kiln_tree *t, const char *sib, kiln_coding c, int src_fd,
 		      uint64_t src_size, bool always)
 {
-	struct stat st;
+	struct stat st, sst;
+	char *src = NULL;
+	int own_fd = -1;
 
 	if (lstat(sib, &st) != 0)
 		return;
+	if (src_fd < 0 && S_ISREG(st.st_mode) &&
+	    (src = strndup(sib, strlen(sib) - strlen(kiln_codecs[c]->info.suffix))) &&
+	    (own_fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0 &&
+	    fstat(own_fd, &sst) == 0 && S_ISREG(sst.st_mode)) {
+		/* no source given (clean): the one beside it, to tell */
+		src_fd = own_fd;
+		src_size = (uint64_t)sst.st_size;
+	}
+	free(src);
 	if (S_ISREG(st.st_mode) && decodes_to_source(sib, c, src_fd, src_size) == 0) {
 		atomic_store(&t->foreign_stale, true);
 		kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, sib, (int)c, NULL);
 	} else if (always || (t->opt->codings & (1u << c))) {
 		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
 	}
+	if (own_fd >= 0)
+		close(own_fd);
 }
 
 struct owner {
@@ -542,8 +555,11 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err)
 			carry(t, e->rel);
 			continue;
 		}
-		if (e->outcome == KILN_OUTCOME_ERROR)
-			continue; /* gone as a source: its siblings go too */
+		/* gone as a source, or no longer a regular file one (a link not
+		 * followed, a FIFO): its siblings go too */
+		if (e->outcome == KILN_OUTCOME_ERROR || e->outcome == KILN_OUTCOME_SYMLINK ||
+		    e->outcome == KILN_OUTCOME_SPECIAL)
+			continue;
 		if (pe && e->outcome != KILN_OUTCOME_SIBLING)
 			pe->seen = true;
 	}

@@ -441,4 +441,32 @@ if [ -n "${FAULT_SHIM:-}" ]; then
 	check "out of memory early in a run: no sibling left unrecorded or stale" [ $bad -eq 0 ]
 fi
 
+# ---------------------------------------------------------------------------
+# 9. What a new user's review found.
+# (a) A source replaced by a symbolic link (not followed) or a FIFO is no
+# source any more: its siblings go, as for a deleted file.
+L=$T/link-source
+mkdir -p "$L"
+seq 1 3000 | sed 's/^/a line /' >"$L/a.js"
+seq 1 3000 | sed 's/^/b line /' >"$L/b.js"
+"$KILN" -q "$L"
+rm "$L/a.js" && ln -s b.js "$L/a.js"
+"$KILN" -q "$L"
+check "source now a symlink: exit 0" [ $? -eq 0 ]
+check "source now a symlink: its .gz removed" [ ! -e "$L/a.js.gz" ]
+rm "$L/b.js" && mkfifo "$L/b.js"
+"$KILN" -q "$L" 2>/dev/null
+check "source now a FIFO: its .gz removed" [ ! -e "$L/b.js.gz" ]
+"$KILN" check -q "$L"
+check "source now a symlink or FIFO: check exits 0" [ $? -eq 0 ]
+# (b) kiln clean on a sibling of kiln's that was damaged since: it does not
+# decode to its source, so clean says so and fails (a server would send it).
+D=$T/damaged
+fresh_site "$D"
+"$KILN" -q "$D"
+printf X | dd of="$D/index.html.gz" bs=1 seek=20 conv=notrunc 2>/dev/null
+"$KILN" clean "$D" 2>"$T/dm.log"
+check "clean, damaged sibling: exit 1" [ $? -eq 1 ]
+check "clean, damaged sibling: named as stale" grep -q "index.html.gz: stale" "$T/dm.log"
+
 finish

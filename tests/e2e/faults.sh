@@ -147,5 +147,26 @@ check "changing file: detected" grep -qE "kiln: $T/c/big.js: file (changed while
 check "changing file: no sibling of inconsistent content" [ ! -e "$T/c/big.js.gz" ]
 check "changing file: no sibling of inconsistent content" [ ! -e "$T/c/big.js.br" ]
 check "changing file: the rest done" decodes_to "$T/c/index.html.gz" "$T/c/index.html"
+# the same after a run that gave it siblings: those are of an old content
+# now, and must go (the file is not what they decode to)
+rm -f "$T/c.done"
+"$KILN" -q --brotli "$T/c" 2>/dev/null
+for i in $(seq 1 4000); do cat "$FIXTURES/site/assets/app.js"; done >"$T/c/big.js"
+"$KILN" -q --brotli "$T/c" || fail "changing file: a full run first"
+( sleep 0.3; while [ ! -e "$T/c.done" ]; do echo "// more" >>"$T/c/big.js"; sleep 0.01; done ) &
+writer=$!
+"$KILN" -q -f --brotli "$T/c" 2>"$T/c2.log"
+rc=$?
+touch "$T/c.done"
+wait $writer
+if grep -qE "big.js: file (changed while being compressed|grew while being read)" "$T/c2.log"; then
+	check "changing file with siblings: exit 1" [ $rc -eq 1 ]
+	for s in gz br; do
+		check "changing file with siblings: the earlier .$s is gone or decodes to the file" \
+			eval '[ ! -e "$T/c/big.js.$s" ] || decodes_to "$T/c/big.js.$s" "$T/c/big.js"'
+	done
+else
+	echo "faults.sh: the writer did not catch the run this time (exit $rc)" >&2
+fi
 
 finish
