@@ -52,3 +52,32 @@ sources_digest() { # sources_digest DIR
 tree_digest() {
 	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
 }
+
+# all_siblings_decode DIR [--skip-orphans]: every .gz/.br under DIR (but a
+# download named archive.tar.gz) decodes, with audit.py's decoders (Python's
+# zlib and brotli, in one process: some suites check hundreds of runs), to
+# exactly its source's bytes.  A sibling without a source fails, unless
+# --skip-orphans.
+all_siblings_decode() {
+	PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")" /usr/bin/python3 - "$@" <<'EOF'
+import os, sys
+import audit
+skip_orphans = "--skip-orphans" in sys.argv[2:]
+bad = 0
+for top, _, names in os.walk(sys.argv[1]):
+    for n in names:
+        p = os.path.join(top, n)
+        if not n.endswith((".gz", ".br")) or n == "archive.tar.gz":
+            continue
+        if skip_orphans and not os.path.exists(p[:-3]):
+            continue
+        try:
+            ok = audit.decode("gzip" if n.endswith(".gz") else "br", audit.read(p)) == audit.read(p[:-3])
+        except Exception:
+            ok = False
+        if not ok:
+            print(f"bad sibling: {p}", file=sys.stderr)
+            bad = 1
+sys.exit(bad)
+EOF
+}

@@ -35,34 +35,6 @@ cp -a "$T/src" "$T/done"
 for f in "$T/done"/c*/assets/app.js "$T/done/big1.js"; do echo "// changed" >>"$f"; done
 digest_done=$(sources_digest "$T/done")
 
-# every .gz/.br under a final name decodes (Python's zlib and brotli, in one
-# process) to exactly its source's bytes
-all_siblings_decode() {
-	/usr/bin/python3 - "$1" <<'EOF'
-import brotli, os, sys, zlib
-bad = 0
-for d, _, names in os.walk(sys.argv[1]):
-    for n in names:
-        p = os.path.join(d, n)
-        if not n.endswith((".gz", ".br")) or n == "archive.tar.gz":
-            continue
-        data = open(p, "rb").read()
-        try:
-            if n.endswith(".gz"):
-                z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                out = z.decompress(data) + z.flush()
-                ok = z.eof and not z.unused_data
-            else:
-                out, ok = brotli.decompress(data), True
-            ok = ok and out == open(p[:-3], "rb").read()
-        except Exception:
-            ok = False
-        if not ok:
-            print(f"bad sibling: {p}", file=sys.stderr)
-            bad = 1
-sys.exit(bad)
-EOF
-}
 no_temps() { [ -z "$(find "$1" -name '.kiln-*.tmp')" ]; }
 no_journal() { [ -z "$(find "$1" -name '.kiln-journal-*')" ]; }
 no_siblings() { [ -z "$(find "$1" -type f \( -name '*.gz' -o -name '*.br' \) ! -name archive.tar.gz)" ]; }

@@ -11,11 +11,11 @@
 #include "tempfile.h"
 
 #include "check.h"
+#include "scratch.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +27,10 @@
 static char base[64];
 static struct kiln_temps reg;
 
+/* BASE/REL */
 static char *at(const char *rel)
 {
-	static char buf[4][PATH_MAX + 64];
-	static int i;
-	char *p = buf[i++ % 4];
-
-	snprintf(p, sizeof(buf[0]), "%s/%s", base, rel);
-	return p;
+	return scratch_path(base, rel);
 }
 
 static bool exists(const char *path)
@@ -432,14 +428,6 @@ static void test_put_error(void)
 	kiln_cache_close(c);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	strcpy(base, "/tmp/kiln-test-cache-XXXXXX");
@@ -456,7 +444,7 @@ int main(void)
 	test_put_error();
 	kiln_temps_destroy(&reg);
 	if (check_failures == 0)
-		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		scratch_remove(base);
 	else
 		fprintf(stderr, "test_cache: files left in %s\n", base);
 	return check_exit("test_cache");

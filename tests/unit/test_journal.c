@@ -12,12 +12,12 @@
 #include "codec.h"
 
 #include "check.h"
+#include "scratch.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,14 +401,6 @@ static void test_threads(void)
 	pthread_mutex_destroy(&j.lock);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	strcpy(root, "/tmp/kiln-test-journal-XXXXXX");
@@ -423,7 +415,7 @@ int main(void)
 	test_remove_own();
 	test_threads();
 	if (check_failures == 0)
-		nftw(root, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+		scratch_remove(root);
 	else
 		fprintf(stderr, "test_journal: files left in %s\n", root);
 	return check_exit("test_journal");

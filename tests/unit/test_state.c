@@ -13,10 +13,10 @@
 #include "codec.h"
 
 #include "check.h"
+#include "scratch.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,14 +519,6 @@ static void test_journaled(void)
 	kiln_state_free(&st);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void test_load(void)
 {
 	char dir[] = "/tmp/kiln-test-state-XXXXXX", path[128];
@@ -566,7 +558,7 @@ static void test_load(void)
 	      st.nstale == 2);
 	kiln_state_free(&st);
 	if (check_failures == 0)
-		nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+		scratch_remove(dir);
 }
 
 int main(void)

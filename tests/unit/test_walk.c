@@ -9,10 +9,10 @@
 #include "walk.h"
 
 #include "check.h"
+#include "scratch.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -27,15 +27,10 @@
 
 static char base[64];
 
-/* BASE/REL in one of a few rotating buffers. */
+/* BASE/REL */
 static char *at(const char *rel)
 {
-	static char buf[4][PATH_MAX + 64];
-	static int i;
-	char *p = buf[i++ % 4];
-
-	snprintf(p, sizeof(buf[0]), "%s/%s", base, rel);
-	return p;
+	return scratch_path(base, rel);
 }
 
 /* A regular file BASE/REL whose content is REL itself, so that its size is
@@ -533,14 +528,6 @@ static void test_root_errors(void)
 	kiln_walk_free(&w);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	umask(022);
@@ -560,7 +547,7 @@ int main(void)
 	test_unreadable();
 	test_root_errors();
 	if (check_failures == 0)
-		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		scratch_remove(base);
 	else
 		fprintf(stderr, "test_walk: trees left in %s\n", base);
 	return check_exit("test_walk");
