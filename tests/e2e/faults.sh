@@ -21,6 +21,7 @@ invariants() {
 }
 
 orig=$(fresh_site "$T/o" && sources_digest "$T/o")
+(cd "$T/o" && find . -type f -printf '%P\0') >"$T/sources.lst" # the user's files
 
 # 1. A file size limit (ulimit -f): writes fail with EFBIG, as on a full disk.
 fresh_site "$T/u"
@@ -76,6 +77,12 @@ sweep() { # sweep CALL MAX [kiln options]
 		rc=$?
 		check "$call:$n: exit 0 or 1, never a crash (got $rc)" [ $rc -le 1 ]
 		check "$call:$n: invariants" invariants "$T/f" "$orig"
+		# and the record matches the disk: what failed is left out or kept
+		# as it was, never a sibling the manifest (or a journal) does not know
+		lag=
+		grep -q "cannot write the manifest" "$T/f.log" && lag=--manifest-may-lag
+		check "$call:$n: audit" /usr/bin/python3 "$(dirname "$0")/audit.py" "$T/f" \
+			--partial --allow-missing --allow-stale --allow-temps --sources "$T/sources.lst" $lag
 		if [ $rc -eq 1 ]; then
 			check "$call:$n: the error is reported" grep -qE '^kiln: .*(No space left on device|Cannot allocate memory|out of memory)' "$T/f.log"
 		fi
