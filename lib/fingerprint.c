@@ -15,6 +15,10 @@
  *      with a letter, and a digit or a lowercase letter directly followed
  *      by an uppercase one: Vite and Rollup ("index-B2x9_kQ1.js"),
  *      esbuild's upper-case base32 ("styles.KZ3T4RBF.css").
+ *  (c) the name starts with 16 or more lowercase hexadecimal digits, with
+ *      at least one digit and one letter, followed by a '.': webpack's
+ *      default names for assets and chunks ("[hash][ext]",
+ *      "3f9a2c7b1d4e5f6a7b8c.svg").
  * The digit and case-mix conditions keep words out: "settings.js",
  * "Inter-Variable.woff2", "vue.esm-browser.js", and versions
  * ("jquery-3.7.1.min.js": a token holds no '.'), sizes
@@ -40,8 +44,8 @@ static bool is_base64url(char c)
 	       c == '_' || c == '-';
 }
 
-/* Rule (a) for the token starting at T. */
-static bool hex_token(const char *t)
+/* Rule (a) for the token starting at T, or (c) when MIN is 16. */
+static bool hex_token(const char *t, size_t min)
 {
 	size_t n = 0;
 	bool digit = false, letter = false;
@@ -50,7 +54,7 @@ static bool hex_token(const char *t)
 		digit |= t[n] <= '9';
 		letter |= t[n] >= 'a';
 	}
-	return n >= 8 && t[n] == '.' && digit && letter;
+	return n >= min && t[n] == '.' && digit && letter;
 }
 
 /* Rule (b) for the token starting at T. */
@@ -73,8 +77,10 @@ bool kiln_fingerprinted(const char *name)
 	const char *base = strrchr(name, '/');
 
 	base = base ? base + 1 : name;
+	if (hex_token(base, 16))
+		return true;
 	for (const char *p = base + 1; *p; p++)
-		if ((*p == '.' || *p == '-') && (hex_token(p + 1) || base64url_token(p + 1)))
+		if ((*p == '.' || *p == '-') && (hex_token(p + 1, 8) || base64url_token(p + 1)))
 			return true;
 	return false;
 }

@@ -694,7 +694,9 @@ const char *kiln_server_name(unsigned i);
  * ("main.3f9a2c7b1d4e.chunk.js"), or exactly 8 characters of [A-Za-z0-9_-]
  * with a letter, and a digit or a lowercase letter followed by an
  * uppercase one
- * ("index-B2x9_kQ1.js", "styles.KZ3T4RBF.css").  "jquery-3.7.1.min.js",
+ * ("index-B2x9_kQ1.js", "styles.KZ3T4RBF.css"); or the name starts with
+ * 16 or more lowercase hex digits (a digit and a letter among them) and a
+ * '.' ("3f9a2c7b1d4e5f6a7b8c.svg").  "jquery-3.7.1.min.js",
  * "favicon-32x32.png" and "settings.js" are not.  The rule is kiln's
  * (README.md, "Cache-Control").  Pure; thread-safe.
  */

@@ -23,6 +23,8 @@ static const char *const yes[] = {
 	"styles.KZ3T4RBF.css", "chunk-KZ3T4RBF.js",
 	/* a source map of a fingerprinted asset */
 	"app.3f9a2c7b.js.map",
+	/* webpack's default asset and chunk names: [hash][ext], [id].[contenthash].js */
+	"static/3f9a2c7b1d4e5f6a7b8c.svg", "0e1d2c3b4a5f6e7d8c9b.js", "723.0e1d2c3b4a5f6e7d8c9b.js",
 	/* Hugo: NAME.min.SHA256.css */
 	"css/style.min.5b2d7c2f0e1a4b3c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c.css",
 };
@@ -43,6 +45,8 @@ static const char *const no[] = {
 	".3f9a2c7b.js", "app.3f9a2c7b", "app_3f9a2c7b.js", "app-B2x9_kQ1js",
 	/* the directory does not count, the name does */
 	"3f9a2c7b.d/app.js", "a-B2x9_kQ1.dir/settings.js",
+	/* a hash alone as the name: 16 hex digits or more */
+	"3f9a2c7b1d4e5f6.svg", "1234567890123456.js", "abcdefabcdefabcd.js",
 	/* 7 characters */
 	"index-B2x9_kQ.js", "app.3f9a2c7.js",
 };
