@@ -219,6 +219,7 @@ class AssetCheck:
                 self.fail(None, "the manifest lists a %s sibling, not on disk" % cd)
         self.sizes = a.sizes()
         self.reps = {}  # coding (None: identity) -> (etag, ae)
+        self.rep_resp = {}  # coding -> the first 200 response of it
         self.etags = {}  # coding -> set of ETags seen
         ident = self.c.request("GET", self.target())
         self.ident_type = ident.get("content-type")
@@ -262,6 +263,7 @@ class AssetCheck:
             except ValueError as e:
                 self.fail(ae, "body does not decode as %s: %s" % (got, e))
             self.reps.setdefault(got, (r.get("etag"), ae))
+            self.rep_resp.setdefault(got, r)
             self.etags.setdefault(got, set()).add(r.get("etag"))
         self.check_headers(ae, r, "GET")
         h = self.c.request("HEAD", self.target(), ae_headers(ae))
@@ -365,6 +367,15 @@ class AssetCheck:
                     etag, name, r.status if r.status is not None else r.error))
             elif r.error:
                 self.fail(ae, "If-None-Match %s: %s" % (etag, r.error))
+            else:
+                # RFC 9110 15.4.5: a 304 carries the ETag, Vary and
+                # Cache-Control the 200 would have (browsers update their
+                # stored copy from it)
+                full = self.rep_resp[coding]
+                for h in ("etag", "vary", "cache-control"):
+                    if r.get(h) != full.get(h):
+                        self.fail(ae, "If-None-Match %s: the 304 has %s %r, the 200 %r" % (
+                            etag, h, r.get(h), full.get(h)))
             for other, (_, oae) in self.reps.items():
                 if other == coding:
                     continue
