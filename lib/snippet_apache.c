@@ -78,6 +78,9 @@
  * ap_expr takes at most 8191 bytes (server/util_expr_scan.l). */
 #define APACHE_REGEX_MAX 8000
 
+/* Runs of Cache-Control names grouped under one <If> (see put_cache_value). */
+#define APACHE_GROUP 16
+
 /* The environment variable that marks a request kiln redirected to a
  * sibling: its value is the coding's token. */
 #define APACHE_CODING_VAR "KILN_CODING"
@@ -141,18 +144,19 @@ static void put_re_glob(FILE *f, const char *glob)
 }
 
 /*
- * A trie of the names NM[0..n) as one pattern: sorted (strcmp order),
- * distinct, all sharing their first D bytes, which are already written.
- * In strcmp order the byte at D only grows from the first name to the last
- * (a name that ends there comes first), so the first and the last name agree
- * on it exactly when all do.  Bounded by the names' own lengths plus 6
- * bytes a name (a group "(?:" ")?" and a "|" per branch).
+ * A trie of the names NM[0..n) cut after K bytes, as one pattern: sorted
+ * (strcmp order), distinct, all sharing their first D bytes, which are
+ * already written.  In strcmp order the byte at D only grows from the first
+ * name to the last (a name that ends there comes first), so the first and
+ * the last name agree on it exactly when all do.  Bounded by the lengths of
+ * the distinct cut names plus 6 bytes each (a group "(?:" ")?" and a "|"
+ * per branch).
  */
-static void put_trie(FILE *f, const char *const *nm, size_t n, size_t d)
+static void put_trie(FILE *f, const char *const *nm, size_t n, size_t d, size_t k)
 {
-	while (nm[0][d] && nm[0][d] == nm[n - 1][d])
+	while (d < k && nm[0][d] && nm[0][d] == nm[n - 1][d])
 		put_re_byte(f, (unsigned char)nm[0][d++]);
-	if (!nm[0][d] && n == 1)
+	if (d == k || (!nm[0][d] && n == 1))
 		return;
 	bool ends = !nm[0][d];
 	size_t i = ends ? 1 : 0;
@@ -166,7 +170,7 @@ static void put_trie(FILE *f, const char *const *nm, size_t n, size_t d)
 		if (!first)
 			fputc('|', f);
 		put_re_byte(f, (unsigned char)nm[i][d]);
-		put_trie(f, nm + i, j - i, d + 1);
+		put_trie(f, nm + i, j - i, d + 1, k);
 		i = j;
 	}
 	fputs(ends ? ")?" : ")", f);
@@ -191,72 +195,134 @@ static void put_suffixes(FILE *f, unsigned kept)
 
 /* The Header line for the run NM[0..n) of assets whose Cache-Control is CC. */
 static void put_cache_run(FILE *f, const struct kiln_serve *s, const char *cc,
-			  const char *const *nm, size_t n)
+			  const char *const *nm, size_t n, const char *indent)
 {
-	fprintf(f, "Header set Cache-Control \"%s\" \"expr=%%{REQUEST_URI} =~ m#^", cc);
+	fprintf(f, "%sHeader set Cache-Control \"%s\" \"expr=%%{REQUEST_URI} =~ m#^", indent, cc);
 	put_re_string(f, s->url_prefix);
-	put_trie(f, nm, n, 0);
+	put_trie(f, nm, n, 0, (size_t)-1);
 	put_suffixes(f, s->kept);
 	fputs("\\z#\"\n", f);
 }
 
+/* Pattern bytes of the names NM[0..n) cut after K bytes (the bound of
+ * put_trie). */
+static size_t cut_trie_len(const char *const *nm, size_t n, size_t k)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i && strncmp(nm[i - 1], nm[i], k) == 0)
+			continue;
+		for (size_t d = 0; d < k && nm[i][d]; d++)
+			len += re_byte_len((unsigned char)nm[i][d]);
+		len += 6;
+	}
+	return len;
+}
+
+/* An <If> that holds the runs of NM[0..n): true for every URL-path of them
+ * (their names cut as long as the pattern fits ROOM), so that a request
+ * matches only the runs of its own group.  False when no cut fits. */
+static bool put_group_if(FILE *f, const struct kiln_serve *s, const char *const *nm, size_t n,
+			 size_t room)
+{
+	for (size_t k = 64; k > 0; k--) {
+		if (cut_trie_len(nm, n, k) > room)
+			continue;
+		fputs("<If \"%{REQUEST_URI} =~ m#^", f);
+		put_re_string(f, s->url_prefix);
+		put_trie(f, nm, n, 0, k);
+		fputs("#\">\n", f);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The assets NM[0..n) whose Cache-Control is CC, in runs of at most ROOM
+ * pattern bytes; past APACHE_GROUP runs, each APACHE_GROUP of them inside an
+ * <If> of their own, so that a request is matched against a few groups and
+ * one group's runs rather than against every run.  False when out of memory.
+ */
+static bool put_cache_value(FILE *f, const struct kiln_serve *s, const char *cc,
+			    const char *const *nm, size_t n, size_t room)
+{
+	size_t *start = malloc((n + 1) * sizeof(*start));
+	size_t runs = 0, len = 0;
+
+	if (!start)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = re_string_len(nm[i]) + 6;
+
+		if (!i || len + l > room) {
+			start[runs++] = i;
+			len = 0;
+		}
+		len += l;
+	}
+	start[runs] = n;
+	for (size_t g = 0; g < runs; g += APACHE_GROUP) {
+		size_t ge = g + APACHE_GROUP < runs ? g + APACHE_GROUP : runs;
+		bool grouped = runs > APACHE_GROUP &&
+			       put_group_if(f, s, nm + start[g], start[ge] - start[g], room);
+
+		for (size_t r = g; r < ge; r++)
+			put_cache_run(f, s, cc, nm + start[r], start[r + 1] - start[r],
+				      grouped ? "    " : "");
+		if (grouped)
+			fputs("</If>\n", f);
+	}
+	free(start);
+	return true;
+}
+
 /*
  * The Cache-Control lines: for each distinct value, in the order the assets
- * first give it, its assets in runs of at most APACHE_REGEX_MAX bytes.
- * Returns false when out of memory.
+ * first give it (server.h has two), its assets' URL-paths.  Returns false
+ * when out of memory.
  */
 static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 {
 	const char **nm = malloc((s->n ? s->n : 1) * sizeof(*nm));
 	const char *done[8];
 	size_t ndone = 0, skipped = 0;
-
+	bool ok = nm != NULL;
 	/* Room for the names of a run: around them go "^", the prefix, the
 	 * suffixes (at most 8 bytes a coding and 5 more) and "\z". */
 	size_t room = APACHE_REGEX_MAX - 1 - 8 * kiln_ncodecs - 5 - 2;
 	size_t prefix = re_string_len(s->url_prefix);
 
 	room = prefix < room ? room - prefix : 0;
-	if (!nm)
-		return false;
-	/* server.h has two values; DONE has room for more. */
-	for (size_t a = 0; a < s->n; a++) {
+	for (size_t a = 0; ok && a < s->n; a++) {
 		const char *cc = kiln_serve_cache_control(s, &s->assets[a]);
 		bool seen = !cc;
+		size_t n = 0;
 
 		for (size_t k = 0; k < ndone && !seen; k++)
 			seen = strcmp(done[k], cc) == 0;
 		if (seen || ndone == sizeof(done) / sizeof(done[0]))
 			continue;
 		done[ndone++] = cc;
-		fprintf(f, "\n# Cache-Control: %s\n", cc);
-		size_t n = 0, len = 0;
 		for (size_t b = a; b < s->n; b++) {
 			const char *v = kiln_serve_cache_control(s, &s->assets[b]);
-			size_t l = re_string_len(s->assets[b].rel) + 6;
 
 			if (!v || strcmp(v, cc) != 0)
 				continue;
-			if (l > room) {
+			if (re_string_len(s->assets[b].rel) + 6 > room)
 				skipped++;
-				continue;
-			}
-			if (n && len + l > room) {
-				put_cache_run(f, s, cc, nm, n);
-				n = len = 0;
-			}
-			nm[n++] = s->assets[b].rel;
-			len += l;
+			else
+				nm[n++] = s->assets[b].rel;
 		}
-		if (n)
-			put_cache_run(f, s, cc, nm, n);
+		fprintf(f, "\n# Cache-Control: %s\n", cc);
+		ok = put_cache_value(f, s, cc, nm, n, room);
 	}
 	free(nm);
 	if (skipped)
 		fprintf(f, "# %zu asset(s) with a path too long for one expression get no\n"
 			   "# Cache-Control from kiln (safe: Apache's defaults apply).\n",
 			skipped);
-	return true;
+	return ok;
 }
 
 /* ap_expr: Accept-Encoding accepts the coding whose token is NAME

@@ -115,6 +115,9 @@ CONF
 	esac
 }
 
+# decodes_to_gz BODY SOURCE: BODY is a gzip stream of exactly SOURCE.
+decodes_to_gz() { gzip -dc <"$1" 2>/dev/null | cmp -s - "$2"; }
+
 apache_test() { "$APACHE" -f "$1/httpd.conf" -t >"$1/t.log" 2>&1; }
 
 # start_apache DIR ROOT MODE: on a free port; sets PORT.
@@ -198,7 +201,18 @@ if start_apache "$T/a-dir" "$T/dir" dir; then
 	sleep 0.2
 	check "the access log shows the path asked for, sent as zstd" \
 		grep -q 'uri="/assets/app.3f9a2c7b.js" status=200 ce="zstd"' "$T/a-dir/access.log"
-	check "a sibling's own URL of a missing file is a 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "${base}nothere.js")" = 404 ]
+	# A snippet older than the tree: a sibling gone, a file added, Apache
+	# not reloaded.  Siblings are looked for on disk per request.
+	rm "$T/dir/settings.js.br"
+	curl -s -o "$T/body" -H 'Accept-Encoding: br, gzip' "${base}settings.js"
+	check "a sibling gone since the snippet: the next smallest is sent" decodes_to_gz "$T/body" "$T/dir/settings.js"
+	printf 'added after the snippet was made %s\n' $(seq 100) >"$T/dir/added.3f9a2c7b1d4e.txt"
+	gzip -9 -n -k "$T/dir/added.3f9a2c7b1d4e.txt"
+	chmod a+r "$T/dir/added.3f9a2c7b1d4e.txt"*
+	curl -s -D "$T/h" -o "$T/body" -H 'Accept-Encoding: gzip' "${base}added.3f9a2c7b1d4e.txt"
+	check "a file added since: its sibling is found on disk" decodes_to_gz "$T/body" "$T/dir/added.3f9a2c7b1d4e.txt"
+	check "... with Vary" grep -qi '^vary: accept-encoding' "$T/h"
+	check "... and no Cache-Control until the snippet is regenerated" not grep -qi '^cache-control:' "$T/h"
 else
 	fail "apache (<Directory>) did not start"
 fi
@@ -234,6 +248,49 @@ if start_apache "$T/a-weird" "$T/weird" dir; then
 	check "weird names: serve_check" serve_check weird "http://127.0.0.1:$PORT/" "$T/weird"
 else
 	fail "apache (weird names) did not start"
+fi
+
+# A list long enough for the Cache-Control runs to be grouped under <If>s:
+# 3000 assets with long names, a sample of them (each group's edges
+# included) asked for with HEAD.
+mkdir -p "$T/big"
+$PY - "$T/big" <<'EOF'
+import os, sys
+top = sys.argv[1]
+pad = "long-name-" * 8
+for i in range(1500):
+    for rel in ("assets/%s%04d.%08x.js" % (pad, i, 0x1000000 + i * 7919),
+                "pages/p%02d/%s%04d.html" % (i % 40, pad, i)):
+        p = os.path.join(top, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write("%d\n" % i)
+EOF
+"$KILN" -q --server apache "$T/big" || fail "kiln on the big tree"
+echo 'added after kiln ran' >"$T/big/unlisted.txt"
+[ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$T/big"
+check "the big tree's runs are grouped" grep -q '^<If "%{REQUEST_URI} =~' "$T/big/kiln.apache.conf"
+if start_apache "$T/a-big" "$T/big" vhost; then
+	check "big list: the Cache-Control of a sample" timeout "$(left)" $PY - "http://127.0.0.1:$PORT/" "$T/big" <<'EOF'
+import json, os, sys, urllib.parse, urllib.request
+base, tree = sys.argv[1], sys.argv[2]
+files = json.load(open(os.path.join(tree, "kiln-manifest.json")))["files"]
+names = sorted(files)
+sample = set(names[::23] + names[:3] + names[-3:]) | {"unlisted.txt"}
+bad = 0
+for n in sorted(sample):
+    want = None if n not in files else (
+        "public, max-age=31536000, immutable" if files[n].get("immutable") else "no-cache")
+    req = urllib.request.Request(base + urllib.parse.quote(n), method="HEAD")
+    with urllib.request.urlopen(req) as r:
+        got = r.headers.get_all("Cache-Control")
+    if (got or [None]) != [want]:
+        print("FAIL: %s: Cache-Control %r, want %r" % (n, got, want), file=sys.stderr)
+        bad += 1
+sys.exit(1 if bad else 0)
+EOF
+else
+	fail "apache (big list) did not start"
 fi
 
 check "within the time budget ($((SECONDS - start)) s of $BUDGET)" [ $((SECONDS - start)) -le "$BUDGET" ]
