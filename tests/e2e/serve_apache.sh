@@ -25,11 +25,13 @@ command -v curl >/dev/null || { echo "serve_apache.sh: curl is missing" >&2; exi
 BUDGET=${KILN_APACHE_BUDGET:-100} # seconds for the whole test
 start=$SECONDS
 
-pidfiles=()
+# Apache's parent pids, read as each starts (finish removes $T, pid files
+# and all, before the EXIT trap runs).
+pids=()
 cleanup() {
-	local f
-	for f in "${pidfiles[@]}"; do
-		[ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
 	done
 }
 trap cleanup EXIT
@@ -128,12 +130,14 @@ start_apache() {
 		write_conf "$dir" "$root" "$PORT" "$mode"
 		rm -f "$dir/httpd.pid"
 		"$APACHE" -f "$dir/httpd.conf" -k start 2>>"$dir/start.log" || continue
-		pidfiles+=("$dir/httpd.pid")
+		for _ in $(seq 50); do [ -s "$dir/httpd.pid" ] && break; sleep 0.1; done
+		[ -s "$dir/httpd.pid" ] || continue
+		pids+=("$(cat "$dir/httpd.pid")")
 		for _ in $(seq 50); do
-			curl -s -o /dev/null "http://127.0.0.1:$PORT/" && [ -s "$dir/httpd.pid" ] && return 0
+			curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return 0
 			sleep 0.1
 		done
-		[ -s "$dir/httpd.pid" ] && kill "$(cat "$dir/httpd.pid")" 2>/dev/null
+		kill "${pids[-1]}" 2>/dev/null
 	done
 	echo "serve_apache.sh: could not start apache ($mode)" >&2
 	cat "$dir/error.log" "$dir/start.log" >&2 2>/dev/null
