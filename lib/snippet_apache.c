@@ -27,7 +27,12 @@
  *    A section with mod_rewrite directives replaces the per-directory rules
  *    of the scope (docs mod_rewrite, "RewriteOptions"): the user's own
  *    <Directory>/.htaccess rules do not run for a request answered with a
- *    sibling; everywhere else they are untouched.
+ *    sibling; everywhere else they are untouched.  mod_rewrite refuses (403)
+ *    a per-directory rewrite unless FollowSymLinks or SymLinksIfOwnerMatch
+ *    is on (docs mod_rewrite, "RewriteRule"): the branch turns the second
+ *    on for itself, which follows no link, the request having been mapped
+ *    to its file already, and the redirected request is mapped afresh
+ *    under the scope's own Options.
  *  - The redirected request carries the coding as REDIRECT_KILN_CODING
  *    (docs "Environment Variables", internal redirects), the first branch
  *    of the chain.  There mod_mime is told about the suffixes: RemoveType
@@ -391,6 +396,7 @@ static void put_selection(FILE *f, const struct kiln_serve *s)
 		put_accepts(f, i->name);
 		fprintf(f,
 			"\">\n"
+			"    Options +SymLinksIfOwnerMatch\n"
 			"    RewriteEngine On\n"
 			"    RewriteCond %%{REQUEST_URI} ^(.+)$\n"
 			"    RewriteRule ^ %%1%s [B,BNP,BNE=/,E=" APACHE_CODING_VAR ":%s,L]\n"
@@ -442,8 +448,7 @@ static void put_usage(FILE *f, const struct kiln_serve *s)
 		"#     Include /path/to/tree/kiln.apache.conf\n"
 		"# Modules: rewrite, headers, mime, setenvif and authz_core\n"
 		"# (a2enmod rewrite headers; the others are on in Debian's default);\n"
-		"# Apache 2.4.57 or later.  mod_rewrite needs Options FollowSymLinks or\n"
-		"# SymLinksIfOwnerMatch where the tree is (Debian's default has it).\n"
+		"# Apache 2.4.57 or later.\n"
 		"#\n"
 		"# Apache sends each request the smallest sibling its Accept-Encoding\n"
 		"# accepts (checked on disk per request), with the source's Content-Type,\n"

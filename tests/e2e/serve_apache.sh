@@ -47,7 +47,9 @@ fi
 # write_conf DIR ROOT PORT MODE: an httpd.conf of our own in DIR serving
 # ROOT, its snippet included per MODE: dir (in <Directory>, with a
 # rewrite rule of the user's beside it), vhost (in <VirtualHost>, with
-# "AddEncoding x-gzip .gz"), alias (Alias /static/ ROOT/, in <Directory>).
+# "AddEncoding x-gzip .gz"), alias (Alias /static/ ROOT/, in <Directory>
+# with "Options None": mod_rewrite refuses per-directory rules without
+# FollowSymLinks or SymLinksIfOwnerMatch, so the snippet must see to it).
 write_conf() {
 	local dir=$1 root=$2 port=$3 mode=$4
 	mkdir -p "$dir/empty"
@@ -109,6 +111,7 @@ CONF
 DocumentRoot "$dir/empty"
 Alias /static/ "$root/"
 <Directory "$root">
+    Options None
     Require all granted
     Include "$root/kiln.apache.conf"
 </Directory>
