@@ -79,6 +79,11 @@ struct kiln_codec {
 	const char *nginx_always, *nginx_serve, *nginx_note, *nginx_vary;
 	bool vary_identity;
 
+	/* Another token that names this coding in Accept-Encoding, which a
+	 * server treats as info.name (RFC 9110 section 8.4.1.3: "x-gzip" is
+	 * gzip), or NULL. */
+	const char *http_alias;
+
 	/*
 	 * The recipe: a short string (no spaces, under KILN_RECIPE_MAX bytes)
 	 * naming everything besides the source bytes that decides the encoded

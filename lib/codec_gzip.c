@@ -375,6 +375,7 @@ const struct kiln_codec kiln_codec_gzip = {
 	.nginx_note = NULL,
 	.nginx_vary = "gzip_vary on;\n",
 	.vary_identity = true,
+	.http_alias = "x-gzip",
 	.recipe = gzip_recipe,
 	.state_new = gzip_state_new,
 	.state_free = gzip_state_free,
