@@ -9,6 +9,10 @@
  * (caddyserver/caddy v2.6.2 sources, and measured with curl against
  * Debian's caddy 2.6.2 by tests/e2e/serve_caddy.sh):
  *
+ *  - Handlers inside route {} run in the order written (Caddy docs,
+ *    "route" directive); "header" without defer sets the response header
+ *    before the next handler runs, so a later one replaces an earlier.
+ *
  *  - file_server's "precompressed" (fileserver/staticfiles.go) serves
  *    NAME.SUFFIX for the first coding of encode.AcceptedEncodings() whose
  *    file exists, with the Content-Type of NAME (mime.TypeByExtension on
@@ -188,7 +192,7 @@ static void put_usage(FILE *f, const struct kiln_serve *s)
 	      "# serving the tree: a route {} with its own file_server, so add no other\n"
 	      "# file_server, and no encode, for these paths (encode would compress\n"
 	      "# what kiln left uncompressed on purpose).  Cache-Control set outside is\n"
-	      "# replaced for the files listed here.  Requests for kiln's own files\n"
+	      "# replaced (unless --no-cache-control).  Requests for kiln's own files\n"
 	      "# (the manifest, snippets, temporary files, journals) get 404.\n"
 	      "#\n"
 	      "# Each request gets the smallest sibling its Accept-Encoding accepts\n"
@@ -198,10 +202,11 @@ static void put_usage(FILE *f, const struct kiln_serve *s)
 	      "# file that has a sibling.  Caddy 2.6 sends no Content-Length with a\n"
 	      "# sibling (its GET is chunked, its HEAD has none).\n"
 	      "#\n"
-	      "# Siblings are looked for on disk per request; only the Cache-Control\n"
-	      "# list below is per file.  Rerun kiln and reload Caddy (caddy reload)\n"
-	      "# after each deploy: a stale snippet is still safe, since files it does\n"
-	      "# not list simply get no Cache-Control from it.\n",
+	      "# Siblings are looked for on disk per request; only the list of\n"
+	      "# immutable files below is per file.  Rerun kiln and reload Caddy\n"
+	      "# (caddy reload) after each deploy: a stale snippet is still safe,\n"
+	      "# since a file it does not list is sent as revalidated, never as\n"
+	      "# immutable.\n",
 	      f);
 	if (prefixed) {
 		fputs("#\n"
@@ -242,12 +247,12 @@ static char *url_path(const struct kiln_serve *s, const char *rel, size_t n)
 }
 
 /*
- * One map line for the URL path of the first N bytes of REL, or, when no
- * token reads back as that path, a comment saying so (in the pass with
- * SKIPPED set; the other pass writes only lines).  False when out of memory.
+ * One map line for the URL path of the first N bytes of REL, or, when it
+ * cannot be listed, a comment saying so (in the pass with SKIPPED set; the
+ * other pass writes only map lines).  False when out of memory.
  */
 static bool put_map_line(FILE *f, const struct kiln_serve *s, const char *rel, size_t n,
-			 const char *class, bool skipped)
+			 bool skipped)
 {
 	char *key = url_path(s, rel, n);
 	size_t len;
@@ -258,7 +263,7 @@ static bool put_map_line(FILE *f, const struct kiln_serve *s, const char *rel, s
 	if (listable(key, len) && !skipped) {
 		fputs("\t\t", f);
 		put_token(f, key, len);
-		fprintf(f, " %s\n", class);
+		fputs(" immutable\n", f);
 	} else if (!listable(key, len) && skipped) {
 		fputs("\t#   ", f);
 		put_comment_safe(f, key);
@@ -268,48 +273,41 @@ static bool put_map_line(FILE *f, const struct kiln_serve *s, const char *rel, s
 	return true;
 }
 
-/* The class word the map gives A's URL, or NULL for none. */
-static const char *cache_class(const struct kiln_serve *s, const struct kiln_serve_asset *a)
+/* Whether A is served with KILN_CACHE_IMMUTABLE. */
+static bool immutable(const struct kiln_serve *s, const struct kiln_serve_asset *a)
 {
 	const char *cc = kiln_serve_cache_control(s, a);
 
-	if (!cc)
-		return NULL;
-	if (strcmp(cc, KILN_CACHE_IMMUTABLE) == 0)
-		return "immutable";
-	if (strcmp(cc, KILN_CACHE_REVALIDATE) == 0)
-		return "revalidate";
-	return NULL;
+	return cc && strcmp(cc, KILN_CACHE_IMMUTABLE) == 0;
 }
 
-/* The map lines of every listed asset (SKIPPED: the comment lines of
+/* The map lines of every immutable asset (SKIPPED: the comment lines of
  * those that cannot be listed).  False when out of memory. */
 static bool put_map_lines(FILE *f, const struct kiln_serve *s, bool skipped)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct kiln_serve_asset *a = &s->assets[i];
-		const char *class = cache_class(s, a);
 		long d = index_dir_len(a->rel);
 
-		if (!class)
+		if (!immutable(s, a))
 			continue;
-		if (!put_map_line(f, s, a->rel, strlen(a->rel), class, skipped))
+		if (!put_map_line(f, s, a->rel, strlen(a->rel), skipped))
 			return false;
-		if (d >= 0 && !put_map_line(f, s, a->rel, (size_t)d, class, skipped))
+		if (d >= 0 && !put_map_line(f, s, a->rel, (size_t)d, skipped))
 			return false;
 	}
 	return true;
 }
 
-/* How many listed assets' URL paths can (*GOOD) and cannot (*BAD) be
- * written as a token.  False when out of memory. */
+/* How many immutable assets' URL paths can (*GOOD) and cannot (*BAD) be
+ * listed.  False when out of memory. */
 static bool count_listable(const struct kiln_serve *s, size_t *good, size_t *bad)
 {
 	*good = *bad = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		char *key;
 
-		if (!cache_class(s, &s->assets[i]))
+		if (!immutable(s, &s->assets[i]))
 			continue;
 		key = url_path(s, s->assets[i].rel, strlen(s->assets[i].rel));
 		if (!key)
@@ -323,46 +321,51 @@ static bool count_listable(const struct kiln_serve *s, size_t *good, size_t *bad
 	return true;
 }
 
-/* False when out of memory. */
+/*
+ * Cache-Control (server.h): the value of a file the manifest does not mark
+ * immutable on every response of the route, then the immutable one for the
+ * URLs listed.  False when out of memory.
+ */
 static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 {
+	static const struct kiln_serve_asset plain = { "", 0, false };
+	const char *other = kiln_serve_cache_control(s, &plain);
 	size_t good, bad;
 
+	if (!other)
+		return true; /* --no-cache-control */
 	if (!count_listable(s, &good, &bad))
 		return false;
-	if (good + bad == 0)
-		return true;
-
-	fputs("\t# Cache-Control per the manifest, by exact URL path (a directory's\n"
-	      "\t# URL gets its " INDEX_NAME "'s), set only when the file exists, so\n"
-	      "\t# that no 404 is made cacheable.\n",
-	      f);
+	fprintf(f,
+		"\t# Cache-Control: this on every response, and the immutable value\n"
+		"\t# below for the URLs of immutable files (exact paths; a directory's\n"
+		"\t# URL goes with its " INDEX_NAME "), only when the file exists, so that\n"
+		"\t# no 404 is made cacheable.\n"
+		"\theader Cache-Control \"%s\"\n",
+		other);
 	if (bad) {
 		fputs("\t# Not listed, since no Caddyfile token reads back as their URL\n"
-		      "\t# path, or it has a backslash (sent without Cache-Control):\n",
+		      "\t# path, or it has a backslash (sent as the others):\n",
 		      f);
 		if (!put_map_lines(f, s, true))
 			return false;
 	}
-	if (good == 0)
+	if (good == 0) {
+		fputs("\n", f);
 		return true;
-	fputs("\tmap {http.request.orig_uri.path} {kiln_cache_control} {\n", f);
+	}
+	fputs("\tmap {http.request.orig_uri.path} {kiln_cache} {\n", f);
 	if (!put_map_lines(f, s, false))
 		return false;
-	fputs("\t}\n", f);
 	fprintf(f,
+		"\t}\n"
 		"\t@kiln_immutable {\n"
-		"\t\tvars {kiln_cache_control} immutable\n"
+		"\t\tvars {kiln_cache} immutable\n"
 		"\t\tfile {path} {path}" INDEX_NAME "\n"
 		"\t}\n"
 		"\theader @kiln_immutable Cache-Control \"%s\"\n"
-		"\t@kiln_revalidate {\n"
-		"\t\tvars {kiln_cache_control} revalidate\n"
-		"\t\tfile {path} {path}" INDEX_NAME "\n"
-		"\t}\n"
-		"\theader @kiln_revalidate Cache-Control \"%s\"\n"
 		"\n",
-		KILN_CACHE_IMMUTABLE, KILN_CACHE_REVALIDATE);
+		KILN_CACHE_IMMUTABLE);
 	return true;
 }
 
