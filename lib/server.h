@@ -18,11 +18,12 @@
  * Which siblings exist is checked by the server per request on disk, not
  * listed in the snippet: a snippet left from an earlier deploy can then
  * never point at a sibling that is gone.  What the snippet lists per file
- * is the Cache-Control (see kiln_serve_asset); a file it does not list gets
- * none from kiln.
+ * is which assets are immutable (see kiln_serve_asset); every other file
+ * the snippet serves gets "no-cache", so a file added after the snippet was
+ * made is revalidated, never cached on a guess.
  *
  * Adding a server is one snippet_*.c file and one row in kiln_servers[]
- * (snippet.c).
+ * (servers.c).
  */
 #ifndef KILN_SERVER_H
 #define KILN_SERVER_H
@@ -84,7 +85,9 @@ struct kiln_server {
 	struct kiln_server_file files[3];
 };
 
-/* The table, indexed by the bits of kiln_options.servers. */
+/* The table, indexed by the bits of kiln_options.servers; at most
+ * KILN_MAX_SERVERS rows. */
+#define KILN_MAX_SERVERS 8
 extern const struct kiln_server *const kiln_servers[];
 extern const unsigned kiln_nservers;
 

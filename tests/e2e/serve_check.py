@@ -43,6 +43,10 @@ and with Chromium's value, those with a sibling also with "gzip", "br" and
 "zstd"; the whole list only for K assets, chosen deterministically to
 cover every kind (siblings kept, immutable, extension).
 
+Requests are made here over a fresh socket each (HTTP/1.1, Connection:
+close) and parsed here: nothing is ever decompressed on the way, and a body
+sent after a HEAD or a 304 is seen.  --jobs assets are checked at once.
+
 Prints "FAIL: PATH [Accept-Encoding: X]: what" per failure and
 "serve_check: N requests, M failures"; exits 1 on any failure, else 0
 (2 for a usage error).
@@ -219,6 +223,7 @@ class AssetCheck:
                 self.fail(None, "the manifest lists a %s sibling, not on disk" % cd)
         self.sizes = a.sizes()
         self.reps = {}  # coding (None: identity) -> (etag, ae)
+        self.rep_resp = {}  # coding -> the first 200 response of it
         self.etags = {}  # coding -> set of ETags seen
         ident = self.c.request("GET", self.target())
         self.ident_type = ident.get("content-type")
@@ -262,6 +267,7 @@ class AssetCheck:
             except ValueError as e:
                 self.fail(ae, "body does not decode as %s: %s" % (got, e))
             self.reps.setdefault(got, (r.get("etag"), ae))
+            self.rep_resp.setdefault(got, r)
             self.etags.setdefault(got, set()).add(r.get("etag"))
         self.check_headers(ae, r, "GET")
         h = self.c.request("HEAD", self.target(), ae_headers(ae))
@@ -316,6 +322,8 @@ class AssetCheck:
             self.fail(ae, "HEAD: Content-Length %r, the GET body has %d bytes" % (cl, len(g.body)))
 
     def check_range(self):
+        if not self.src:
+            return  # an empty file has no byte 0 (416)
         r = self.c.request("GET", self.target(), [("Range", "bytes=0-9")])
         what = "Range bytes=0-9"
         if r.status is None or r.error:
@@ -365,6 +373,15 @@ class AssetCheck:
                     etag, name, r.status if r.status is not None else r.error))
             elif r.error:
                 self.fail(ae, "If-None-Match %s: %s" % (etag, r.error))
+            else:
+                # RFC 9110 15.4.5: a 304 carries the ETag, Vary and
+                # Cache-Control the 200 would have (browsers update their
+                # stored copy from it)
+                full = self.rep_resp[coding]
+                for h in ("etag", "vary", "cache-control"):
+                    if r.get(h) != full.get(h):
+                        self.fail(ae, "If-None-Match %s: the 304 has %s %r, the 200 %r" % (
+                            etag, h, r.get(h), full.get(h)))
             for other, (_, oae) in self.reps.items():
                 if other == coding:
                     continue

@@ -208,9 +208,10 @@ COMPRESSION_TYPES = {
 }
 
 # Acceptable media types by extension (parameters such as charset aside).
+# Not .mjs: nginx 1.22's stock mime.types lacks it (application/octet-stream,
+# which browsers refuse for module scripts), a gap of the server's table.
 TYPES_BY_EXT = {
     ".js": {"text/javascript", "application/javascript"},
-    ".mjs": {"text/javascript", "application/javascript"},
     ".css": {"text/css"},
     ".html": {"text/html"},
     ".htm": {"text/html"},
