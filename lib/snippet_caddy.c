@@ -4,15 +4,13 @@
  * Caddy 2.6 serve it by the rules of server.h.
  *
  * It owns the whole serving of the tree: one route {} holding the
- * Cache-Control per asset, the choice of coding, Vary, and its own
- * file_server.  What it relies on in Caddy, and where that comes from
+ * Cache-Control, the choice of coding, Vary, and its own file_server.  What it relies on in Caddy, and where that comes from
  * (caddyserver/caddy v2.6.2 sources, and measured with curl against
  * Debian's caddy 2.6.2 by tests/e2e/serve_caddy.sh):
  *
  *  - Handlers inside route {} run in the order written (Caddy docs,
  *    "route" directive); "header" without defer sets the response header
  *    before the next handler runs, so a later one replaces an earlier.
- *
  *  - file_server's "precompressed" (fileserver/staticfiles.go) serves
  *    NAME.SUFFIX for the first coding of encode.AcceptedEncodings() whose
  *    file exists, with the Content-Type of NAME (mime.TypeByExtension on
@@ -40,7 +38,8 @@
  *  - "header ... { defer }" (headers/caddyfile.go) applies when the
  *    response is written, after file_server's own Vary, so Set leaves
  *    exactly one.  The file matcher (fileserver/matcher.go) checks a path
- *    under {http.vars.root} per request, with placeholders glob-escaped.
+ *    under {http.vars.root} per request, with '*', '[' and '?' in
+ *    placeholders escaped before globbing, but not a backslash (listable()).
  *  - map (map/map.go) compares its input with each key as a plain string;
  *    {http.request.orig_uri.path} is the decoded URL path before
  *    handle_path strips a prefix, so keys are url_prefix + rel.  The path
