@@ -53,10 +53,12 @@
  *    not to compress anything of the scope (no-gzip, no-brotli: docs
  *    mod_deflate, set with mod_setenvif), and they never touch a response
  *    that already has a Content-Encoding.
- *  - Cache-Control: "Header set" with an expr= condition on REQUEST_URI (the
- *    decoded path, also after the redirect), a regular expression per run of
- *    assets: a trie of their URL paths, each optionally followed by a kept
- *    sibling suffix.  An ap_expr regular expression holds at most 8191 bytes
+ *  - Cache-Control: "no-cache" on every file under the prefix, then the
+ *    immutable ones: "Header set" with an expr= condition on REQUEST_URI
+ *    (the decoded path, also after the redirect), a regular expression per
+ *    run of assets: a trie of their URL paths, each optionally followed by
+ *    a kept sibling suffix; the later "set" wins (docs mod_headers, "Order
+ *    of Processing").  An ap_expr regular expression holds at most 8191 bytes
  *    (server/util_expr_scan.l), so the list is cut into runs of at most
  *    APACHE_REGEX_MAX bytes; a request costs one regex match per run
  *    (README.md, "Serving with Apache", has the measured cost).
@@ -283,9 +285,11 @@ static bool put_cache_value(FILE *f, const struct kiln_serve *s, const char *cc,
 }
 
 /*
- * The Cache-Control lines: for each distinct value, in the order the assets
- * first give it (server.h has two), its assets' URL-paths.  Returns false
- * when out of memory.
+ * The Cache-Control lines (none with --no-cache-control): "no-cache" on
+ * every file served under the prefix, then, overriding it (mod_headers
+ * applies a scope's Header lines in order, an <If>'s after the scope's
+ * own), each other value (server.h has one: immutable) on the URL-paths of
+ * its assets.  Returns false when out of memory.
  */
 static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 {
@@ -298,10 +302,21 @@ static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 	size_t room = APACHE_REGEX_MAX - 1 - 8 * kiln_ncodecs - 5 - 2;
 	size_t prefix = re_string_len(s->url_prefix);
 
+	if (!s->opt->cache_control) {
+		free(nm);
+		return ok;
+	}
+	fputs("\n# Cache-Control: " KILN_CACHE_REVALIDATE " on every file served here (a file\n"
+	      "# added since kiln ran too), unless listed below.\n"
+	      "Header set Cache-Control \"" KILN_CACHE_REVALIDATE "\" \"expr=%{REQUEST_URI} =~ m#^",
+	      f);
+	put_re_string(f, s->url_prefix);
+	fputs("# && -f %{REQUEST_FILENAME}\"\n", f);
 	room = prefix < room ? room - prefix : 0;
+	/* server.h has one other value; DONE has room for more. */
 	for (size_t a = 0; ok && a < s->n; a++) {
 		const char *cc = kiln_serve_cache_control(s, &s->assets[a]);
-		bool seen = !cc;
+		bool seen = !cc || strcmp(cc, KILN_CACHE_REVALIDATE) == 0;
 		size_t n = 0;
 
 		for (size_t k = 0; k < ndone && !seen; k++)
@@ -324,8 +339,8 @@ static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 	}
 	free(nm);
 	if (skipped)
-		fprintf(f, "# %zu asset(s) with a path too long for one expression get no\n"
-			   "# Cache-Control from kiln (safe: Apache's defaults apply).\n",
+		fprintf(f, "# %zu asset(s) with a path too long for one expression are left\n"
+			   "# out: they are served " KILN_CACHE_REVALIDATE ", revalidated.\n",
 			skipped);
 	return ok;
 }
@@ -451,17 +466,18 @@ static void put_usage(FILE *f, const struct kiln_serve *s)
 		"# Apache 2.4.57 or later.\n"
 		"#\n"
 		"# Apache sends each request the smallest sibling its Accept-Encoding\n"
-		"# accepts (checked on disk per request), with the source's Content-Type,\n"
-		"# Vary: Accept-Encoding, and the Cache-Control the manifest gives the\n"
-		"# file.  It never serves kiln's own files, and turns off mod_deflate and\n"
+		"# accepts (checked on disk per request), with the source's Content-Type\n"
+		"# and Vary: Accept-Encoding; Cache-Control: immutable for the files the\n"
+		"# manifest marks so, no-cache for every other file served here.  It\n"
+		"# never serves kiln's own files, and turns off mod_deflate and\n"
 		"# mod_brotli where it is included (the whole <VirtualHost> when\n"
 		"# included there).  Your own per-directory RewriteRules (<Directory>,\n"
 		"# .htaccess) do not run for a request answered with a sibling.\n"
 		"#\n"
 		"# Regenerate it (run kiln) after each deploy and reload Apache\n"
-		"# (apache2ctl graceful): new files get their Cache-Control only then.\n"
-		"# A stale snippet is still safe: it never points at a sibling that\n"
-		"# is gone.\n",
+		"# (apache2ctl graceful): until then a new fingerprinted file is served\n"
+		"# no-cache.  A stale snippet is still safe: it never points at a\n"
+		"# sibling that is gone.\n",
 		s->url_prefix);
 }
 
