@@ -169,11 +169,15 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
 		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++)
 			for (int where = 0; where < 2; where++) {
-				snippet = where ? kiln_server_file_path(&run->opt, t.root, sv, f)
-						: kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
-				if (snippet && is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
+				char *top = kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
+				snippet = where ? kiln_server_file_path(&run->opt, t.root, sv, f) : top;
+				/* where --nginx-conf does not move it: once */
+				if (snippet && (!where || !top || strcmp(snippet, top) != 0) &&
+				    is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
 					ret = KILN_ERR_IO;
-				free(snippet);
+				if (snippet != top)
+					free(snippet);
+				free(top);
 				snippet = NULL;
 			}
 	if (atomic_load(&t.remove_failed) || ret != KILN_OK)

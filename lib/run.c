@@ -234,9 +234,10 @@ static const char *base_name(const char *path)
 
 /* The snippets' view of the tree: every asset the records hold, and those
  * of files that have no record (all of them with --no-manifest).  Fills
- * *S; ASSETS and OWN are malloc'ed (false when out of memory). */
+ * *S; its ASSETS are malloc'ed, OWN is the caller's array (false when out
+ * of memory).  HTTP_CONF: the nginx http {} file's path, or NULL. */
 static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
-			struct kiln_serve *s, const char **own, size_t nown)
+			struct kiln_serve *s, const char **own, const char *http_conf)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_serve_asset *a = malloc((n + t->walk.n + 1) * sizeof(*a));
@@ -271,8 +272,9 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 			own[o++] = f->name;
 	if (opt->nginx_conf_path)
 		own[o++] = base_name(opt->nginx_conf_path);
+	if (http_conf)
+		own[o++] = base_name(http_conf);
 	own[o] = NULL;
-	(void)nown;
 	s->own = own;
 	return true;
 }
@@ -283,7 +285,9 @@ static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 	const struct kiln_options *opt = t->opt;
 	const char *own[4 + 3 * KILN_MAX_SERVERS];
 	struct kiln_serve s = { 0 };
-	bool ok = recs && serve_input(t, recs, n, &s, own, sizeof(own) / sizeof(own[0]));
+	/* the nginx http {} file beside --nginx-conf's, under its own name */
+	char *http = opt->nginx_conf_path ? kiln_server_file_path(opt, t->root, 0, 1) : NULL;
+	bool ok = recs && (!opt->nginx_conf_path || http) && serve_input(t, recs, n, &s, own, http);
 
 	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
 		if (!(opt->servers & (1u << sv)))
@@ -311,6 +315,7 @@ static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 		}
 	}
 	free((void *)s.assets);
+	free(http);
 }
 
 static void write_artifacts(struct kiln_tree *t)

@@ -207,7 +207,7 @@ static void put_cache_run(FILE *f, const struct kiln_serve *s, const char *cc,
 	fprintf(f, "%sHeader set Cache-Control \"%s\" \"expr=%%{REQUEST_URI} =~ m#^", indent, cc);
 	put_re_string(f, s->url_prefix);
 	put_trie(f, nm, n, 0, (size_t)-1);
-	put_suffixes(f, s->kept);
+	put_suffixes(f, (s->kept | s->opt->codings));
 	fputs("\\z#\"\n", f);
 }
 
@@ -390,7 +390,7 @@ static void put_selection(FILE *f, const struct kiln_serve *s)
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		const struct kiln_coding_info *i = &kiln_codecs[c]->info;
 
-		if (!(s->kept & (1u << c)))
+		if (!((s->kept | s->opt->codings) & (1u << c)))
 			continue;
 		fprintf(f,
 			"    RemoveType %s\n"
@@ -401,14 +401,27 @@ static void put_selection(FILE *f, const struct kiln_serve *s)
 			i->suffix, i->suffix, i->suffix, i->suffix, i->name, i->suffix);
 	}
 	fputs("</If>\n", f);
+	/* a sibling asked for by its own URL while its source is there: rules
+	 * written for the source's URL must not be walked around */
+	fputs("# A sibling asked for by its own URL while its source is there: 404.\n"
+	      "<ElseIf \"%{REQUEST_FILENAME} =~ m#^(.+)(?:", f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		fprintf(f, "%s\\%s", c ? "|" : "", kiln_codecs[c]->info.suffix);
+	fputs(")\\z# && -f $1\">\n"
+	      "    Options +SymLinksIfOwnerMatch\n"
+	      "    RewriteEngine On\n"
+	      "    RewriteRule ^ - [R=404,L]\n"
+	      "</ElseIf>\n",
+	      f);
 	for (unsigned k = kiln_ncodecs; k-- > 0;) {
 		const struct kiln_coding_info *i = &kiln_codecs[k]->info;
 
-		if (!(s->kept & (1u << k)))
+		if (!((s->kept | s->opt->codings) & (1u << k)))
 			continue;
 		fprintf(f,
 			"# %s when accepted and NAME%s exists\n"
-			"<ElseIf \"-z %%{PATH_INFO} && -f '%%{REQUEST_FILENAME}%s' && ",
+			"<ElseIf \"-z %%{PATH_INFO} && -f '%%{REQUEST_FILENAME}' && "
+			"-f '%%{REQUEST_FILENAME}%s' && ",
 			i->name, i->suffix, i->suffix);
 		put_accepts(f, kiln_codecs[k]);
 		fprintf(f,
@@ -430,7 +443,7 @@ static void put_vary(FILE *f, const struct kiln_serve *s)
 	      "')",
 	      f);
 	for (unsigned c = kiln_ncodecs; c-- > 0;)
-		if (s->kept & (1u << c))
+		if ((s->kept | s->opt->codings) & (1u << c))
 			fprintf(f, " || -f '%%{REQUEST_FILENAME}%s'", kiln_codecs[c]->info.suffix);
 	fputs("\"\n", f);
 }
@@ -511,7 +524,7 @@ static char *apache_text(const struct kiln_serve *s)
 	fputs("\n# Apache compresses nothing here (mod_deflate, mod_brotli).\n"
 	      "SetEnvIf Request_URI \"^\" no-gzip=1 no-brotli=1\n",
 	      f);
-	if (s->kept) {
+	if ((s->kept | s->opt->codings)) {
 		put_selection(f, s);
 		put_vary(f, s);
 	}

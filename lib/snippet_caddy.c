@@ -381,13 +381,15 @@ static bool coding_plain(unsigned c)
 	return true;
 }
 
-/* The codings the snippet serves: kept in the tree, and plain. */
+/* The codings the snippet serves: those the run writes or the tree has
+ * (a coding with no sibling today may have one after the next run), and
+ * plain. */
 static unsigned served_codings(const struct kiln_serve *s)
 {
 	unsigned m = 0;
 
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		if ((s->kept & (1u << c)) && coding_plain(c))
+		if (((s->kept | s->opt->codings) & (1u << c)) && coding_plain(c))
 			m |= 1u << c;
 	return m;
 }
@@ -514,6 +516,26 @@ static void put_file_server(FILE *f, const struct kiln_serve *s, unsigned coding
 	fputs("\t}\n", f);
 }
 
+/* A sibling asked for by its own URL while its source is there is 404,
+ * so that rules written for the source's URL (basicauth, respond 403)
+ * cannot be walked around: the file matcher looks for the path without
+ * its last extension ({path.file.base}: Caddy's placeholders). */
+static void put_direct(FILE *f)
+{
+	fputs("\t# A sibling asked for by its own URL while its source is there:\n"
+	      "\t# 404, so that rules written for the source's URL cannot be\n"
+	      "\t# walked around.\n"
+	      "\t@kiln_direct {\n"
+	      "\t\tpath",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		fprintf(f, " *%s", kiln_codecs[c]->info.suffix);
+	fputs("\n\t\tfile {http.request.uri.path.dir}{http.request.uri.path.file.base}\n"
+	      "\t}\n"
+	      "\trespond @kiln_direct 404\n\n",
+	      f);
+}
+
 static char *caddy_text(const struct kiln_serve *s)
 {
 	char *text = NULL;
@@ -526,6 +548,7 @@ static char *caddy_text(const struct kiln_serve *s)
 	kiln_snippet_header(f, s, "caddy", "# ");
 	put_usage(f, s);
 	fputs("route {\n", f);
+	put_direct(f);
 	if (!put_cache_control(f, s)) {
 		fclose(f);
 		free(text);

@@ -7,12 +7,17 @@
  * fixed order of their own, ignore "*", and nginx has no module in Debian
  * for zstd; so the snippet negotiates with the rewrite module alone, the
  * same way for every coding of the codec table (server.h states the rule):
- *  - Accept-Encoding is matched with one regular expression per case
- *    ("*" accepts, "*;q=0" refuses, the coding listed accepts, listed with
- *    q=0 refuses), later cases overriding earlier ones, into one variable
- *    per coding holding its index digit when accepted;
- *  - "-f $request_filename.SUFFIX" tells which siblings exist now, so a
- *    snippet older than the tree never names a sibling that is gone;
+ *  - Accept-Encoding is matched, in a map per coding in the http {} file,
+ *    with one regular expression per case (listed with q=0 refuses,
+ *    listed accepts, "*;q=0" refuses, "*" accepts; the first that matches
+ *    wins), into one variable per coding holding its index digit when
+ *    accepted;
+ *  - "-f $request_filename" and "-f $request_filename.SUFFIX" tell whether
+ *    the source and which siblings exist now: no sibling is sent for a
+ *    source that is gone, and a snippet older than the tree never names a
+ *    sibling that is gone;
+ *  - a sibling asked for by its own URL while its source exists is 404,
+ *    so that rules written for the source's URL cannot be walked around;
  *  - the latest coding of the table that is both is the smallest (decide.c),
  *    and the request is rewritten to URI/.kiln-TOKEN.EXT, which a nested
  *    location serves from the sibling's file with alias.  The rewritten
@@ -103,8 +108,36 @@ static void put_token(FILE *f, const struct kiln_codec *k)
 	fputs("\\s*", f);
 }
 
+/* The accept maps' variables: ACCEPT_VAR and the coding's index. */
+#define ACCEPT_VAR "kiln1_accepts_"
+
 #define Q_ZERO ";\\s*q\\s*=\\s*0(?:\\.0{0,3})?\\s*(?:,|$)"
 #define ANY_PARAMS "(?:;[^,]*)?(?:,|$)"
+
+/* Which codings the request accepts (RFC 9110 section 12.5.3), one map
+ * per coding: its digit when accepted, else "".  Maps, not "if" blocks: a
+ * matching "if" in a location makes the request run in the if's own
+ * configuration, which inherits no try_files.  The names carry the
+ * version of this rule, so that two trees' http {} files of one kiln
+ * define them alike (nginx takes a map defined twice). */
+static void put_accept_maps(FILE *f)
+{
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		fprintf(f, "\n# Accept-Encoding accepts %s: listed with q=0 it does not; listed\n"
+			   "# it does; else \"*;q=0\" does not and \"*\" does (nginx takes the\n"
+			   "# first expression of a map that matches).\n"
+			   "map $http_accept_encoding $" ACCEPT_VAR "%u {\n"
+			   "    default \"\";\n",
+			kiln_codecs[c]->info.name, c);
+		fputs("    \"~*", f);
+		put_token(f, kiln_codecs[c]);
+		fputs(Q_ZERO "\" \"\";\n    \"~*", f);
+		put_token(f, kiln_codecs[c]);
+		fprintf(f, ANY_PARAMS "\" %u;\n", c);
+		fputs("    \"~(?:^|,)\\s*\\*\\s*" Q_ZERO "\" \"\";\n", f);
+		fprintf(f, "    \"~(?:^|,)\\s*\\*\\s*" ANY_PARAMS "\" %u;\n}\n", c);
+	}
+}
 
 /* --- the http {} file ---------------------------------------------------- */
 
@@ -263,6 +296,7 @@ static char *http_text(const struct kiln_serve *s)
 	}
 	fprintf(f, "\nmap $uri $%s {\n    default \"" KILN_CACHE_REVALIDATE "\";\n%s}\n", name,
 		s->opt->cache_control ? body : "");
+	put_accept_maps(f);
 	free(body);
 	if (fclose(f) != 0) {
 		free(text);
@@ -287,39 +321,40 @@ static void put_own_regex(FILE *f, const struct kiln_serve *s)
 
 static void put_negotiation(FILE *f)
 {
-	fputs("# Which codings the request accepts (RFC 9110 section 12.5.3): each\n"
-	      "# $kiln_accept_N holds the coding's digit N when it does.\n"
-	      "set $kiln_star \"\";\n"
-	      "if ($http_accept_encoding ~ \"(?:^|,)\\s*\\*\\s*" ANY_PARAMS "\") { set $kiln_star 1; }\n"
-	      "if ($http_accept_encoding ~ \"(?:^|,)\\s*\\*\\s*" Q_ZERO "\") { set $kiln_star \"\"; }\n",
+	fputs("# A sibling asked for by its own name while its source is there:\n"
+	      "# 404, so that rules written for the source's URL (auth_basic,\n"
+	      "# deny) cannot be walked around.\n"
+	      "# (A named capture: nginx escapes numbered ones, spaces and all.)\n"
+	      "set $kiln_direct \"\";\n"
+	      "if ($request_filename ~ \"^(?<kiln_direct>.+)(?:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
-		fprintf(f, "set $kiln_accept_%u \"\";\n", c);
-		fprintf(f, "if ($kiln_star) { set $kiln_accept_%u %u; }\n", c, c);
-		fputs("if ($http_accept_encoding ~* \"", f);
-		put_token(f, kiln_codecs[c]);
-		fprintf(f, ANY_PARAMS "\") { set $kiln_accept_%u %u; }\n", c, c);
-		fputs("if ($http_accept_encoding ~* \"", f);
-		put_token(f, kiln_codecs[c]);
-		fprintf(f, Q_ZERO "\") { set $kiln_accept_%u \"\"; }\n", c);
+		if (c)
+			fputc('|', f);
+		put_regex_literal(f, kiln_codecs[c]->info.suffix);
 	}
-	fputs("\n# Which siblings exist now: $kiln_have holds their digits.\n"
-	      "set $kiln_have \"\";\n",
+	fputs(")$\") { }\n"
+	      "if (-f $kiln_direct) { return 404; }\n\n",
+	      f);
+	fputs("# Which siblings exist now, beside a source that exists: $kiln_have\n"
+	      "# holds their digits after an \"s\" for the source.\n"
+	      "set $kiln_have \"\";\n"
+	      "if (-f $request_filename) { set $kiln_have s; }\n",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		fprintf(f, "if (-f $request_filename%s) { set $kiln_have \"${kiln_have}%u\"; }\n",
 			kiln_codecs[c]->info.suffix, c);
 	/* ("if ($kiln_have)" would be false for "0") */
-	fputs("if ($kiln_have ~ \"^.\") { set $kiln_vary Accept-Encoding; }\n"
+	fputs("if ($kiln_have ~ \"^s.\") { set $kiln_vary Accept-Encoding; }\n"
 	      "\n# The smallest accepted sibling: the latest coding both have.\n"
 	      "set $kiln_pick \"$kiln_have:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		fprintf(f, "$kiln_accept_%u", c);
+		fprintf(f, "$" ACCEPT_VAR "%u", c);
 	fputs("\";\n", f);
 	for (unsigned c = kiln_ncodecs; c-- > 0;)
 		fprintf(f,
-			"if ($kiln_pick ~ \"^[^:]*%u[^:]*:[^:]*%u\") {\n"
+			"if ($kiln_pick ~ \"^s[^:]*%u[^:]*:[^:]*%u\") {\n"
 			"    set $kiln_coding %s;\n"
 			"    rewrite \"^(.*?)(\\.[^./]*)?$\" \"$1$2/.kiln-%s$2\" last;\n"
 			"}\n",

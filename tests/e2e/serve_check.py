@@ -25,6 +25,8 @@ AE_VALUES, or the --ae values; "(none)" stands for no header):
     for the others (none at all with --no-cache-control);
   - HEAD: the same status, Content-Encoding, Content-Type, ETag, Vary and
     Cache-Control, Content-Length the GET body's length, and no body;
+  - each sibling asked for by its own URL (the source's URL and its
+    suffix) is not sent: 403 or 404;
 then once per asset a Range request "bytes=0-9" without Accept-Encoding
 (206 and the first 10 source bytes), and per representation received
 (coding): If-None-Match with its ETag and the same Accept-Encoding answers
@@ -232,7 +234,19 @@ class AssetCheck:
             self.check_get(ae, r)
         self.check_range()
         self.check_conditional()
+        self.check_direct()
         return self.fails
+
+    def check_direct(self):
+        """A sibling asked for by its own URL while its source is there is
+        not sent (403 or 404): rules written for the source's URL (auth,
+        deny) must not be walked around by adding a suffix."""
+        for coding in self.a.kept:
+            url = R.url_path(self.c.prefix, self.a.rel + R.SUFFIX[coding].encode())
+            r = self.c.request("GET", url, [("Accept-Encoding", "gzip, br, zstd")])
+            if r.status not in (403, 404):
+                self.fail(None, "its %s sibling by its own URL: status %s, want 403 or 404"
+                          % (coding, r.status))
 
     def check_get(self, ae, r):
         if r.status is None:

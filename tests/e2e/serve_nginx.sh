@@ -8,8 +8,10 @@
 # Cache-Control, HEAD, Range, 304s per coding, and that kiln's own files are
 # never sent; browser.py loads the page in headless Chromium twice and
 # reads nginx's log.  Then: --no-cache-control, --url-prefix under an
-# alias, a snippet older than the tree (a sibling gone, a file added), the
-# snippet made with hostile globs, and HTTP/1.0 and proxied requests.
+# alias, a snippet older than the tree (a sibling gone, a file added, a
+# source gone), siblings asked for by their own URL, a try_files fallback,
+# a denied source, the snippet made with hostile globs, and HTTP/1.0 and
+# proxied requests.
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
@@ -115,6 +117,37 @@ if start_nginx n2 "$T/old" "$(at_root "$T/old")"; then
 	curl -s -o "$T/body" -D "$T/h" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$PORT/added.3f9a2c7b1d4e.txt"
 	check "a file added since: its sibling is found on disk" cmp -s "$T/body" "$T/old/added.3f9a2c7b1d4e.txt.gz"
 	check "... and it is revalidated (no-cache) until the snippet is regenerated" grep -qi '^cache-control: no-cache' "$T/h"
+fi
+
+# ---- 2b. A source gone before kiln ran again: its sibling is not sent.  A
+# sibling asked for by its own URL while its source is there: 404 (rules
+# written for the source's URL must not be walked around).  A single-page
+# app's fallback (try_files) still works beside the snippet.
+if [ -n "$pid" ]; then
+	rm "$T/old/data.json"
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/data.json")
+	check "a source gone, its siblings left: 404, not a sibling ($code)" [ "$code" = 404 ]
+	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/settings.js.gz")
+	check "a sibling by its own URL, beside its source: 404 ($code)" [ "$code" = 404 ]
+fi
+spa=$(printf '        location / {\n            try_files $uri /index.html;\n            include %s/kiln.nginx.conf;\n        }\n' "$T/site")
+if start_nginx n2b "$T/site" "$spa"; then
+	curl -s -o "$T/body" -D "$T/h" -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/app/settings"
+	check "try_files beside the snippet: a client route gets index.html" grep -q '^HTTP/1.1 200' "$T/h"
+	enc=$(tr -d '\r' <"$T/h" | awk -F': ' 'tolower($1) == "content-encoding" {print $2}')
+	case $enc in gzip) d="gzip -dc" ;; br) d="brotli -dc" ;; zstd) d="zstd -dc" ;; *) d=cat ;; esac
+	check "... its bytes ($enc)" eval "$d <'$T/body' | cmp -s - '$T/site/index.html'"
+else
+	fail "nginx starts with try_files and the snippet"
+fi
+auth=$(printf '        location = /settings.js {\n            deny all;\n        }\n%s' "$(at_root "$T/site")")
+if start_nginx n2c "$T/site" "$auth"; then
+	for u in settings.js settings.js.gz settings.js.br; do
+		code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: gzip, br' "http://127.0.0.1:$PORT/$u")
+		check "a denied source: /$u is not sent ($code)" [ "$code" = 403 -o "$code" = 404 ]
+	done
+else
+	fail "nginx starts with a denied source"
 fi
 
 # ---- 3. --no-cache-control: no Cache-Control at all.

@@ -75,6 +75,7 @@ STATIC='gzip off; gzip_static on; gzip_proxied any; gzip_http_version 1.0; brotl
 good_body() { # good_body ROOT [EXTRA directives for both locations]
 	cat <<BODY
         location ~ (^|/)(kiln-manifest\.json|kiln\.[a-z.]+\.conf|\.kiln-[^/]*)\$ { return 404; }
+        location ~ \.(gz|br|zst)\$ { return 404; }
         location /assets/ {
             $STATIC
             add_header Cache-Control "public, max-age=31536000, immutable";
@@ -153,7 +154,7 @@ start_nginx "$T/b" "location / { $STATIC }"
 expect_fail "the stock modules alone: no Cache-Control" "GET: Cache-Control absent, want 'public, max-age=31536000, immutable'" sc --tree "$T/b" "${SUBSET[@]}"
 grep -q "kiln-manifest.json \[Accept-Encoding: (none)\]: kiln's own file answered 200" "$T/sc.out" || fail "the manifest served, not reported"
 grep -q "assets/.kiln-journal-XyZ789 \[Accept-Encoding: gzip\]: kiln's own file answered 200" "$T/sc.out" || fail "a journal served, not reported"
-start_nginx "$T/b" "location ~ /kiln-manifest\.json|/kiln\.[a-z.]+\.conf|/\.kiln- { return 403; } location / { $STATIC }"
+start_nginx "$T/b" "location ~ /kiln-manifest\.json|/kiln\.[a-z.]+\.conf|/\.kiln- { return 403; } location ~ \.(gz|br|zst)\$ { return 404; } location / { $STATIC }"
 expect_pass "--no-cache-control takes an absent Cache-Control" sc --tree "$T/b" --no-cache-control "${SUBSET[@]}" --expect-own nothing-here.conf
 expect_fail "--expect-own: a file that is served" "settings.js \[Accept-Encoding: gzip\]: kiln's own file answered 200" sc --tree "$T/b" --no-cache-control --ae gzip --expect-own settings.js
 
