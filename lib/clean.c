@@ -149,6 +149,10 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		goto out;
 	}
 	kiln_journal_merge(t.root, &t.state); /* interrupted runs' siblings */
+	if (kiln_parts_merge(t.manifest_path, &t.state, &t.parts_seen) != KILN_OK) {
+		ret = KILN_ERR_NOMEM; /* shard runs' siblings, not merged yet */
+		goto out;
+	}
 	if (!t.state.loaded) {
 		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, NULL);
 		goto out;
@@ -163,6 +167,9 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
 	else if (!remove_file(&t, t.manifest_path, removed))
 		ret = KILN_ERR_IO;
+	for (size_t i = 0; ret == KILN_OK && i < t.parts_seen.n; i++)
+		if (!remove_file(&t, t.parts_seen.v[i].path, removed))
+			ret = KILN_ERR_IO;
 	if (atomic_load(&t.foreign_stale))
 		ret = KILN_ERR_IO; /* a stale sibling of someone else's is still served */
 out:

@@ -242,7 +242,15 @@ struct kiln_options {
 	 * into place, and its directory after: siblings survive power loss,
 	 * at a cost in speed.  Default false. */
 	bool fsync;
+	/* Work on one shard of the tree: shard SHARD_INDEX of SHARD_COUNT
+	 * (1 <= SHARD_INDEX <= SHARD_COUNT <= KILN_MAX_SHARDS), as
+	 * kiln_shard_of() assigns files; needs write_manifest.  SHARD_COUNT 0
+	 * (the default) is the whole tree.  See kiln_run_tree(), "Shards". */
+	unsigned shard_index, shard_count;
 };
+
+/* The largest shard count. */
+#define KILN_MAX_SHARDS 65536
 
 /* Fill *opt with the defaults documented above.  Never fails. */
 void kiln_options_init(struct kiln_options *opt);
@@ -250,7 +258,7 @@ void kiln_options_init(struct kiln_options *opt);
 /*
  * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
- * ("codings", "level", "extra", "max_ratio") and *coding (if non-NULL) to
+ * ("codings", "level", "extra", "max_ratio", "shard") and *coding (if non-NULL) to
  * the coding whose level or extra setting is bad (-1 otherwise).
  */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
@@ -433,6 +441,19 @@ void kiln_run_free(struct kiln_run *run);
  * bytes and the options, never on opt.jobs.  An unchanged re-run writes
  * nothing at all in the tree.  Not thread-safe for one run; different runs
  * may be used concurrently.
+ *
+ * Shards.  With opt.shard_count N, the run works on the files of shard
+ * opt.shard_index alone (kiln_shard_of() of their relative path) and
+ * leaves every other file, its siblings and its record untouched: several
+ * shards can run on copies of the tree on different machines, or at once on
+ * one tree.  Its record goes to the part kiln-manifest.shard-K-of-N.json in
+ * the manifest's directory (the manifest itself is only read, for what the
+ * last run left), with the files of shard K only; it writes no snippet;
+ * the journals it removes are its own shard's.  kiln_merge_tree() then
+ * makes the manifest and the snippet from the N parts.  Until then the parts
+ * are kiln's record too: every run (sharded or not) knows the siblings they
+ * record as kiln's, and a run of the whole tree removes the parts it read
+ * once its manifest is written.
  */
 kiln_status kiln_run_tree(struct kiln_run *run, const char *root);
 
@@ -496,6 +517,31 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * KILN_EVENT_FOREIGN_STALE was reported.
  */
 kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *removed);
+
+/*
+ * `kiln merge`: make ROOT's manifest and snippet from the parts that the N
+ * shard runs of ROOT wrote (kiln_run_tree(), "Shards"), exactly as one run
+ * of the whole tree with the same settings would have written them.  The
+ * encoding settings are the parts' own (opt's codings, levels, sizes and
+ * globs are not used); opt.follow_symlinks must be the shards'; the
+ * artifacts' paths and opt.fsync are opt's.  Before anything is written
+ * the parts must all be there (1..N of one N), come from the same settings
+ * and the same kiln and encoder versions as this library, each record only
+ * files of its own shard, record no file twice, and agree with the tree
+ * as it is: every file a run would record is recorded, with its current
+ * size and SHA-256, and every sibling recorded is present with the
+ * recorded size and SHA-256.  Each problem is one on_file call with
+ * KILN_OUTCOME_ERROR, PATH the file or part concerned (relative to ROOT;
+ * "" for the tree), and error.what saying what is wrong; then nothing is
+ * written and KILN_ERR_INVALID is returned (KILN_ERR_IO when the tree or a
+ * file could not be read).  Otherwise each recorded sibling gets its
+ * source's mode and mtime (artifact transfers often lose them), the
+ * manifest and the snippet are written (on_artifact), and the parts are
+ * removed.  Returns KILN_OK, or KILN_ERR_IO if an artifact could not be
+ * written (the parts are then kept), KILN_ERR_NOMEM.  Not thread-safe for
+ * one run.
+ */
+kiln_status kiln_merge_tree(struct kiln_run *run, const char *root);
 
 /* ====================================================================
  * Archives
@@ -683,6 +729,15 @@ size_t kiln_utf8_len(const char *s);
  * not PATH itself, NULL otherwise.
  */
 char *kiln_path_key(const char *path, char **base64);
+
+/*
+ * The shard (1..COUNT) of the file at relative path REL: FNV-1a (64-bit,
+ * offset basis 14695981039346656037, prime 1099511628211) over REL's bytes
+ * as the manifest names the file ('/'-separated, no leading "./"), modulo
+ * COUNT, plus 1.  Depends on nothing else, so a file keeps its shard as the
+ * tree changes.  0 when COUNT is 0.  Thread-safe.
+ */
+unsigned kiln_shard_of(const char *rel, unsigned count);
 
 /* kiln's version, KILN_VERSION_STRING.  Static. */
 const char *kiln_version(void);

@@ -41,6 +41,10 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 	}
 	if (!bad && !(opt->max_ratio > 0.0 && opt->max_ratio <= 1.0))
 		bad = "max_ratio";
+	if (!bad && opt->shard_count &&
+	    (opt->shard_count > KILN_MAX_SHARDS || opt->shard_index < 1 ||
+	     opt->shard_index > opt->shard_count || !opt->write_manifest))
+		bad = "shard";
 	if (field)
 		*field = bad;
 	if (coding)
