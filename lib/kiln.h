@@ -507,8 +507,10 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * content still has the recorded SHA-256: anything else is reported as
  * KILN_EVENT_FOREIGN and left), kiln's temporary files and dead journals,
  * the nginx snippet (only if it is one kiln generated) and the manifest
- * itself.  Sources and every other file are left alone.  Each removal is a
- * KILN_EVENT_REMOVED event, counted in *removed (with opt.dry_run, nothing
+ * itself; the parts of unmerged shard runs are records too (the siblings
+ * they record are removed the same way, and then the parts).  Sources and
+ * every other file are left alone.  Each removal is a KILN_EVENT_REMOVED
+ * event, counted in *removed (with opt.dry_run, nothing
  * is removed: the events and count say what would be).  A file beside its
  * source and named like its sibling that the record does not hold is left
  * too, and reported: KILN_EVENT_FOREIGN if it decodes to the source,
@@ -537,9 +539,9 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
  * file could not be read).  Otherwise each recorded sibling gets its
  * source's mode and mtime (artifact transfers often lose them), the
  * manifest and the snippet are written (on_artifact), and the parts are
- * removed.  Returns KILN_OK, or KILN_ERR_IO if an artifact could not be
- * written (the parts are then kept), KILN_ERR_NOMEM.  Not thread-safe for
- * one run.
+ * removed.  With opt.dry_run, only the checks are made.  Returns KILN_OK,
+ * or KILN_ERR_IO if an artifact could not be written (the parts are then
+ * kept), KILN_ERR_NOMEM.  Not thread-safe for one run.
  */
 kiln_status kiln_merge_tree(struct kiln_run *run, const char *root);
 
@@ -671,7 +673,8 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  *
  * With opt.dry_run, INPUT is read and staged and the tree run reports what
  * it would do; no OUTPUT is written.  opt.manifest_path and
- * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT).
+ * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT), and
+ * opt.shard_count 0.
  *
  * Returns KILN_OK when OUTPUT was written (or, dry run, would be);
  * KILN_ERR_INVALID for a bad argument (unknown output format, options

@@ -130,7 +130,17 @@ static kiln_status find_parts(struct merger *m)
 		return KILN_ERR_INVALID;
 	}
 	qsort(m->parts, m->nparts, sizeof(*m->parts), by_shard);
-	m->n = m->parts[0].n;
+	/* the N most parts have: the others are what is left of another run */
+	for (size_t i = 0, best = 0; i < m->nparts;) {
+		size_t j = i;
+		while (j < m->nparts && m->parts[j].n == m->parts[i].n)
+			j++;
+		if (j - i > best) {
+			best = j - i;
+			m->n = m->parts[i].n;
+		}
+		i = j;
+	}
 	return KILN_OK;
 }
 
@@ -563,7 +573,7 @@ static kiln_status merge(struct merger *m)
 		return KILN_ERR_NOMEM;
 	if ((ret = check_tree(m)) != KILN_OK)
 		return ret == KILN_ERR_INVALID && m->io ? KILN_ERR_IO : ret;
-	return write_merged(m);
+	return m->t->opt->dry_run ? KILN_OK : write_merged(m);
 }
 
 kiln_status kiln_merge_tree(struct kiln_run *run, const char *root)

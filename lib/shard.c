@@ -60,7 +60,8 @@ char *kiln_part_path(const char *manifest_path, unsigned k, unsigned n)
 		return NULL;
 	len = strlen(dir) + sizeof(PART_PREFIX) + 64;
 	if ((p = malloc(len)))
-		snprintf(p, len, "%s/" PART_PREFIX "%u-of-%u" PART_SUFFIX, dir, k, n);
+		snprintf(p, len, "%s%s" PART_PREFIX "%u-of-%u" PART_SUFFIX, dir,
+			 strcmp(dir, "/") ? "/" : "", k, n);
 	free(dir);
 	return p;
 }
@@ -146,7 +147,7 @@ kiln_status kiln_parts_merge(const char *manifest_path, struct kiln_state *st,
 			ret = KILN_ERR_NOMEM;
 			break;
 		}
-		snprintf(path, len, "%s/%s", dir, e->d_name);
+		snprintf(path, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", e->d_name);
 		if (lstat(path, &pst) == 0 && S_ISREG(pst.st_mode)) {
 			kiln_status got = kiln_state_load(path, &part, &err);
 			if (got == KILN_ERR_NOMEM)
