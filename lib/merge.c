@@ -354,9 +354,11 @@ static kiln_status check_records(struct merger *m)
 	for (size_t i = 0; i < m->nparts; i++)
 		for (size_t j = 0; j < m->parts[i].st.nstale; j++) {
 			const struct kiln_stale *s = &m->parts[i].st.stale[j];
-			size_t n = strlen(s->rel) - strlen(kiln_codecs[s->coding]->info.suffix);
-			char *src = strndup(s->rel, n);
-			if (!src)
+			size_t n = strlen(s->rel), sl = strlen(kiln_codecs[s->coding]->info.suffix);
+			char *src;
+			if (n <= sl)
+				continue; /* the reader keeps none such */
+			if (!(src = strndup(s->rel, n - sl)))
 				return KILN_ERR_NOMEM;
 			if (kiln_shard_of(src, m->n) != m->parts[i].k)
 				problem(m, m->t->root, s->rel, "recorded as stale by shard %u's part, but "
