@@ -112,8 +112,15 @@ static const char *const fixed_help[][2] = {
 	{ NULL, "Artifacts (written after each DIR):" },
 	{ "--manifest PATH", "write the JSON manifest to PATH (default DIR/kiln-manifest.json)" },
 	{ "--no-manifest", "keep no manifest (refused on a tree that has one)" },
-	{ "--nginx-conf PATH", "write the nginx snippet to PATH (default DIR/kiln.nginx.conf)" },
+	{ "--server LIST", "write snippets for these servers: nginx, caddy, apache, comma-separated "
+			   "(default nginx)" },
+	{ "--nginx-conf PATH", "write the nginx snippet to PATH (default DIR/kiln.nginx.conf; its "
+			       "http {} part beside it, NAME.http.conf)" },
 	{ "--no-nginx-conf", "do not write the nginx snippet" },
+	{ "--url-prefix PATH", "the URL path DIR is served at, for the snippets (default /)" },
+	{ "--immutable GLOB", "serve files matching GLOB as immutable too (repeatable; fingerprinted "
+			      "names always are)" },
+	{ "--no-cache-control", "leave Cache-Control out of the snippets" },
 	{ NULL, "Output:" },
 	{ "--progress", "show a progress line (default when stderr is a terminal)" },
 	{ "--no-progress", "never show the progress line" },
@@ -238,7 +245,8 @@ enum {
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
 	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
-	OPT_BEST, OPT_SHARD,
+	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL,
+	OPT_SHARD,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
 };
@@ -260,6 +268,10 @@ static const struct option fixed_options[] = {
 	{ "no-manifest", no_argument, NULL, OPT_NO_MANIFEST },
 	{ "nginx-conf", required_argument, NULL, OPT_NGINX_CONF },
 	{ "no-nginx-conf", no_argument, NULL, OPT_NO_NGINX_CONF },
+	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "url-prefix", required_argument, NULL, OPT_URL_PREFIX },
+	{ "immutable", required_argument, NULL, OPT_IMMUTABLE },
+	{ "no-cache-control", no_argument, NULL, OPT_NO_CACHE_CONTROL },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "force", no_argument, NULL, 'f' },
 	{ "cache", required_argument, NULL, OPT_CACHE },
@@ -336,11 +348,51 @@ struct cli {
 	struct kiln_archive_options aopt;
 	const char *output;  /* -o */
 	bool archive_option; /* an option that needs -o was given */
-	const char **include, **exclude;
+	const char **include, **exclude, **immutable;
 	enum ui_verbosity verbosity;
 	int progress; /* -1 auto, 0 off, 1 on */
 	bool json;
 };
+
+static int server_index(const char *name)
+{
+	for (unsigned i = 0; kiln_server_name(i); i++)
+		if (strcmp(kiln_server_name(i), name) == 0)
+			return (int)i;
+	return 0;
+}
+
+/* --server LIST: comma-separated server names, replacing the default.
+ * Returns -1 to go on, or an exit status. */
+static int parse_servers(struct cli *cli, const char *list)
+{
+	unsigned set = 0;
+	const char *p = list;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		unsigned i;
+		for (i = 0; kiln_server_name(i); i++)
+			if (strlen(kiln_server_name(i)) == n && strncmp(kiln_server_name(i), p, n) == 0)
+				break;
+		if (!kiln_server_name(i)) {
+			char names[128] = "";
+			for (unsigned j = 0; kiln_server_name(j); j++)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+					 j ? ", " : "", kiln_server_name(j));
+			return usage_error("--server takes a comma-separated list of %s, not '%s'", names,
+					   list);
+		}
+		set |= 1u << i;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (!set)
+		return usage_error("--server takes a comma-separated list of servers, not '%s'", list);
+	cli->opt.servers = set;
+	return -1;
+}
 
 /* A coding option (CODE from build_options()) with ARG. */
 static int coding_option(struct cli *cli, int code, const char *arg)
@@ -388,6 +440,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 {
 	uint64_t v;
 	char *end;
+	const char *field;
 	int c;
 
 	kiln_options_init(&cli->opt);
@@ -396,8 +449,9 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->progress = -1;
 	cli->include = calloc((size_t)argc, sizeof(char *));
 	cli->exclude = calloc((size_t)argc, sizeof(char *));
+	cli->immutable = calloc((size_t)argc, sizeof(char *));
 	cli->long_options = build_options(cli->option_names);
-	if (!cli->include || !cli->exclude || !cli->long_options) {
+	if (!cli->include || !cli->exclude || !cli->immutable || !cli->long_options) {
 		fputs("kiln: out of memory\n", stderr);
 		return EXIT_FAILED;
 	}
@@ -455,9 +509,29 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			if (!*optarg)
 				return usage_error("--nginx-conf takes a file path");
 			cli->opt.nginx_conf_path = optarg;
-			cli->opt.write_nginx_conf = true;
+			cli->opt.servers |= 1u << server_index("nginx");
 			break;
-		case OPT_NO_NGINX_CONF: cli->opt.write_nginx_conf = false; break;
+		case OPT_NO_NGINX_CONF: cli->opt.servers &= ~(1u << server_index("nginx")); break;
+		case OPT_SERVER: {
+			int st = parse_servers(cli, optarg);
+			if (st >= 0)
+				return st;
+			break;
+		}
+		case OPT_URL_PREFIX:
+			cli->opt.url_prefix = optarg;
+			if (kiln_options_check(&cli->opt, &field, NULL) != KILN_OK &&
+			    strcmp(field, "url_prefix") == 0)
+				return usage_error("--url-prefix takes a URL path that begins and ends with '/' "
+						   "and holds no spaces, quotes, '%%', '?', '#' or the like, not '%s'",
+						   optarg);
+			break;
+		case OPT_IMMUTABLE:
+			if (!*optarg)
+				return usage_error("--immutable takes a non-empty glob");
+			cli->immutable[cli->opt.n_immutable++] = optarg;
+			break;
+		case OPT_NO_CACHE_CONTROL: cli->opt.cache_control = false; break;
 		case OPT_JSON: cli->json = true; break;
 		case 'f': cli->opt.force = true; break;
 		case OPT_CACHE:
@@ -533,6 +607,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	}
 	cli->opt.include = cli->include;
 	cli->opt.exclude = cli->exclude;
+	cli->opt.immutable = cli->immutable;
 	if (cli->opt.codings == 0)
 		return usage_error("every coding is turned off: nothing to write");
 	return -1;
@@ -711,6 +786,7 @@ out:
 	ui_free(ui);
 	free(cli.include);
 	free(cli.exclude);
+	free(cli.immutable);
 	free(cli.long_options);
 	for (size_t i = 0; i < sizeof(cli.option_names) / sizeof(cli.option_names[0]); i++)
 		free(cli.option_names[i]);

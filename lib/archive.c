@@ -22,6 +22,7 @@
  */
 #include "archive_int.h"
 #include "archive_version.h"
+#include "server.h"
 
 #include <archive.h>
 #include <locale.h>
@@ -154,12 +155,19 @@ static void wrap_artifact(void *user, const char *what, const char *path,
 	struct ctx *c = user;
 	char *p = user_path(c, path);
 
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
 	if (err)
 		c->failed = true;
 	else if (strcmp(what, "manifest") == 0)
-		c->manifest_written = true;
+		c->artifacts[c->nartifacts++] = KILN_MANIFEST_NAME;
 	else
-		c->snippet_written = true;
+		for (unsigned sv = 0; sv < kiln_nservers; sv++)
+			for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
+				if (strcmp(base, f->name) == 0 &&
+				    c->nartifacts < sizeof(c->artifacts) / sizeof(c->artifacts[0]))
+					c->artifacts[c->nartifacts++] = f->name;
 	if (c->user.on_artifact)
 		c->user.on_artifact(c->user.user, what, p ? p : path, err);
 	free(p);

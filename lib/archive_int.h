@@ -114,7 +114,10 @@ struct ctx {
 	bool failed;            /* also archive_items.c: anything reported */
 	struct kept *kept;
 	size_t nkept, capkept;
-	bool manifest_written, snippet_written;
+	/* Base names of the artifacts the run wrote at the staging tree's
+	 * top (static strings: KILN_MANIFEST_NAME, the snippets' names). */
+	const char *artifacts[1 + 3 * 8];
+	size_t nartifacts;
 
 	char msg[512];          /* archive_items.c: a libarchive message, for
 	                           one callback */

@@ -99,15 +99,14 @@ static kiln_status list_output(struct ctx *c, struct out_list *l)
 {
 	struct table kept = { 0 };
 	char **kept_keys = calloc(c->nkept + 1, sizeof(char *));
-	char *artifacts[2] = { NULL, NULL }, *prefix = top_prefix(c);
-	const bool written[2] = { c->manifest_written, c->snippet_written };
-	static const char *const art_names[2] = { KILN_MANIFEST_NAME, KILN_NGINX_CONF_NAME };
+	char *artifacts[sizeof(c->artifacts) / sizeof(c->artifacts[0])] = { NULL };
+	char *prefix = top_prefix(c);
 	kiln_status ret = KILN_ERR_NOMEM;
 
 	if (!kept_keys || !prefix)
 		goto out;
-	for (int k = 0; k < 2; k++)
-		if (written[k] && !(artifacts[k] = tree_join(c, art_names[k])))
+	for (size_t k = 0; k < c->nartifacts; k++)
+		if (!(artifacts[k] = tree_join(c, c->artifacts[k])))
 			goto out;
 	/* the siblings kept, keyed by their staging path */
 	for (size_t i = 0; i < c->nkept; i++) {
@@ -144,8 +143,10 @@ static kiln_status list_output(struct ctx *c, struct out_list *l)
 			if (kiln_arc_table_find(&kept, it->norm, kiln_arc_string_of, kept_keys) !=
 			    NONE)
 				continue; /* replaced by kiln's sibling */
-			if ((artifacts[0] && strcmp(it->norm, artifacts[0]) == 0) ||
-			    (artifacts[1] && strcmp(it->norm, artifacts[1]) == 0))
+			bool artifact = false;
+			for (size_t k = 0; k < c->nartifacts; k++)
+				artifact |= strcmp(it->norm, artifacts[k]) == 0;
+			if (artifact)
 				continue; /* rewritten below */
 			if (*it->norm && fstatat(c->root_fd, it->norm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 				if (errno == ENOENT)
@@ -159,9 +160,8 @@ static kiln_status list_output(struct ctx *c, struct out_list *l)
 				goto out;
 		}
 	}
-	for (int k = 0; k < 2; k++)
-		if (artifacts[k] &&
-		    out_add(l, strdup(artifacts[k]), kiln_arc_cat3(prefix, art_names[k], ""),
+	for (size_t k = 0; k < c->nartifacts; k++)
+		if (out_add(l, strdup(artifacts[k]), kiln_arc_cat3(prefix, c->artifacts[k], ""),
 			    NULL, OUT_ARTIFACT) != KILN_OK)
 			goto out;
 	qsort(l->v, l->n, sizeof(*l->v), cmp_out);
@@ -171,8 +171,8 @@ out:
 		free(kept_keys[i]);
 	free(kept_keys);
 	free(kept.slot);
-	free(artifacts[0]);
-	free(artifacts[1]);
+	for (size_t k = 0; k < c->nartifacts; k++)
+		free(artifacts[k]);
 	free(prefix);
 	return ret;
 }

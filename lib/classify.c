@@ -10,6 +10,8 @@
  */
 #include "classify.h"
 
+#include "server.h"
+
 #include "codec.h"
 #include "kiln.h"
 
@@ -70,7 +72,11 @@ bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n)
 
 bool kiln_is_own_output(const char *name)
 {
-	return strcmp(name, KILN_MANIFEST_NAME) == 0 || strcmp(name, KILN_NGINX_CONF_NAME) == 0 || kiln_is_temp_name(name) ||
+	for (unsigned sv = 0; sv < kiln_nservers; sv++)
+		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
+			if (strcmp(name, f->name) == 0)
+				return true;
+	return strcmp(name, KILN_MANIFEST_NAME) == 0 || kiln_is_temp_name(name) ||
 	       kiln_is_journal_name(name) || kiln_is_part_name(name, NULL, NULL);
 }
 

@@ -4,9 +4,10 @@
  * Everything in libkiln that depends on which coding it handles goes
  * through a row of this table: the encoders (whole-buffer and streaming) and
  * their independent decoders, the libraries and their versions, the levels,
- * the sibling suffix, the IANA token the manifest and HTTP use, the nginx
- * directives that serve the siblings, and the recipe that keys reuse and the
- * cache.  Adding a content-coding is one new codec_*.c file and one row in
+ * the sibling suffix, the IANA token the manifest and HTTP use (and any
+ * alias HTTP allows), and the recipe that keys reuse and the cache.  The
+ * server snippets (snippet_*.c) serve every row alike by its token and
+ * suffix.  Adding a content-coding is one new codec_*.c file and one row in
  * kiln_codecs[] (codec.c); no other file of lib/ names a coding.
  */
 #ifndef KILN_CODEC_H
@@ -63,21 +64,10 @@ struct kiln_codec {
 	/* The libraries it encodes and decodes with, ending with {NULL}. */
 	const struct kiln_codec_library *libraries;
 
-	/*
-	 * nginx directives (whole lines, each ending in '\n'): ALWAYS goes in
-	 * every snippet (NULL: none); SERVE turns on serving this coding's
-	 * siblings and goes in when at least one was kept; NOTE is a comment
-	 * block for the snippet's header when SERVE needs a module loaded
-	 * (NULL: none).  VARY makes the module SERVE turns on add "Vary:
-	 * Accept-Encoding" to the responses it marks (NULL: it cannot), and
-	 * VARY_IDENTITY says that it marks every response of an asset that has
-	 * this coding's sibling, identity ones included (nginx's gzip_static
-	 * does; brotli_static marks only requests that accept br).  An asset
-	 * with a sibling but none of a VARY_IDENTITY coding needs another way
-	 * to get Vary on its identity responses (snippet.c).
-	 */
-	const char *nginx_always, *nginx_serve, *nginx_note, *nginx_vary;
-	bool vary_identity;
+	/* Another token HTTP recipients treat as this coding's, or NULL:
+	 * "x-gzip" for gzip (RFC 9110 section 8.4.1.3).  The snippets accept
+	 * it in Accept-Encoding. */
+	const char *http_alias;
 
 	/*
 	 * The recipe: a short string (no spaces, under KILN_RECIPE_MAX bytes)

@@ -345,16 +345,7 @@ const struct kiln_codec kiln_codec_brotli = {
 		.summary = "brotli (RFC 7932): libbrotlienc, window sized to the file",
 	},
 	.libraries = br_libraries,
-	.nginx_always = NULL,
-	/* the ngx_brotli static module: send NAME.br to clients that accept br */
-	.nginx_serve = "brotli_static on;\n",
-	.nginx_note = "# brotli_static needs the brotli static module loaded at the top\n"
-		      "# level of nginx.conf (on Debian: the libnginx-mod-http-brotli-static\n"
-		      "# package, enabled under modules-enabled/).\n",
-	/* the module marks the requests that accept br, and follows nginx's
-	 * gzip_vary; an identity response it does not mark */
-	.nginx_vary = "gzip_vary on;\n",
-	.vary_identity = false,
+	.http_alias = NULL,
 	.recipe = br_recipe,
 	.state_new = br_state_new,
 	.state_free = br_state_free,

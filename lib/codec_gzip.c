@@ -362,19 +362,7 @@ const struct kiln_codec kiln_codec_gzip = {
 		.extra_best = 15,
 	},
 	.libraries = gzip_libraries,
-	/* nginx's gzip and gzip_static modules (ngx_http_gzip_module,
-	 * ngx_http_gzip_static_module): never compress on the fly (whatever
-	 * is kept); send NAME.gz to clients that accept gzip, also to proxies
-	 * (Via) and HTTP/1.0 clients; gzip_static marks every response of an
-	 * asset that has a NAME.gz, identity ones too, and gzip_vary turns
-	 * the marks into "Vary: Accept-Encoding" */
-	.nginx_always = "gzip off;\n",
-	.nginx_serve = "gzip_static on;\n"
-		       "gzip_proxied any;\n"
-		       "gzip_http_version 1.0;\n",
-	.nginx_note = NULL,
-	.nginx_vary = "gzip_vary on;\n",
-	.vary_identity = true,
+	.http_alias = "x-gzip",
 	.recipe = gzip_recipe,
 	.state_new = gzip_state_new,
 	.state_free = gzip_state_free,

@@ -316,11 +316,7 @@ const struct kiln_codec kiln_codec_zstd = {
 		.summary = "zstd (RFC 8878): libzstd, window at most 8 MiB (RFC 9659)",
 	},
 	.libraries = zstd_libraries,
-	.nginx_always = NULL,
-	.nginx_serve = NULL,
-	/* nginx has no module in Debian that sends NAME.zst */
-	.nginx_note = "# nginx as Debian ships it has no module that sends NAME.zst siblings:\n"
-		      "# they are for servers that do (Caddy's precompressed zstd, for one).\n",
+	.http_alias = NULL,
 	.recipe = zstd_recipe,
 	.state_new = zstd_state_new,
 	.state_free = zstd_state_free,

@@ -6,21 +6,18 @@
  *  - Each encoding is kept if its size <= max_ratio * source size, and is
  *    strictly smaller than the source.
  *  - When any other sibling is kept, the first coding's is kept too whenever
- *    it is smaller than the source at all.  nginx's gzip_static module adds
- *    "Vary: Accept-Encoding" to every response of an asset that has a .gz,
- *    while the brotli_static module adds it only to the .br responses it
- *    sends; without the .gz, an identity response would carry no Vary and a
- *    shared cache could hand it to a client that wanted br (nginx
- *    documentation, ngx_http_gzip_static_module, gzip_vary).  Clients that
- *    accept only the first coding also get a prebuilt file.
+ *    it is smaller than the source at all: clients that accept only the
+ *    first coding (gzip) then get a prebuilt file too, and never the
+ *    identity bytes while a smaller representation exists.
  *  - A later coding's sibling is kept only if it is strictly smaller than
  *    every kept sibling of an earlier coding.  Servers pick a precompressed
  *    file by a fixed order of codings, not by size: nginx's brotli_static
  *    answers before gzip_static, Caddy's `precompressed zstd br gzip` tries
  *    them as listed.  With siblings whose sizes fall along the table's
  *    order, that fixed order, latest coding first, always gives a client
- *    the smallest sibling it accepts.  (The .zst beside a .br is therefore
- *    kept only when it is smaller than the .br.)
+ *    the smallest sibling it accepts, and kiln's own snippets (server.h)
+ *    rely on it too.  (The .zst beside a .br is therefore kept only when it
+ *    is smaller than the .br.)
  *  - So no two of {source, kept siblings} have the same size.  nginx's ETag
  *    is "hex(mtime)-hex(size)" of the file it sends, and siblings share the
  *    source's mtime, so equal sizes would give two different bodies one

@@ -206,10 +206,33 @@ struct kiln_options {
 	 * (KILN_ERR_INVALID): the record would go out of date. */
 	bool write_manifest;
 	const char *manifest_path;
-	/* Write the nginx snippet: to nginx_conf_path, or
-	 * ROOT/KILN_NGINX_CONF_NAME when that is NULL.  Default true. */
-	bool write_nginx_conf;
+	/*
+	 * The servers to write snippets for: a bit set of (1u << I) for the
+	 * servers kiln_server_name(I) names; default nginx's bit alone; 0 for
+	 * none.  Each snippet is generated from the tree's records (what the
+	 * manifest lists) and written at ROOT, under its server's file names
+	 * (README.md, "Serving"): "kiln.nginx.conf" and "kiln.nginx.http.conf",
+	 * "kiln.caddy.conf", "kiln.apache.conf".  NGINX_CONF_PATH, when not
+	 * NULL, is where nginx's first file goes instead (its http{} file goes
+	 * beside it, the name's ".conf" ending replaced by ".http.conf").
+	 */
+	unsigned servers;
 	const char *nginx_conf_path;
+	/* The URL path the tree is served at, for the snippets' per-file
+	 * rules: begins and ends with '/'; no control characters, spaces,
+	 * quotes or backslashes.  Default "/". */
+	const char *url_prefix;
+	/*
+	 * Cache-Control in the snippets (default true): assets that never
+	 * change under their name (kiln_fingerprinted(), or matching an
+	 * IMMUTABLE glob, with the rules of include) get "public,
+	 * max-age=31536000, immutable" (RFC 8246), every other asset the
+	 * manifest lists "no-cache" (revalidated on each use, RFC 9111 section
+	 * 5.2.2.4).  The manifest marks the first kind "immutable" either way.
+	 */
+	bool cache_control;
+	const char *const *immutable;
+	size_t n_immutable;
 	/* Ignore what earlier runs left about contents: encode every file again
 	 * (siblings they recorded are still removed when stale); and run even
 	 * when the globs exclude every file that has siblings (see
@@ -258,7 +281,8 @@ void kiln_options_init(struct kiln_options *opt);
 /*
  * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
- * ("codings", "level", "extra", "max_ratio", "shard") and *coding (if non-NULL) to
+ * ("codings", "level", "extra", "max_ratio", "servers", "url_prefix",
+ * "shard") and *coding (if non-NULL) to
  * the coding whose level or extra setting is bad (-1 otherwise).
  */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
@@ -525,8 +549,10 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
  * shard runs of ROOT wrote (kiln_run_tree(), "Shards"), exactly as one run
  * of the whole tree with the same settings would have written them.  The
  * encoding settings are the parts' own (opt's codings, levels, sizes and
- * globs are not used); opt.follow_symlinks must be the shards'; the
- * artifacts' paths and opt.fsync are opt's.  Before anything is written
+ * globs, immutable globs included, are not used); opt.follow_symlinks must
+ * be the shards'; the artifacts' paths, the servers, the URL prefix,
+ * opt.cache_control and opt.fsync are opt's, as for a run of the whole
+ * tree.  Before anything is written
  * the parts must all be there (1..N of one N), come from the same settings
  * and the same kiln and encoder versions as this library, each record only
  * files of its own shard, record no file twice, and agree with the tree
@@ -697,9 +723,35 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
  * ==================================================================== */
 
 /* Default file names of the artifacts, at the top of a tree: they are never
- * taken for inputs there.  Static strings. */
+ * taken for inputs there, nor are the other servers' snippets
+ * ("kiln.caddy.conf", "kiln.apache.conf"; kiln_server_name()).  Static
+ * strings. */
 #define KILN_MANIFEST_NAME "kiln-manifest.json"
 #define KILN_NGINX_CONF_NAME "kiln.nginx.conf"
+#define KILN_NGINX_HTTP_CONF_NAME "kiln.nginx.http.conf"
+
+/* The servers kiln writes snippets for, as --server names them ("nginx",
+ * "caddy", "apache"): kiln_server_name(I) for I < kiln_server_count(), NULL
+ * past the last.  Bit I of kiln_options.servers selects server I.
+ * Static strings. */
+unsigned kiln_server_count(void);
+const char *kiln_server_name(unsigned i);
+
+/*
+ * True if the base name of PATH (what follows its last '/') carries a
+ * content hash as bundlers write one: a token right after a '.' or '-'
+ * (not the name's first byte) and right before a '.', that is either 8 or
+ * more lowercase hex digits with a digit and a letter among them
+ * ("main.3f9a2c7b1d4e.chunk.js"), or exactly 8 characters of [A-Za-z0-9_-]
+ * with a letter, and a digit or a lowercase letter followed by an
+ * uppercase one
+ * ("index-B2x9_kQ1.js", "styles.KZ3T4RBF.css"); or the name starts with
+ * 16 or more lowercase hex digits (a digit and a letter among them) and a
+ * '.' ("3f9a2c7b1d4e5f6a7b8c.svg").  "jquery-3.7.1.min.js",
+ * "favicon-32x32.png" and "settings.js" are not.  The rule is kiln's
+ * (README.md, "Cache-Control").  Pure; thread-safe.
+ */
+bool kiln_fingerprinted(const char *path);
 
 /* Static names, never NULL: "compressed", "sibling", "excluded", "media",
  * "small", "no-gain", "long-name", "symlink", "special", "error" ("?" out

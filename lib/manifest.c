@@ -11,6 +11,8 @@
  */
 #include "manifest.h"
 
+#include "fingerprint.h"
+
 #include "codec.h"
 #include "hash.h"
 #include "mime.h"
@@ -181,7 +183,8 @@ static json_t *settings(const struct kiln_options *opt)
 	     put_int(s, "stream_size", opt->stream_size) &&
 	     json_object_set_new(s, "max_ratio", json_real(opt->max_ratio)) == 0 &&
 	     json_object_set_new(s, "include", glob_array(opt->include, opt->n_include)) == 0 &&
-	     json_object_set_new(s, "exclude", glob_array(opt->exclude, opt->n_exclude)) == 0;
+	     json_object_set_new(s, "exclude", glob_array(opt->exclude, opt->n_exclude)) == 0 &&
+	     json_object_set_new(s, "immutable", glob_array(opt->immutable, opt->n_immutable)) == 0;
 	if (!ok) {
 		json_decref(enc);
 		json_decref(s);
@@ -233,7 +236,8 @@ static bool add_coding(json_t *encs, json_t *nogain, const struct kiln_coding_re
 	return json_object_set_new(cr->outcome == KILN_CODING_KEPT ? encs : nogain, i->name, s) == 0;
 }
 
-static json_t *entry(const struct kiln_record *r, const char *key, bool encoded)
+static json_t *entry(const struct kiln_options *opt, const struct kiln_record *r,
+		     const char *key, bool encoded)
 {
 	json_t *e = json_object(), *encs = json_object(), *nogain = json_object();
 	char sri[80];
@@ -244,6 +248,9 @@ static json_t *entry(const struct kiln_record *r, const char *key, bool encoded)
 	     put_str(e, "integrity", sri) && put_str(e, "content_type", kiln_media_type(r->rel));
 	if (ok && encoded)
 		ok = put_base64(e, "path_base64", r->rel);
+	/* served with a year of freshness (README.md, "Cache-Control") */
+	if (ok && kiln_immutable(opt, r->rel))
+		ok = json_object_set_new(e, "immutable", json_true()) == 0;
 	for (unsigned c = 0; ok && c < kiln_ncodecs; c++)
 		if (r->coding[c].outcome != KILN_CODING_OFF)
 			ok = add_coding(encs, nogain, &r->coding[c], (kiln_coding)c, key);
@@ -297,7 +304,7 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 	for (size_t i = 0; ok && i < n; i++) {
 		bool encoded;
 		char *key = kiln_manifest_key(recs[i].rel, &encoded);
-		json_t *e = key ? entry(&recs[i], key, encoded) : NULL;
+		json_t *e = key ? entry(opt, &recs[i], key, encoded) : NULL;
 		ok = e && json_object_set_new(files, key, e) == 0;
 		free(key);
 	}

@@ -230,7 +230,8 @@ static bool globs(struct merger *m, json_t *s, const char *key, const char *cons
 }
 
 /* The options the shards ran with, from the first part's settings (with
- * the run's own artifact options): false if they cannot be told. */
+ * the run's own artifact and serving options: servers, paths, URL prefix,
+ * Cache-Control): false if they cannot be told. */
 static bool rebuild_options(struct merger *m, json_t *s)
 {
 	struct kiln_options *opt = &m->opt;
@@ -267,10 +268,12 @@ static bool rebuild_options(struct merger *m, json_t *s)
 	ok = ok && json_is_number(v);
 	opt->max_ratio = json_number_value(v);
 	nglobs = json_array_size(json_object_get(s, "include")) +
-		 json_array_size(json_object_get(s, "exclude"));
+		 json_array_size(json_object_get(s, "exclude")) +
+		 json_array_size(json_object_get(s, "immutable"));
 	ok = ok && (m->globs = calloc(nglobs + 1, sizeof(char *))) != NULL;
 	ok = ok && globs(m, s, "include", &opt->include, &opt->n_include) &&
-	     globs(m, s, "exclude", &opt->exclude, &opt->n_exclude);
+	     globs(m, s, "exclude", &opt->exclude, &opt->n_exclude) &&
+	     globs(m, s, "immutable", &opt->immutable, &opt->n_immutable);
 	return ok && kiln_options_check(opt, NULL, NULL) == KILN_OK;
 }
 

@@ -15,9 +15,26 @@ void kiln_options_init(struct kiln_options *opt)
 	opt->min_size = 256;
 	opt->max_ratio = 0.95;
 	opt->write_manifest = true;
-	opt->write_nginx_conf = true;
+	opt->servers = 1u; /* nginx: kiln_servers[0] */
+	opt->url_prefix = "/";
+	opt->cache_control = true;
 	opt->cache_max_size = (uint64_t)1 << 30;
 	opt->stream_size = (uint64_t)64 << 20;
+}
+
+/* Begins and ends with '/', and holds nothing a server configuration
+ * would need quoted or escaped in a path: no control bytes, space, quotes,
+ * backslash, braces, '#', ';', '%', '?' or '$'. */
+static bool url_prefix_ok(const char *p)
+{
+	size_t n = p ? strlen(p) : 0;
+
+	if (n == 0 || p[0] != '/' || p[n - 1] != '/' || strstr(p, "//"))
+		return false;
+	for (const unsigned char *c = (const unsigned char *)p; *c; c++)
+		if (*c <= 0x20 || *c == 0x7f || strchr("\"'\\{}#;%?$`*", *c))
+			return false;
+	return true;
 }
 
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
@@ -41,6 +58,10 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 	}
 	if (!bad && !(opt->max_ratio > 0.0 && opt->max_ratio <= 1.0))
 		bad = "max_ratio";
+	if (!bad && (opt->servers & ~((1u << kiln_server_count()) - 1)))
+		bad = "servers";
+	if (!bad && !url_prefix_ok(opt->url_prefix))
+		bad = "url_prefix";
 	if (!bad && opt->shard_count &&
 	    (opt->shard_count > KILN_MAX_SHARDS || opt->shard_index < 1 ||
 	     opt->shard_index > opt->shard_count || !opt->write_manifest))

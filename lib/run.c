@@ -23,7 +23,8 @@
 #include "previous.h"
 #include "shard.h"
 #include "sibling.h"
-#include "snippet.h"
+#include "fingerprint.h"
+#include "server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,8 +42,8 @@ static unsigned online_cpus(void)
 struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb)
 {
 	struct kiln_run *run;
-	size_t nglobs = opt->n_include + opt->n_exclude;
-	const char **strs[3];
+	size_t nglobs = opt->n_include + opt->n_exclude + opt->n_immutable;
+	const char **strs[4];
 
 	if (kiln_options_check(opt, NULL, NULL) != KILN_OK || kiln_hash_init() != KILN_OK)
 		return NULL;
@@ -60,19 +61,22 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 		goto fail;
 	for (size_t i = 0; i < nglobs; i++) {
 		const char *g = i < opt->n_include ? opt->include[i]
-						   : opt->exclude[i - opt->n_include];
+				: i < opt->n_include + opt->n_exclude ? opt->exclude[i - opt->n_include]
+				: opt->immutable[i - opt->n_include - opt->n_exclude];
 		if (!(run->globs[i] = strdup(g)))
 			goto fail;
 	}
 	/* a shard's record is a part; the snippet is the merge's */
 	if (opt->shard_count)
-		run->opt.write_nginx_conf = false;
+		run->opt.servers = 0;
 	run->opt.include = (const char *const *)run->globs;
 	run->opt.exclude = (const char *const *)run->globs + opt->n_include;
+	run->opt.immutable = (const char *const *)run->globs + opt->n_include + opt->n_exclude;
 	strs[0] = &run->opt.manifest_path;
 	strs[1] = &run->opt.nginx_conf_path;
 	strs[2] = &run->opt.cache_dir;
-	for (size_t i = 0; i < 3; i++) {
+	strs[3] = &run->opt.url_prefix;
+	for (size_t i = 0; i < 4; i++) {
 		if (!*strs[i])
 			continue;
 		if (!(run->owned[i] = strdup(*strs[i])))
@@ -207,6 +211,12 @@ static kiln_status plan(struct kiln_tree *t)
 	return KILN_OK;
 }
 
+static int asset_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kiln_serve_asset *)a)->rel,
+		      ((const struct kiln_serve_asset *)b)->rel);
+}
+
 /* Every record of the tree, for the manifest: entries' and carried ones. */
 static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
 {
@@ -221,33 +231,126 @@ static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
 	return v;
 }
 
+/* Where server SV's file F goes: the tree's top, or for nginx beside
+ * opt->nginx_conf_path when given.  Malloc'ed; NULL when out of memory. */
+static char *snippet_path(const struct kiln_tree *t, unsigned sv, unsigned f)
+{
+	const char *given = t->opt->nginx_conf_path;
+	const char *name = kiln_servers[sv]->files[f].name;
+	size_t n;
+	char *p;
+
+	if (strcmp(kiln_servers[sv]->name, "nginx") != 0 || !given)
+		return kiln_path_join(t->root, name, "");
+	if (f == 0)
+		return strdup(given);
+	/* NAME.conf -> NAME.http.conf */
+	n = strlen(given);
+	if (n > 5 && strcmp(given + n - 5, ".conf") == 0)
+		n -= 5;
+	p = malloc(n + sizeof(".http.conf"));
+	if (p) {
+		memcpy(p, given, n);
+		strcpy(p + n, ".http.conf");
+	}
+	return p;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* The snippets' view of the tree: every asset the records hold, and those
+ * of files that have no record (all of them with --no-manifest).  Fills
+ * *S; ASSETS and OWN are malloc'ed (false when out of memory). */
+static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
+			struct kiln_serve *s, const char **own, size_t nown)
+{
+	const struct kiln_options *opt = t->opt;
+	struct kiln_serve_asset *a = malloc((n + t->walk.n + 1) * sizeof(*a));
+	size_t m = 0, o = 0;
+
+	if (!a)
+		return false;
+	for (size_t i = 0; i < n + t->walk.n; i++) {
+		const char *rel;
+		unsigned mine = 0;
+		if (i >= n && (t->rec_state[i - n] == KILN_REC_SET ||
+			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
+			continue;
+		rel = i < n ? recs[i].rel : t->walk.v[i - n].rel;
+		for (unsigned c = 0; c < kiln_ncodecs; c++)
+			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
+				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
+				mine |= 1u << c;
+		a[m++] = (struct kiln_serve_asset){ rel, mine, kiln_immutable(opt, rel) };
+		s->kept |= mine;
+	}
+	qsort(a, m, sizeof(*a), asset_cmp);
+	s->opt = opt;
+	s->url_prefix = opt->url_prefix;
+	s->assets = a;
+	s->n = m;
+	own[o++] = KILN_MANIFEST_NAME;
+	if (opt->manifest_path)
+		own[o++] = base_name(opt->manifest_path);
+	for (unsigned sv = 0; sv < kiln_nservers; sv++)
+		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
+			own[o++] = f->name;
+	if (opt->nginx_conf_path)
+		own[o++] = base_name(opt->nginx_conf_path);
+	own[o] = NULL;
+	(void)nown;
+	s->own = own;
+	return true;
+}
+
+/* Each chosen server's snippet files. */
+static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, size_t n)
+{
+	const struct kiln_options *opt = t->opt;
+	const char *own[4 + 3 * KILN_MAX_SERVERS];
+	struct kiln_serve s = { 0 };
+	bool ok = recs && serve_input(t, recs, n, &s, own, sizeof(own) / sizeof(own[0]));
+
+	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
+		if (!(opt->servers & (1u << sv)))
+			continue;
+		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++) {
+			struct kiln_error err = { 0 };
+			char *path = snippet_path(t, sv, f);
+			char what[64];
+
+			snprintf(what, sizeof(what), "%s snippet", kiln_servers[sv]->name);
+			if (!ok || !path ||
+			    kiln_write_artifact(&t->run->temps, path,
+						kiln_servers[sv]->files[f].text(&s), opt->fsync,
+						"cannot build the snippet", &err) != KILN_OK) {
+				t->artifact_failed = true;
+				if (!ok || !path)
+					err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
+								   "out of memory", "" };
+				kiln_tree_artifact(t, what, path ? path : kiln_servers[sv]->files[f].name,
+						   &err);
+			} else {
+				kiln_tree_artifact(t, what, path, NULL);
+			}
+			free(path);
+		}
+	}
+	free((void *)s.assets);
+}
+
 void kiln_tree_write_artifacts(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
-	unsigned kept = 0;
-	bool vary_header = false;
 	size_t n = 0;
 	struct kiln_record *recs = gather(t, &n);
-	char *path;
 
-	/* what the snippet must serve: the siblings the records hold, and
-	 * those of files that have no record (all of them with --no-manifest) */
-	for (size_t i = 0; i < n + t->walk.n; i++) {
-		unsigned mine = 0;
-		bool marked = false;
-		for (unsigned c = 0; c < kiln_ncodecs; c++)
-			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
-				  : t->rec_state[i - n] != KILN_REC_SET &&
-					    t->reports[i - n].outcome == KILN_OUTCOME_COMPRESSED &&
-					    t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT) {
-				mine |= 1u << c;
-				marked |= kiln_codecs[c]->vary_identity;
-			}
-		kept |= mine;
-		/* a sibling, and none whose module marks identity responses */
-		vary_header |= mine && !marked;
-	}
 	if (opt->write_manifest && atomic_load(&t->record_lost)) {
 		t->artifact_failed = t->manifest_failed = true;
 		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
@@ -266,23 +369,9 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 		kiln_tree_artifact(t, "manifest", t->manifest_path,
 				   t->artifact_failed ? &err : NULL);
 	}
+	if (opt->servers)
+		write_snippets(t, recs, n);
 	free(recs);
-	memset(&err, 0, sizeof(err));
-	if (opt->write_nginx_conf) {
-		path = opt->nginx_conf_path ? strdup(opt->nginx_conf_path)
-					    : kiln_path_join(t->root, KILN_NGINX_CONF_NAME, "");
-		if (!path || kiln_write_artifact(&t->run->temps, path, kiln_snippet_text(opt, kept, vary_header),
-						 opt->fsync, "cannot build the nginx snippet",
-						 &err) != KILN_OK) {
-			t->artifact_failed = true;
-			if (!path)
-				err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
-			kiln_tree_artifact(t, "nginx snippet", path ? path : KILN_NGINX_CONF_NAME, &err);
-		} else {
-			kiln_tree_artifact(t, "nginx snippet", path, NULL);
-		}
-		free(path);
-	}
 }
 
 /* Stat an artifact path that exists, so the walk can tell it is ours. */
@@ -378,15 +467,19 @@ static kiln_status compress_tree(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
-	struct stat own[2];
+	struct stat own[2 + 2];
 	size_t nown = 0;
 	kiln_status ret;
 
 	t->hashing = opt->write_manifest && !opt->dry_run;
 	if (opt->write_manifest)
 		note_own(t->manifest_path, own, &nown);
-	if (opt->write_nginx_conf)
+	if (opt->servers & 1u) {
+		char *http = snippet_path(t, 0, 1);
 		note_own(opt->nginx_conf_path, own, &nown);
+		note_own(opt->nginx_conf_path ? http : NULL, own, &nown);
+		free(http);
+	}
 	ret = kiln_walk(t->root, opt, own, nown, &t->walk, &err);
 	if (ret == KILN_ERR_IO)
 		kiln_tree_root_error(t, &err);

@@ -34,8 +34,9 @@ struct worker {
 struct kiln_run {
 	/* Set by kiln_run_new(), read-only afterwards (any thread). */
 	struct kiln_options opt;
-	char **globs;        /* owned copies of opt.include then opt.exclude */
-	char *owned[3];      /* owned copies of opt's path strings */
+	char **globs;        /* owned copies of opt.include, opt.exclude then
+	                        opt.immutable */
+	char *owned[4];      /* owned copies of opt's path strings */
 	struct kiln_callbacks cb; /* the caller's, for its own operations */
 	unsigned nworkers;
 	/* workers[i]: pool thread i only. */

@@ -83,7 +83,8 @@ HTTP_ZSTD_WINDOW = 8 << 20  # RFC 9659
 TEMP = re.compile(rb"^\.kiln-[A-Za-z0-9]{6}\.tmp$")
 STAGE = re.compile(rb"^\.kiln-stage-[A-Za-z0-9]{6}$")
 JOURNAL = re.compile(rb"^\.kiln-journal-[A-Za-z0-9]{6}$")
-OWN = {b"kiln-manifest.json", b"kiln.nginx.conf"}
+OWN = {b"kiln-manifest.json", b"kiln.nginx.conf", b"kiln.nginx.http.conf", b"kiln.caddy.conf",
+       b"kiln.apache.conf"}
 
 
 def decode(coding, data):

@@ -42,7 +42,7 @@ decodes_to() {
 # Every source file (not a .gz/.br) with its sha256, sorted: a fingerprint of
 # the sources to compare before and after a run.
 sources_digest() { # sources_digest DIR
-	(cd "$1" && find . -type f ! -name '*.gz' ! -name '*.br' ! -name kiln-manifest.json ! -name kiln.nginx.conf ! -name '.kiln-journal-*' ! -name '.kiln-*.tmp' -print0 | sort -z |
+	(cd "$1" && find . -type f ! -name '*.gz' ! -name '*.br' ! -name kiln-manifest.json ! -name 'kiln.*.conf' ! -name '.kiln-journal-*' ! -name '.kiln-*.tmp' -print0 | sort -z |
 		xargs -0 sha256sum)
 	# downloads/archive.tar.gz is a source too
 	(cd "$1" && find . -type f -name 'archive.tar.gz' -print0 | sort -z | xargs -0 -r sha256sum)

@@ -69,7 +69,7 @@ SUFFIXES = audit.SUFFIXES
 #    read-only on purpose and refuses to replace them.
 MOVE_SIBLINGS = READ_ONLY_SOURCES = os.environ.get("KILN_SEQUENCE_ALL") == "1"
 MANIFEST = b"kiln-manifest.json"
-SNIPPET = b"kiln.nginx.conf"
+SNIPPETS = (b"kiln.nginx.conf", b"kiln.nginx.http.conf", b"kiln.caddy.conf", b"kiln.apache.conf")
 
 WORDS = (b"function return const let var if else for while class export import default "
          b"async await null true false this new static <div> </div> <span class=\"x\"> { } ( ) ; "
@@ -390,7 +390,7 @@ class Sequence:
             if r.random() < 0.6:
                 stem += b"-%d" % r.randrange(100)
             name = stem + (b".tar.gz" if download else r.choice(EXTS))
-            if name in used or name in (MANIFEST, SNIPPET) or name.startswith(b".kiln-"):
+            if name in used or name == MANIFEST or name in SNIPPETS or name.startswith(b".kiln-"):
                 continue
             if not download and name.endswith((b".gz", b".br", b".zst", b".tar")):
                 continue
@@ -762,7 +762,7 @@ class Sequence:
             if rel in self.files:
                 continue
             base = rel.rpartition(b"/")[2]
-            if rel in (MANIFEST, SNIPPET) or (b"/" not in rel and audit.JOURNAL.match(rel)):
+            if rel == MANIFEST or rel in SNIPPETS or (b"/" not in rel and audit.JOURNAL.match(rel)):
                 continue
             if audit.TEMP.match(base):
                 if temps_ok:

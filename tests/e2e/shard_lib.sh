@@ -22,7 +22,7 @@ for line in sys.stdin.buffer:
 # SHA-256, sorted: content and the metadata servers build ETags from (but
 # the artifacts' mtimes: the time they were written).
 meta_digest() { # meta_digest DIR
-	(cd "$1" && find . -type f \( -name kiln-manifest.json -o -name kiln.nginx.conf \) -printf '%P %m\n' -o -type f -printf '%P %m %T@\n' | LC_ALL=C sort >"$T/.meta.$$" &&
+	(cd "$1" && find . -type f \( -name kiln-manifest.json -o -name 'kiln.*.conf' \) -printf '%P %m\n' -o -type f -printf '%P %m %T@\n' | LC_ALL=C sort >"$T/.meta.$$" &&
 		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum &&
 		cat "$T/.meta.$$" && rm -f "$T/.meta.$$")
 }

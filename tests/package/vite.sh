@@ -11,9 +11,8 @@
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
 NGINX=${NGINX:-/usr/sbin/nginx}
-BROTLI_MODULE=${BROTLI_MODULE:-/usr/lib/nginx/modules/ngx_http_brotli_static_module.so}
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-for need in "$NGINX" "$BROTLI_MODULE" "$CHROMIUM" /etc/nginx/mime.types; do
+for need in "$NGINX" "$CHROMIUM" /etc/nginx/mime.types; do
 	[ -e "$need" ] || { echo "vite.sh: $need is missing (install nginx-light, libnginx-mod-http-brotli-static and chromium)" >&2; exit 1; }
 done
 # create-vite 9 makes a Vite 8 project; npm 10 (older Node.js 20 releases)
@@ -91,6 +90,21 @@ check "... a stylesheet" [ -n "$css" ]
 (cd "$A" && npx --no-install kiln check dist) 2>"$T/check.err"
 check "npx kiln check dist passes" [ $? -eq 0 ]
 
+# Vite names everything it emits under assets/ NAME-HASH.EXT (its
+# build.rollupOptions defaults); index.html keeps its name.  The manifest
+# marks exactly those immutable.
+immutable_as_vite_names() {
+	python3 - "$D/kiln-manifest.json" <<'PY'
+import json, sys
+files = json.load(open(sys.argv[1]))["files"]
+bad = [k for k, e in files.items() if e.get("immutable", False) != k.startswith("assets/")]
+assets = [k for k in files if k.startswith("assets/")]
+print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad or not assets else 0)
+PY
+}
+check "the manifest marks Vite's hashed assets immutable, and nothing else" immutable_as_vite_names
+
 # nginx with kiln's snippet, logging what it sent.
 start_nginx() {
 	local try
@@ -98,7 +112,6 @@ start_nginx() {
 		PORT=$((20000 + RANDOM % 20000))
 		mkdir -p "$T/nginx"
 		cat >"$T/nginx/nginx.conf" <<CONF
-load_module $BROTLI_MODULE;
 worker_processes 1;
 pid $T/nginx/nginx.pid;
 error_log $T/nginx/error.log;
@@ -106,9 +119,10 @@ events { worker_connections 64; }
 http {
     include /etc/nginx/mime.types;
     default_type application/octet-stream;
-    log_format sent '\$uri \$status \$sent_http_content_encoding \$body_bytes_sent';
+    log_format sent '\$request_uri \$status \$sent_http_content_encoding \$body_bytes_sent';
     access_log $T/nginx/access.log sent;
     client_body_temp_path $T/nginx/body;
+    include $D/kiln.nginx.http.conf;
     server {
         listen 127.0.0.1:$PORT;
         root $D;
@@ -132,6 +146,9 @@ check "nginx starts with kiln's snippet" [ $? -eq 0 ]
 curl -s -H 'Accept-Encoding: br' -D "$T/h.br" -o "$T/body.br" "http://127.0.0.1:$PORT/$js"
 check "nginx sends the script's .br to a br client" cmp -s "$T/body.br" "$D/$js.br"
 check "... as Content-Encoding: br" grep -qi '^content-encoding: br' "$T/h.br"
+check "... with a year of freshness" grep -qi '^cache-control: public, max-age=31536000, immutable' "$T/h.br"
+curl -s -D "$T/h.html" -o /dev/null "http://127.0.0.1:$PORT/"
+check "index.html is revalidated (no-cache)" grep -qi '^cache-control: no-cache' "$T/h.html"
 
 mkdir -p "$T/chromium"
 timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \

@@ -1,0 +1,390 @@
+/*
+ * snippet_nginx.c - the nginx row: kiln.nginx.conf, to include inside the
+ * location {} that serves the tree, and kiln.nginx.http.conf, to include
+ * inside http {}.
+ *
+ * nginx's own gzip_static and the brotli_static module pick a sibling by a
+ * fixed order of their own, ignore "*", and nginx has no module in Debian
+ * for zstd; so the snippet negotiates with the rewrite module alone, the
+ * same way for every coding of the codec table (server.h states the rule):
+ *  - Accept-Encoding is matched with one regular expression per case
+ *    ("*" accepts, "*;q=0" refuses, the coding listed accepts, listed with
+ *    q=0 refuses), later cases overriding earlier ones, into one variable
+ *    per coding holding its index digit when accepted;
+ *  - "-f $request_filename.SUFFIX" tells which siblings exist now, so a
+ *    snippet older than the tree never names a sibling that is gone;
+ *  - the latest coding of the table that is both is the smallest (decide.c),
+ *    and the request is rewritten to URI/.kiln-TOKEN.EXT, which a nested
+ *    location serves from the sibling's file with alias.  The rewritten
+ *    URI keeps the source's extension, so the enclosing block's types give
+ *    the source's Content-Type; a nested location inherits the enclosing
+ *    one's root, types, access rules and add_header lines, so the sibling
+ *    is served under the same rules as its source.  Content-Encoding, Vary
+ *    and Cache-Control come from add_header lines with variables (an empty
+ *    value adds no header), set before the rewrite;
+ *  - ETag is nginx's "mtime-size" of the file sent, and no two of a source
+ *    and its siblings share a size (decide.c), so a validator is never
+ *    shared between codings and If-None-Match answers 304 per coding.
+ * Cache-Control: the http {} file maps $uri to "immutable" for the assets
+ * the manifest marks so; everything else the block serves gets "no-cache".
+ * nginx's map matches its keys without regard to ASCII case, so names that
+ * differ only in case and disagree are left out of the map (no-cache).  The
+ * map's variable is named after a digest of the map itself: two trees'
+ * http {} files can be included side by side, and an identical one twice.
+ * Sources: nginx documentation of ngx_http_rewrite_module (if, set,
+ * rewrite ... last), ngx_http_core_module (location nesting, alias with a
+ * regular expression and variables, internal), ngx_http_headers_module
+ * (add_header: inherited only by blocks that have none of their own;
+ * empty values add nothing), ngx_http_map_module; measured on 1.22.
+ */
+#include "server.h"
+
+#include "codec.h"
+#include "hash.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A map key longer than this is left out (it gets no-cache): nginx's map
+ * buckets must hold the longest key. */
+#define MAX_KEY 2048
+
+/* Append S to F for a double-quoted nginx string, or return false if it
+ * cannot be written as one (control bytes). */
+static bool quotable(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* Append S to F as a PCRE literal inside a double-quoted nginx string
+ * (nginx turns a doubled backslash into one, and keeps any other
+ * backslash escape as it is but those of quotes, t, r and n). */
+static void put_regex_literal(FILE *f, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\\\\\", f);
+		else if (*p == '"')
+			fputs("\\\"", f);
+		else if (strchr("^$.|?*+()[]{}/", *p))
+			fprintf(f, "\\%c", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+/* The Accept-Encoding test for TOKEN: '(?:^|,)\s*TOKEN\s*' . */
+static void put_token(FILE *f, const struct kiln_codec *k)
+{
+	fputs("(?:^|,)\\s*", f);
+	if (k->http_alias) {
+		fputs("(?:", f);
+		put_regex_literal(f, k->info.name);
+		fputc('|', f);
+		put_regex_literal(f, k->http_alias);
+		fputc(')', f);
+	} else {
+		put_regex_literal(f, k->info.name);
+	}
+	fputs("\\s*", f);
+}
+
+#define Q_ZERO ";\\s*q\\s*=\\s*0(?:\\.0{0,3})?\\s*(?:,|$)"
+#define ANY_PARAMS "(?:;[^,]*)?(?:,|$)"
+
+/* --- the http {} file ---------------------------------------------------- */
+
+struct key {
+	char *text;     /* the URL path */
+	bool immutable;
+	bool drop;      /* collides, ignoring ASCII case, with a key that disagrees */
+};
+
+static int key_cmp_nocase(const void *a, const void *b)
+{
+	return strcasecmp(((const struct key *)a)->text, ((const struct key *)b)->text);
+}
+
+/* The map's keys: the immutable assets' URL paths (sorted without regard
+ * to case, those that collide and disagree with a plain one dropped).
+ * NULL when out of memory; *N their count. */
+static struct key *map_keys(const struct kiln_serve *s, size_t *n)
+{
+	struct key *k = calloc(s->n + 1, sizeof(*k));
+	size_t m = 0;
+
+	if (!k)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t len = strlen(s->url_prefix) + strlen(s->assets[i].rel);
+		if (len > MAX_KEY || !quotable(s->assets[i].rel))
+			continue;
+		k[m].text = malloc(len + 1);
+		if (!k[m].text)
+			goto nomem;
+		strcpy(k[m].text, s->url_prefix);
+		strcat(k[m].text, s->assets[i].rel);
+		k[m++].immutable = s->assets[i].immutable;
+	}
+	qsort(k, m, sizeof(*k), key_cmp_nocase);
+	for (size_t i = 0, j; i < m; i = j) {
+		bool all = true, any = false;
+		for (j = i; j < m && strcasecmp(k[i].text, k[j].text) == 0; j++) {
+			all &= k[j].immutable;
+			any |= k[j].immutable;
+		}
+		for (size_t x = i; x < j; x++)
+			k[x].drop = !k[x].immutable || (any && !all) || x > i;
+	}
+	*n = m;
+	return k;
+nomem:
+	while (m)
+		free(k[--m].text);
+	free(k);
+	return NULL;
+}
+
+static void free_keys(struct key *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(k[i].text);
+	free(k);
+}
+
+/* The body of the map (its entries), a malloc'ed string, and its
+ * longest key and count; NULL when out of memory. */
+static char *map_body(const struct kiln_serve *s, size_t *longest, size_t *count)
+{
+	size_t n = 0, len = 0;
+	char *text = NULL;
+	struct key *k = map_keys(s, &n);
+	FILE *f = k ? open_memstream(&text, &len) : NULL;
+
+	*longest = *count = 0;
+	if (!f) {
+		if (k)
+			free_keys(k, n);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (k[i].drop)
+			continue;
+		fputs("    ", f);
+		put_quoted(f, k[i].text);
+		fputs(" \"" KILN_CACHE_IMMUTABLE "\";\n", f);
+		if (strlen(k[i].text) > *longest)
+			*longest = strlen(k[i].text);
+		(*count)++;
+	}
+	free_keys(k, n);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The map variable's name: "kiln_cc_" and 16 hex digits of the SHA-256 of
+ * the prefix and BODY. */
+static bool map_name(const struct kiln_serve *s, const char *body, char name[32])
+{
+	uint8_t d[KILN_SHA256_LEN];
+	size_t lp = strlen(s->url_prefix), lb = strlen(body);
+	char *all = malloc(lp + lb + 1);
+
+	if (!all)
+		return false;
+	memcpy(all, s->url_prefix, lp);
+	memcpy(all + lp, body, lb + 1);
+	if (kiln_sha256(all, lp + lb, d) != KILN_OK) {
+		free(all);
+		return false;
+	}
+	free(all);
+	strcpy(name, "kiln_cc_");
+	for (int i = 0; i < 8; i++)
+		snprintf(name + 8 + 2 * i, 3, "%02x", d[i]);
+	return true;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+	size_t p = 64;
+	while (p < n)
+		p *= 2;
+	return p;
+}
+
+static char *http_text(const struct kiln_serve *s)
+{
+	size_t longest, count, len = 0;
+	char name[32], *text = NULL, *body = map_body(s, &longest, &count);
+	FILE *f = body && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
+
+	if (!f) {
+		free(body);
+		return NULL;
+	}
+	kiln_snippet_header(f, s, "nginx http {}", "# ");
+	fputs("# Include it inside http {}, next to the server {} whose location {}\n"
+	      "# includes kiln.nginx.conf of the same run; both change together.\n"
+	      "# It maps the URL paths of the assets the manifest marks immutable\n"
+	      "# (fingerprinted, or --immutable) to their Cache-Control.  Files\n"
+	      "# it does not list are served with no-cache.  Regenerated by every\n"
+	      "# run: reload nginx after a deploy, or new fingerprinted files are\n"
+	      "# revalidated (no-cache) until then.\n",
+	      f);
+	/* nginx's defaults (64-byte buckets, 2048 of them at most) hold keys
+	 * of up to 46 bytes, about 2,000 of them: only past that does the
+	 * file set the sizes, since two such files in one http {} conflict */
+	if (s->opt->cache_control && (longest > 40 || count > 1000)) {
+		/* nginx needs buckets that hold the longest key, and a hash
+		 * large enough to place every key */
+		fprintf(f, "#\n# It sets the map hash sizes its keys need: remove your own\n"
+			   "# map_hash_bucket_size and map_hash_max_size, or keep them at\n"
+			   "# least this large.\n"
+			   "map_hash_bucket_size %zu;\nmap_hash_max_size %zu;\n",
+			pow2_at_least(longest + 32), pow2_at_least(4 * count + 1024));
+	}
+	fprintf(f, "\nmap $uri $%s {\n    default \"" KILN_CACHE_REVALIDATE "\";\n%s}\n", name,
+		s->opt->cache_control ? body : "");
+	free(body);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* --- the location {} file ------------------------------------------------ */
+
+/* The regular expression that matches a URI naming one of kiln's own files. */
+static void put_own_regex(FILE *f, const struct kiln_serve *s)
+{
+	fputs("(?:^|/)(?:", f);
+	for (const char *const *o = s->own; *o; o++) {
+		put_regex_literal(f, *o);
+		fputc('|', f);
+	}
+	/* KILN_TEMP_GLOB and KILN_JOURNAL_GLOB */
+	fputs("\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*)$", f);
+}
+
+static void put_negotiation(FILE *f)
+{
+	fputs("# Which codings the request accepts (RFC 9110 section 12.5.3): each\n"
+	      "# $kiln_accept_N holds the coding's digit N when it does.\n"
+	      "set $kiln_star \"\";\n"
+	      "if ($http_accept_encoding ~ \"(?:^|,)\\s*\\*\\s*" ANY_PARAMS "\") { set $kiln_star 1; }\n"
+	      "if ($http_accept_encoding ~ \"(?:^|,)\\s*\\*\\s*" Q_ZERO "\") { set $kiln_star \"\"; }\n",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		fprintf(f, "set $kiln_accept_%u \"\";\n", c);
+		fprintf(f, "if ($kiln_star) { set $kiln_accept_%u %u; }\n", c, c);
+		fputs("if ($http_accept_encoding ~* \"", f);
+		put_token(f, kiln_codecs[c]);
+		fprintf(f, ANY_PARAMS "\") { set $kiln_accept_%u %u; }\n", c, c);
+		fputs("if ($http_accept_encoding ~* \"", f);
+		put_token(f, kiln_codecs[c]);
+		fprintf(f, Q_ZERO "\") { set $kiln_accept_%u \"\"; }\n", c);
+	}
+	fputs("\n# Which siblings exist now: $kiln_have holds their digits.\n"
+	      "set $kiln_have \"\";\n",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		fprintf(f, "if (-f $request_filename%s) { set $kiln_have \"${kiln_have}%u\"; }\n",
+			kiln_codecs[c]->info.suffix, c);
+	/* ("if ($kiln_have)" would be false for "0") */
+	fputs("if ($kiln_have ~ \"^.\") { set $kiln_vary Accept-Encoding; }\n"
+	      "\n# The smallest accepted sibling: the latest coding both have.\n"
+	      "set $kiln_pick \"$kiln_have:",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		fprintf(f, "$kiln_accept_%u", c);
+	fputs("\";\n", f);
+	for (unsigned c = kiln_ncodecs; c-- > 0;)
+		fprintf(f,
+			"if ($kiln_pick ~ \"^[^:]*%u[^:]*:[^:]*%u\") {\n"
+			"    set $kiln_coding %s;\n"
+			"    rewrite \"^(.*?)(\\.[^./]*)?$\" \"$1$2/.kiln-%s$2\" last;\n"
+			"}\n",
+			c, c, kiln_codecs[c]->info.name, kiln_codecs[c]->info.name);
+	fputs("\n# Each sibling, served from its file under the source's URI and\n"
+	      "# extension, so with the source's Content-Type and this block's rules.\n",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		fprintf(f,
+			"location ~ \"/\\.kiln-%s(?:\\.[^./]*)?$\" {\n"
+			"    internal;\n"
+			"    alias $kiln_file%s;\n"
+			"}\n",
+			kiln_codecs[c]->info.name, kiln_codecs[c]->info.suffix);
+}
+
+static char *location_text(const struct kiln_serve *s)
+{
+	size_t longest, count, len = 0;
+	char name[32], *text = NULL, *body = map_body(s, &longest, &count);
+	FILE *f = body && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
+
+	free(body);
+	if (!f)
+		return NULL;
+	kiln_snippet_header(f, s, "nginx", "# ");
+	fputs("# Include it inside the location {} that serves this tree (or in\n"
+	      "# server {} if the server serves nothing else), and include\n"
+	      "# kiln.nginx.http.conf of the same run inside http {}.  For each\n"
+	      "# request nginx sends the smallest prebuilt sibling the client\n"
+	      "# accepts (checking on disk which exist), else the file, and never\n"
+	      "# compresses anything itself.  The location {} must be the one the\n"
+	      "# URL prefix the run was given (--url-prefix) falls in.\n"
+	      "# add_header here replaces those inherited from outer blocks: repeat\n"
+	      "# yours in the same block.\n\n"
+	      "gzip off;\n"
+	      "\n# kiln's own files are never sent.\n"
+	      "if ($uri ~ \"",
+	      f);
+	put_own_regex(f, s);
+	fputs("\") { return 404; }\n\n", f);
+	fputs("set $kiln_file $request_filename;\n"
+	      "set $kiln_coding \"\";\n"
+	      "set $kiln_vary \"\";\n",
+	      f);
+	if (s->opt->cache_control)
+		fprintf(f, "set $kiln_cache_control $%s;\n", name);
+	fputs("add_header Content-Encoding $kiln_coding;\n"
+	      "add_header Vary $kiln_vary;\n",
+	      f);
+	if (s->opt->cache_control)
+		fputs("add_header Cache-Control $kiln_cache_control;\n", f);
+	fputs("\n", f);
+	put_negotiation(f);
+	fputs("\nsendfile on;\ntcp_nopush on;\n", f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+const struct kiln_server kiln_server_nginx = {
+	.name = "nginx",
+	.files = { { KILN_NGINX_CONF_NAME, location_text },
+		   { KILN_NGINX_HTTP_CONF_NAME, http_text },
+		   { NULL, NULL } },
+};

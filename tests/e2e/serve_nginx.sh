@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# serve_nginx.sh - kiln's nginx snippet in a real nginx (Debian's, no module
+# but its own) started here on 127.0.0.1: for the serving tree
+# (serve_tree.sh: fingerprinted and plain assets, media, small and no-gain
+# files, names with spaces and non-ASCII), serve_check.py asks every asset
+# with every Accept-Encoding case and checks the body decodes to the source,
+# Content-Encoding (the smallest accepted sibling), Content-Type, Vary,
+# Cache-Control, HEAD, Range, 304s per coding, and that kiln's own files are
+# never sent; browser.py loads the page in headless Chromium twice and
+# reads nginx's log.  Then: --no-cache-control, --url-prefix under an
+# alias, a snippet older than the tree (a sibling gone, a file added), the
+# snippet made with hostile globs, and HTTP/1.0 and proxied requests.
+. "$(dirname "$0")/lib.sh"
+E2E=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+NGINX=${NGINX:-/usr/sbin/nginx}
+for need in "$NGINX" /etc/nginx/mime.types /usr/bin/chromium; do
+	[ -e "$need" ] || { echo "serve_nginx.sh: $need is missing (install nginx-light and chromium)" >&2; exit 1; }
+done
+
+pid=
+stop_nginx() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; pid=; sleep 0.2; }
+trap stop_nginx EXIT
+
+# nginx_conf DIR PORT ROOT LOCATION-BODY [HTTP-INCLUDE]: an nginx.conf of our
+# own in DIR serving ROOT.
+nginx_conf() {
+	local d=$1 port=$2 root=$3 body=$4 http=${5:-$3/kiln.nginx.http.conf}
+	mkdir -p "$d"
+	cat >"$d/nginx.conf" <<CONF
+worker_processes 1;
+pid $d/nginx.pid;
+error_log $d/error.log;
+events { worker_connections 256; }
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    log_format kiln 'KILN method="\$request_method" uri="\$request_uri" status=\$status ce="\$sent_http_content_encoding" ae="\$http_accept_encoding"';
+    access_log $d/access.log kiln;
+    client_body_temp_path $d/body;
+    include $http;
+    server {
+        listen 127.0.0.1:$port;
+        root $root;
+$body
+    }
+}
+CONF
+}
+
+# start_nginx NAME ROOT LOCATION-BODY: on a free port; sets PORT, LOG.
+start_nginx() {
+	local d=$T/$1 try
+	stop_nginx
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		PORT=$((20000 + RANDOM % 20000))
+		nginx_conf "$d" "$PORT" "$2" "$3"
+		rm -f "$d/nginx.pid"
+		"$NGINX" -p "$d" -e "$d/error.log" -c "$d/nginx.conf" 2>>"$d/start.log" || continue
+		for _ in $(seq 50); do [ -s "$d/nginx.pid" ] && break; sleep 0.1; done
+		pid=$(cat "$d/nginx.pid")
+		LOG=$d/access.log
+		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return 0; sleep 0.1; done
+	done
+	echo "serve_nginx.sh: could not start nginx" >&2
+	cat "$d/error.log" "$d/start.log" >&2
+	return 1
+}
+at_root() { printf '        location / {\n            include %s/kiln.nginx.conf;\n        }\n' "$1"; }
+
+sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
+	local name=$1; shift
+	$PY "$E2E/serve_check.py" "$@" >"$T/$name.out" 2>&1 || { grep -m 30 FAIL "$T/$name.out" >&2; tail -n 1 "$T/$name.out" >&2; return 1; }
+}
+
+# ---- 1. The serving tree, all three codings, served at /.
+bash "$E2E/serve_tree.sh" "$T/site" || fail "serve_tree.sh"
+"$KILN" -q --brotli --zstd "$T/site"
+check "kiln --brotli --zstd on the serving tree" [ $? -eq 0 ]
+check "the app script has .gz, .br and .zst (every coding is exercised)" \
+	test -f "$T/site/assets/app.3f9a2c7b.js.zst" -a -f "$T/site/assets/app.3f9a2c7b.js.br" -a -f "$T/site/assets/app.3f9a2c7b.js.gz"
+chmod -R a+rX "$T"
+nginx_conf "$T/t" 8 "$T/site" "$(at_root "$T/site")"
+check "nginx -t accepts the snippet" "$NGINX" -t -q -p "$T/t" -e "$T/t/error.log" -c "$T/t/nginx.conf"
+if start_nginx n1 "$T/site" "$(at_root "$T/site")"; then
+	check "serve_check: every asset, every Accept-Encoding case" \
+		sc check1 --base "http://127.0.0.1:$PORT/" --tree "$T/site"
+	# the same with HTTP/1.0 and through a proxy (Via): still the siblings
+	for how in -0 "-H Via:1.1_cdn.example"; do
+		curl -s $how -H 'Accept-Encoding: gzip' -o "$T/body" "http://127.0.0.1:$PORT/settings.js"
+		check "settings.js, gzip ($how): the .gz" cmp -s "$T/body" "$T/site/settings.js.gz"
+	done
+	check "Chromium: the page ran, each script and stylesheet in the smallest coding, 304s and cache hits on the second visit" \
+		$PY "$E2E/browser.py" --url "http://127.0.0.1:$PORT/" --tree "$T/site" --log "$LOG" \
+		--log-format nginx --out "$T/browser.json"
+	# (but the favicon.ico Chromium asks for, which the tree does not have)
+	no_errors() { ! grep -v 'favicon\.ico' "$1" | grep -q '\[\(error\|crit\|alert\|emerg\)\]'; }
+	check "nginx logged no error" no_errors "$T/n1/error.log"
+else
+	fail "nginx starts with the snippet"
+fi
+
+# ---- 2. A snippet older than the tree: a sibling gone (the next build kept
+# no .br) and a file added; the snippet is not regenerated, nginx not
+# reloaded.  Never a 404, never a sibling that is not there.
+cp -a "$T/site" "$T/old"
+if start_nginx n2 "$T/old" "$(at_root "$T/old")"; then
+	rm "$T/old/settings.js.br"
+	code=$(curl -s -o "$T/body" -w '%{http_code}' -D "$T/h" -H 'Accept-Encoding: br, gzip' "http://127.0.0.1:$PORT/settings.js")
+	check "a sibling gone since the snippet: 200 ($code)" [ "$code" = 200 ]
+	check "... with the next smallest sibling, the .gz" cmp -s "$T/body" "$T/old/settings.js.gz"
+	printf 'added after the snippet was made %s\n' $(seq 100) >"$T/old/added.3f9a2c7b1d4e.txt"
+	gzip -9 -n -k "$T/old/added.3f9a2c7b1d4e.txt"
+	chmod a+r "$T/old/added.3f9a2c7b1d4e.txt"*
+	curl -s -o "$T/body" -D "$T/h" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$PORT/added.3f9a2c7b1d4e.txt"
+	check "a file added since: its sibling is found on disk" cmp -s "$T/body" "$T/old/added.3f9a2c7b1d4e.txt.gz"
+	check "... and it is revalidated (no-cache) until the snippet is regenerated" grep -qi '^cache-control: no-cache' "$T/h"
+fi
+
+# ---- 3. --no-cache-control: no Cache-Control at all.
+bash "$E2E/serve_tree.sh" "$T/nocc" && "$KILN" -q --brotli --zstd --no-cache-control "$T/nocc"
+chmod -R a+rX "$T/nocc"
+if start_nginx n3 "$T/nocc" "$(at_root "$T/nocc")"; then
+	check "--no-cache-control: serve_check, no Cache-Control" \
+		sc check3 --base "http://127.0.0.1:$PORT/" --tree "$T/nocc" --no-cache-control --sample 6
+fi
+
+# ---- 4. --url-prefix /static/, served from a location with alias.
+bash "$E2E/serve_tree.sh" "$T/pre" && "$KILN" -q --brotli --zstd --url-prefix /static/ "$T/pre"
+chmod -R a+rX "$T/pre"
+body=$(printf '        location /static/ {\n            alias %s/;\n            include %s/kiln.nginx.conf;\n        }\n' "$T/pre" "$T/pre")
+if start_nginx n4 "$T/pre" "$body"; then
+	check "--url-prefix /static/ under an alias: serve_check" \
+		sc check4 --base "http://127.0.0.1:$PORT/static/" --tree "$T/pre" --sample 6
+fi
+stop_nginx
+
+# ---- 5. Globs with newlines and directives cannot inject anything through
+# the header comments.
+fresh_site "$T/evil"
+chmod -R a+rX "$T/evil"
+"$KILN" -q --immutable $'x\nautoindex on;' --exclude $'y;\n} server { listen 1;' "$T/evil"
+nginx_conf "$T/t5" 8 "$T/evil" "$(at_root "$T/evil")"
+check "a snippet made with hostile globs passes nginx -t" "$NGINX" -t -q -p "$T/t5" -e "$T/t5/error.log" -c "$T/t5/nginx.conf"
+check "... and injects no directive" not grep -q '^autoindex\|^} server' "$T/evil/kiln.nginx.conf" "$T/evil/kiln.nginx.http.conf"
+
+# ---- 6. Two trees' http {} files side by side in one nginx (and one of
+# them twice): they do not clash.
+nginx_conf "$T/t6" 8 "$T/site" "$(at_root "$T/site")" "$T/site/kiln.nginx.http.conf; include $T/pre/kiln.nginx.http.conf; include $T/site/kiln.nginx.http.conf"
+check "two trees' http {} files (one twice) in one nginx pass nginx -t" \
+	"$NGINX" -t -q -p "$T/t6" -e "$T/t6/error.log" -c "$T/t6/nginx.conf"
+finish
