@@ -265,15 +265,13 @@ struct kiln_options {
 	 * into place, and its directory after: siblings survive power loss,
 	 * at a cost in speed.  Default false. */
 	bool fsync;
-	/* Work on one shard of the tree: shard SHARD_INDEX of SHARD_COUNT
-	 * (1 <= SHARD_INDEX <= SHARD_COUNT <= KILN_MAX_SHARDS), as
-	 * kiln_shard_of() assigns files; needs write_manifest.  SHARD_COUNT 0
-	 * (the default) is the whole tree.  See kiln_run_tree(), "Shards". */
+	/* Shard SHARD_INDEX of SHARD_COUNT (1 <= K <= N <= KILN_MAX_SHARDS;
+	 * needs write_manifest); N 0, the default: the whole tree.  See
+	 * kiln_run_tree(), "Shards". */
 	unsigned shard_index, shard_count;
 };
 
-/* The largest shard count. */
-#define KILN_MAX_SHARDS 65536
+#define KILN_MAX_SHARDS 65536 /* the largest shard count */
 
 /* Fill *opt with the defaults documented above.  Never fails. */
 void kiln_options_init(struct kiln_options *opt);
@@ -466,17 +464,13 @@ void kiln_run_free(struct kiln_run *run);
  * nothing at all in the tree.  Not thread-safe for one run; different runs
  * may be used concurrently.
  *
- * Shards.  With opt.shard_count N, the run works on the files of shard
- * opt.shard_index alone (kiln_shard_of() of their relative path) and
- * leaves every other file, its siblings and its record untouched: several
- * shards can run on copies of the tree on different machines, or at once on
- * one tree.  Its record goes to the part kiln-manifest.shard-K-of-N.json in
- * the manifest's directory (the manifest itself is only read, for what the
- * last run left), with the files of shard K only; it writes no snippet;
- * the journals it removes are its own shard's.  kiln_merge_tree() then
- * makes the manifest and the snippet from the N parts.  Until then the parts
- * are kiln's record too: every run (sharded or not) knows the siblings they
- * record as kiln's, and a run of the whole tree removes the parts it read
+ * Shards.  With opt.shard_count N, only the files of shard opt.shard_index
+ * (kiln_shard_of()) are worked on; every other file, sibling, record and
+ * journal is left untouched, so shards may run on copies of the tree or at
+ * once on one.  The manifest is only read; the record goes to the part
+ * kiln-manifest.shard-K-of-N.json beside it; no snippet is written.  Until
+ * kiln_merge_tree() the parts are kiln's record too: every run knows their
+ * siblings as kiln's, and a run of the whole tree removes the parts it read
  * once its manifest is written.
  */
 kiln_status kiln_run_tree(struct kiln_run *run, const char *root);
@@ -548,26 +542,21 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
  * `kiln merge`: make ROOT's manifest and snippet from the parts that the N
  * shard runs of ROOT wrote (kiln_run_tree(), "Shards"), exactly as one run
  * of the whole tree with the same settings would have written them.  The
- * encoding settings are the parts' own (opt's codings, levels, sizes and
- * globs, immutable globs included, are not used); opt.follow_symlinks must
- * be the shards'; the artifacts' paths, the servers, the URL prefix,
- * opt.cache_control and opt.fsync are opt's, as for a run of the whole
- * tree.  Before anything is written
- * the parts must all be there (1..N of one N), come from the same settings
- * and the same kiln and encoder versions as this library, each record only
- * files of its own shard, record no file twice, and agree with the tree
- * as it is: every file a run would record is recorded, with its current
- * size and SHA-256, and every sibling recorded is present with the
- * recorded size and SHA-256.  Each problem is one on_file call with
- * KILN_OUTCOME_ERROR, PATH the file or part concerned (relative to ROOT;
- * "" for the tree), and error.what saying what is wrong; then nothing is
- * written and KILN_ERR_INVALID is returned (KILN_ERR_IO when the tree or a
- * file could not be read).  Otherwise each recorded sibling gets its
- * source's mode and mtime (artifact transfers often lose them), the
- * manifest and the snippet are written (on_artifact), and the parts are
- * removed.  With opt.dry_run, only the checks are made.  Returns KILN_OK,
- * or KILN_ERR_IO if an artifact could not be written (the parts are then
- * kept), KILN_ERR_NOMEM.  Not thread-safe for one run.
+ * encoding settings (codings, levels, sizes, every glob) are the parts';
+ * opt.follow_symlinks must be the shards'; the artifacts' paths, servers,
+ * URL prefix, cache_control and fsync are opt's.  First the parts must all
+ * be there (1..N of one N), with the same settings and this library's kiln
+ * and encoder versions, each recording files of its own shard only and no
+ * file twice; and agree with the tree: every file a run would record is
+ * recorded with its current size and SHA-256, every recorded sibling is
+ * there with its recorded size and SHA-256.  Each problem is one on_file
+ * call (KILN_OUTCOME_ERROR, PATH the file or part, error.what the
+ * problem); then nothing is written, and KILN_ERR_INVALID is returned
+ * (KILN_ERR_IO if something could not be read).  Otherwise every recorded
+ * sibling gets its source's mode and mtime (transfers lose them), the
+ * artifacts are written (on_artifact) and the parts removed: KILN_OK, or
+ * KILN_ERR_IO if an artifact failed (the parts are kept), KILN_ERR_NOMEM.
+ * With opt.dry_run, only the checks are made.  Not thread-safe for one run.
  */
 kiln_status kiln_merge_tree(struct kiln_run *run, const char *root);
 
@@ -786,11 +775,10 @@ size_t kiln_utf8_len(const char *s);
 char *kiln_path_key(const char *path, char **base64);
 
 /*
- * The shard (1..COUNT) of the file at relative path REL: FNV-1a (64-bit,
- * offset basis 14695981039346656037, prime 1099511628211) over REL's bytes
- * as the manifest names the file ('/'-separated, no leading "./"), modulo
- * COUNT, plus 1.  Depends on nothing else, so a file keeps its shard as the
- * tree changes.  0 when COUNT is 0.  Thread-safe.
+ * The shard (1..COUNT) of the file at relative path REL (as the manifest
+ * names it): FNV-1a 64 (offset basis 14695981039346656037, prime
+ * 1099511628211) of REL's bytes, modulo COUNT, plus 1; 0 when COUNT is 0.
+ * A file keeps its shard as the tree changes.  Thread-safe.
  */
 unsigned kiln_shard_of(const char *rel, unsigned count);
 
