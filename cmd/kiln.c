@@ -141,9 +141,10 @@ static void usage(FILE *f)
 	      "Write precompressed siblings next to the web assets under each DIR; check a\n"
 	      "tree against its manifest without writing (exit 3 if it does not match);\n"
 	      "remove everything kiln wrote; merge the parts of --shard runs into the\n"
-	      "manifest and snippet one run would write.  With -o, read an archive (tar, zip, 7z, cpio,\n"
-	      "...) or a directory and write the archive OUT with the siblings added.  Give\n"
-	      "each DIR once: the same directory twice, or one inside another, is refused.\n"
+	      "manifest and snippet one run would write.  With -o, read an archive (tar,\n"
+	      "zip, 7z, cpio, ...) or a directory and write the archive OUT with the\n"
+	      "siblings added.  Give each DIR once: the same directory twice, or one inside\n"
+	      "another, is refused.\n"
 	      "\n"
 	      "Encodings (at least one):\n",
 	      f);
