@@ -15,12 +15,14 @@
 
 extern const struct kiln_server kiln_server_nginx;
 extern const struct kiln_server kiln_server_caddy;
+extern const struct kiln_server kiln_server_apache;
 
 /* Indexed by the bits of kiln_options.servers: nginx's must stay bit 0,
  * the default. */
 const struct kiln_server *const kiln_servers[] = {
 	&kiln_server_nginx,
 	&kiln_server_caddy,
+	&kiln_server_apache,
 };
 const unsigned kiln_nservers = sizeof(kiln_servers) / sizeof(kiln_servers[0]);
 
