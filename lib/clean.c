@@ -169,17 +169,21 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	remove_siblings(&t, removed);
 	remove_leftovers(&t, removed);
 	/* every server's snippet files that kiln wrote, chosen or not, at
-	 * the tree's top and where --nginx-conf puts them */
+	 * the tree's top and where --nginx-conf puts them (once when that is
+	 * the same place: a dry run would count it twice) */
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
-		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++)
-			for (int where = 0; where < 2; where++) {
-				snippet = where ? kiln_server_file_path(&run->opt, t.root, sv, f)
-						: kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
-				if (snippet && is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
-					ret = KILN_ERR_IO;
-				free(snippet);
-				snippet = NULL;
-			}
+		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++) {
+			char *top = kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
+			snippet = kiln_server_file_path(&run->opt, t.root, sv, f);
+			if (top && is_kiln_snippet(top) && !remove_file(&t, top, removed))
+				ret = KILN_ERR_IO;
+			if (snippet && (!top || strcmp(snippet, top) != 0) && is_kiln_snippet(snippet) &&
+			    !remove_file(&t, snippet, removed))
+				ret = KILN_ERR_IO;
+			free(top);
+			free(snippet);
+			snippet = NULL;
+		}
 	if (atomic_load(&t.remove_failed) || ret != KILN_OK)
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
 	else if (!remove_file(&t, t.manifest_path, removed))
