@@ -5,6 +5,7 @@
  *        kiln [compress] [OPTIONS] ARCHIVE|DIR -o OUT
  *        kiln check [OPTIONS] DIR...
  *        kiln clean [OPTIONS] DIR...
+ *        kiln merge [OPTIONS] DIR...
  *
  * Everything that decides or writes is in libkiln; this file turns the
  * command line into kiln_options, runs each DIR (or, with -o, the one input
@@ -15,6 +16,8 @@
  */
 #include "kiln.h"
 
+#include "shard_arg.h"
+#include "signals.h"
 #include "ui.h"
 
 #include <errno.h>
@@ -30,98 +33,7 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_PROBLEMS = 3 };
 
-enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN };
-
-/*
- * Signals.  SIGINT, SIGTERM and SIGHUP are blocked in every thread and
- * taken by one thread in sigwait().  The first one cancels the run: it
- * stops encoding, leaves every file with siblings it can vouch for, writes
- * the manifest of what is done and returns; main() then dies of that same
- * signal.  A second one (the user insists) removes the run's temporary files
- * at once and dies; the run's journal stays, so the next run still knows
- * what this one wrote.  The run and the first signal are the only global
- * state of the program.
- */
-static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
-static pthread_mutex_t signal_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kiln_run *signal_run;
-static struct ui *signal_ui; /* where to say so, clearing the progress line */
-static int first_signal; /* under signal_lock */
-
-/* Die of SIG, as if it had never been caught. */
-static void die_of(int sig)
-{
-	sigset_t one;
-
-	signal(sig, SIG_DFL);
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-	raise(sig);
-}
-
-static void *signal_main(void *arg)
-{
-	sigset_t *set = arg;
-	int sig;
-
-	for (;;) {
-		if (sigwait(set, &sig) != 0)
-			return NULL;
-		pthread_mutex_lock(&signal_lock);
-		if (!first_signal && signal_run) {
-			first_signal = sig;
-			kiln_run_cancel(signal_run);
-			ui_interrupted(signal_ui);
-			pthread_mutex_unlock(&signal_lock);
-			continue;
-		}
-		if (signal_run)
-			kiln_run_remove_temps(signal_run);
-		die_of(sig); /* the default action ends the whole process */
-		pthread_mutex_unlock(&signal_lock);
-	}
-}
-
-/* Block the fatal signals here (every thread made later inherits that) and
- * start the thread that waits for them. */
-static void install_signals(void)
-{
-	static sigset_t set;
-	pthread_t tid;
-
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
-		sigaddset(&set, fatal_signals[i]);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (pthread_create(&tid, NULL, signal_main, &set) == 0)
-		pthread_detach(tid);
-	/* over a file size limit or into a closed pipe, a write should fail
-	 * with an error kiln reports, not kill the process mid-file */
-	signal(SIGXFSZ, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-static void set_signal_run(struct kiln_run *run, struct ui *ui)
-{
-	pthread_mutex_lock(&signal_lock);
-	signal_run = run;
-	signal_ui = ui;
-	pthread_mutex_unlock(&signal_lock);
-}
-
-/* The first signal, once the run has stopped: die of it. */
-static void die_if_signalled(void)
-{
-	int sig;
-
-	pthread_mutex_lock(&signal_lock);
-	sig = first_signal;
-	signal_run = NULL;
-	pthread_mutex_unlock(&signal_lock);
-	if (sig)
-		die_of(sig);
-}
+enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN, CMD_MERGE };
 
 /* Help text is laid out for an 80-column terminal: option names in a
  * column of their own, descriptions wrapped at HELP_WIDTH. */
@@ -186,6 +98,9 @@ static const char *const fixed_help[][2] = {
 	{ "--stream-size N", "stream files of N bytes or more instead of holding them in memory "
 			     "(gzip via zlib -9; K, M, G; default 64M; 0: never)" },
 	{ "--fsync", "make every write durable before renaming it into place" },
+	{ "--shard K/N", "encode only shard K of N (by a hash of each file's path) and write "
+			 "its part of the manifest, for 'kiln merge'; 'auto': K and N from "
+			 "GitLab, CircleCI, Buildkite or Azure Pipelines" },
 	{ NULL, "Archives (with -o):" },
 	{ "-o, --output OUT", "write the archive OUT (atomically) instead of siblings in place" },
 	{ "--format F", "tar, tar.gz, tar.zst, tar.xz or zip (default: from OUT's suffix)" },
@@ -222,11 +137,14 @@ static void usage(FILE *f)
 	      "       kiln [compress] [OPTIONS] ARCHIVE|DIR -o OUT\n"
 	      "       kiln check [OPTIONS] DIR...\n"
 	      "       kiln clean [OPTIONS] DIR...\n"
+	      "       kiln merge [OPTIONS] DIR...\n"
 	      "Write precompressed siblings next to the web assets under each DIR; check a\n"
 	      "tree against its manifest without writing (exit 3 if it does not match);\n"
-	      "remove everything kiln wrote.  With -o, read an archive (tar, zip, 7z, cpio,\n"
-	      "...) or a directory and write the archive OUT with the siblings added.  Give\n"
-	      "each DIR once: the same directory twice, or one inside another, is refused.\n"
+	      "remove everything kiln wrote; merge the parts of --shard runs into the\n"
+	      "manifest and snippet one run would write.  With -o, read an archive (tar,\n"
+	      "zip, 7z, cpio, ...) or a directory and write the archive OUT with the\n"
+	      "siblings added.  Give each DIR once: the same directory twice, or one inside\n"
+	      "another, is refused.\n"
 	      "\n"
 	      "Encodings (at least one):\n",
 	      f);
@@ -329,12 +247,14 @@ enum {
 	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL,
+	OPT_SHARD,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
 };
 
 static const struct option fixed_options[] = {
 	{ "best", no_argument, NULL, OPT_BEST },
+	{ "shard", required_argument, NULL, OPT_SHARD },
 	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
 	{ "max-ratio", required_argument, NULL, OPT_MAX_RATIO },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
@@ -564,6 +484,14 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_FOLLOW: cli->opt.follow_symlinks = true; break;
 		case OPT_BEST: best(&cli->opt); break;
+		case OPT_SHARD: {
+			char msg[512];
+			const char *bad = shard_arg_parse(optarg, &cli->opt.shard_index,
+							  &cli->opt.shard_count, msg, sizeof(msg));
+			if (bad)
+				return usage_error("%s", bad);
+			break;
+		}
 		case 'j':
 			if (!parse_u64(optarg, 1, 4096, &v))
 				return usage_error("--jobs takes a number of threads from 1 to 4096, not '%s'", optarg);
@@ -698,6 +626,8 @@ static int check_archive_args(struct cli *cli, enum command cmd, int noperands)
 					   : -1;
 	if (cmd != CMD_COMPRESS)
 		return usage_error("-o works with compress only");
+	if (cli->opt.shard_count)
+		return usage_error("--shard works on directories, not with -o");
 	if (noperands != 1)
 		return usage_error("-o OUT takes exactly one ARCHIVE or DIR");
 	if (cli->opt.manifest_path || cli->opt.nginx_conf_path)
@@ -778,8 +708,9 @@ int main(int argc, char **argv)
 
 	/* a leading command word; none means compress */
 	if (argc > 1 && (strcmp(argv[1], "compress") == 0 || strcmp(argv[1], "check") == 0 ||
-			 strcmp(argv[1], "clean") == 0)) {
-		cmd = argv[1][1] == 'h' ? CMD_CHECK : argv[1][1] == 'l' ? CMD_CLEAN : CMD_COMPRESS;
+			 strcmp(argv[1], "clean") == 0 || strcmp(argv[1], "merge") == 0)) {
+		cmd = argv[1][1] == 'h' ? CMD_CHECK : argv[1][1] == 'l' ? CMD_CLEAN
+			: argv[1][1] == 'e' ? CMD_MERGE : CMD_COMPRESS;
 		argv[1] = argv[0];
 		argv++;
 		argc--;
@@ -795,6 +726,10 @@ int main(int argc, char **argv)
 	}
 	if ((status = check_archive_args(&cli, cmd, argc - first)) >= 0)
 		goto out;
+	if (cli.opt.shard_count && (cmd != CMD_COMPRESS || !cli.opt.write_manifest)) {
+		status = usage_error("--shard works with compress only, and writes a part of the manifest (no --no-manifest)");
+		goto out;
+	}
 	if (argc - first > 1 && (cli.opt.manifest_path || cli.opt.nginx_conf_path)) {
 		status = usage_error("--manifest and --nginx-conf name one file: give one DIR");
 		goto out;
@@ -804,7 +739,8 @@ int main(int argc, char **argv)
 	progress = cli.progress < 0 ? (cli.verbosity > UI_QUIET && isatty(STDERR_FILENO))
 				    : cli.progress == 1;
 	install_signals(); /* before any thread is made */
-	ui = ui_new(stderr, cmd == CMD_CHECK ? UI_CHECK : cmd == CMD_CLEAN ? UI_CLEAN : UI_COMPRESS,
+	ui = ui_new(stderr, cmd == CMD_CHECK ? UI_CHECK : cmd == CMD_CLEAN ? UI_CLEAN
+			    : cmd == CMD_MERGE ? UI_MERGE : UI_COMPRESS,
 		    cli.verbosity, progress && cmd == CMD_COMPRESS, cli.opt.dry_run);
 	cb.on_plan = ui_on_plan;
 	cb.on_progress = ui_on_progress;
@@ -823,6 +759,7 @@ int main(int argc, char **argv)
 		uint64_t n = 0;
 		kiln_status st = cmd == CMD_CHECK   ? kiln_check_tree(run, argv[i], &n)
 				 : cmd == CMD_CLEAN ? kiln_clean_tree(run, argv[i], &n)
+				 : cmd == CMD_MERGE ? kiln_merge_tree(run, argv[i])
 				 : cli.output	    ? kiln_run_archive(run, argv[i], cli.output, &cli.aopt)
 						    : kiln_run_tree(run, argv[i]);
 		if (cmd == CMD_CHECK)

@@ -21,7 +21,7 @@
 
 enum ui_verbosity { UI_QUIET = 0, UI_NORMAL = 1, UI_VERBOSE = 2 };
 
-enum ui_command { UI_COMPRESS, UI_CHECK, UI_CLEAN };
+enum ui_command { UI_COMPRESS, UI_CHECK, UI_CLEAN, UI_MERGE };
 
 struct ui;
 
@@ -49,7 +49,7 @@ void ui_error(struct ui *ui, const char *path, const char *what, int errnum);
 
 /* Clear the progress line and print the summary (unless quiet).  N: for
  * check, the problems found; for clean, the files removed (or, dry run,
- * that would be); unused for compress. */
+ * that would be); unused for compress and merge. */
 void ui_finish(struct ui *ui, uint64_t n);
 
 /* Number of errors printed so far (files that failed, and the rest). */

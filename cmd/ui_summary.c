@@ -102,6 +102,10 @@ void ui_finish(struct ui *ui, uint64_t n)
 	if (ui->verbosity >= UI_NORMAL) {
 		if (ui->command == UI_COMPRESS)
 			summary(ui);
+		else if (ui->command == UI_MERGE)
+			fprintf(ui->err, "kiln: merge: %s, %llu %s\n",
+				ui->errors ? "nothing written" : "manifest written",
+				(unsigned long long)ui->errors, ui_plural(ui->errors, "error", "errors"));
 		else if (ui->command == UI_CHECK)
 			fprintf(ui->err, "kiln: check: %llu %s, %llu %s\n", (unsigned long long)n,
 				ui_plural(n, "problem", "problems"), (unsigned long long)ui->errors,
@@ -129,7 +133,7 @@ static bool put_count(json_t *obj, const char *key, uint64_t n)
 
 int ui_print_json(struct ui *ui, FILE *f)
 {
-	static const char *const names[] = { "compress", "check", "clean" };
+	static const char *const names[] = { "compress", "check", "clean", "merge" };
 	json_t *root = json_object(), *files = json_object(), *other = json_object(),
 	       *bytes = json_object();
 	bool ok = root && files && other && bytes;

@@ -265,7 +265,8 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 	c.root_fd = -1;
 	c.format = aopt->format ? aopt->format : kiln_archive_format_from_name(output);
 	if (c.format == KILN_ARCHIVE_AUTO || (unsigned)c.format > KILN_ARCHIVE_ZIP ||
-	    run->opt.manifest_path || run->opt.nginx_conf_path || !*output)
+	    run->opt.manifest_path || run->opt.nginx_conf_path || run->opt.shard_count ||
+	    !*output)
 		return KILN_ERR_INVALID;
 	c.is_dir = stat(input, &st) == 0 && S_ISDIR(st.st_mode);
 	if (c.is_dir && output_inside(input, output)) {

@@ -1,12 +1,20 @@
 /*
- * cache.c - see cache.h.  Entry layout:
- *   "KILNC1\n\0"             8 bytes of magic
+ * cache.c - see cache.h.  Entry layout (format 2, in DIR/v2):
+ *   "KILNC2\n\0"             8 bytes of magic
  *   payload length           8 bytes, little-endian
  *   SHA-256 of the payload   32 bytes
+ *   key length               4 bytes, little-endian
+ *   key                      the entry's own file name: source SHA-256,
+ *                            coding and recipe (kiln_cache_path())
  *   payload
+ * The key makes an entry that sits under another entry's name (copied or
+ * renamed by hand, a tool syncing the store wrongly) a miss like a torn
+ * one: nothing but the length, the digest and the name together vouch
+ * for the bytes.
  */
 #include "cache.h"
 
+#include "classify.h"
 #include "error.h"
 #include "hash.h"
 
@@ -17,10 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#define MAGIC "KILNC1\n"
-#define HEADER (8 + 8 + 32)
+#define MAGIC "KILNC2\n"
+#define HEADER (8 + 8 + 32 + 4)
+#define KEY_MAX 4096
 
 struct kiln_cache {
 	char *dir; /* DIR/v1 */
@@ -58,7 +68,7 @@ struct kiln_cache *kiln_cache_open(const char *dir, uint64_t max_bytes, struct k
 		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot open the cache");
 		return NULL;
 	}
-	sprintf(c->dir, "%s/v1", dir);
+	sprintf(c->dir, "%s/v2", dir);
 	c->max = max_bytes;
 	if (mkdir_p(c->dir) != 0 || stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		kiln_fail(err, KILN_ERR_IO, errno ? errno : ENOTDIR, "cannot create the cache directory");
@@ -98,13 +108,52 @@ static uint64_t get_le64(const uint8_t *p)
 	return v;
 }
 
+/* The entry's key: its file name. */
+static const char *key_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Read exactly N bytes at OFF of FD into BUF. */
+static bool read_at(int fd, uint8_t *buf, size_t n, off_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pread(fd, buf + done, n - done, off + (off_t)done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		done += (size_t)r;
+	}
+	return true;
+}
+
+/*
+ * A bad entry is removed so that the next put rewrites it, but only while
+ * PATH still names the file that was read (FD): on a shared store another
+ * runner may have renamed a good entry over it meanwhile.  (Losing that
+ * race removes a good entry: a miss for someone, never a wrong hit.)
+ */
+static void remove_bad(int fd, const char *path)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		unlink(path);
+}
+
 bool kiln_cache_get(struct kiln_cache *cache, const char *path, uint8_t **data, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	uint8_t header[HEADER], sum[32], *buf = NULL;
+	uint8_t header[HEADER], sum[32], *buf = NULL, *key = NULL;
+	const char *want = key_of(path);
 	struct stat st;
-	uint64_t n;
-	size_t done = 0;
+	uint64_t n, klen;
 
 	(void)cache;
 	*data = NULL;
@@ -115,28 +164,28 @@ bool kiln_cache_get(struct kiln_cache *cache, const char *path, uint8_t **data, 
 	    pread(fd, header, HEADER, 0) != HEADER || memcmp(header, MAGIC, 8) != 0)
 		goto bad;
 	n = get_le64(header + 8);
-	if (n != (uint64_t)st.st_size - HEADER || !(buf = malloc(n ? n : 1)))
+	klen = (uint64_t)header[48] | (uint64_t)header[49] << 8 | (uint64_t)header[50] << 16 |
+	       (uint64_t)header[51] << 24;
+	if (klen != strlen(want) || klen > KEY_MAX ||
+	    n != (uint64_t)st.st_size - HEADER - klen || (uint64_t)st.st_size < HEADER + klen ||
+	    !(key = malloc(klen + 1)) || !read_at(fd, key, klen, HEADER) ||
+	    memcmp(key, want, klen) != 0 || !(buf = malloc(n ? n : 1)) ||
+	    !read_at(fd, buf, n, (off_t)(HEADER + klen)))
 		goto bad;
-	while (done < n) {
-		ssize_t r = pread(fd, buf + done, n - done, (off_t)(HEADER + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			goto bad;
-		done += (size_t)r;
-	}
 	if (kiln_sha256(buf, n, sum) != KILN_OK || memcmp(sum, header + 16, 32) != 0)
 		goto bad;
 	futimens(fd, NULL); /* recently used */
 	close(fd);
+	free(key);
 	*data = buf;
 	*len = n;
 	return true;
 bad:
-	/* corrupt or truncated: a miss, and gone so it is rewritten */
+	/* corrupt, truncated or another entry's: a miss */
 	free(buf);
+	free(key);
+	remove_bad(fd, path);
 	close(fd);
-	unlink(path);
 	return false;
 }
 
@@ -145,7 +194,9 @@ kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uin
 			   struct kiln_error *err)
 {
 	struct kiln_file_meta meta = { .mode = 0644, .fsync = fsync };
-	uint8_t *buf = malloc(HEADER + len);
+	const char *key = key_of(path);
+	size_t klen = strlen(key);
+	uint8_t *buf = klen <= KEY_MAX ? malloc(HEADER + klen + len) : NULL;
 	char *dir = strdup(path), *slash;
 	kiln_status st;
 
@@ -164,8 +215,11 @@ kiln_status kiln_cache_put(struct kiln_cache *cache, const char *path, const uin
 	for (int i = 0; i < 8; i++)
 		buf[8 + i] = (uint8_t)((uint64_t)len >> (8 * i));
 	kiln_sha256(data, len, buf + 16);
-	memcpy(buf + HEADER, data, len);
-	st = kiln_write_atomic(reg, path, buf, HEADER + len, &meta, err);
+	for (int i = 0; i < 4; i++)
+		buf[48 + i] = (uint8_t)((uint64_t)klen >> (8 * i));
+	memcpy(buf + HEADER, key, klen);
+	memcpy(buf + HEADER + klen, data, len);
+	st = kiln_write_atomic(reg, path, buf, HEADER + klen + len, &meta, err);
 	free(buf);
 	return st;
 }
@@ -210,10 +264,18 @@ size_t kiln_cache_trim(struct kiln_cache *cache)
 		while ((f = readdir(fan)) != NULL) {
 			char full[PATH_MAX];
 			struct stat st;
-			if (f->d_name[0] == '.')
-				continue; /* temporary files of live writers, among others */
+			if (f->d_name[0] == '.' && !kiln_is_temp_name(f->d_name))
+				continue;
 			if (snprintf(full, sizeof(full), "%s/%s", sub, f->d_name) >= (int)sizeof(full))
 				continue;
+			if (f->d_name[0] == '.') {
+				/* a writer's temporary file: one a day old is a dead
+				 * writer's, on whatever machine (no lock reaches it) */
+				if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+				    time(NULL) - st.st_mtime > 86400)
+					unlink(full);
+				continue;
+			}
 			if (lstat(full, &st) != 0 || !S_ISREG(st.st_mode))
 				continue;
 			if (n == cap) {

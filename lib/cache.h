@@ -7,11 +7,18 @@
  * content-coding and its recipe (encoder, version, level: codec.h), so a
  * hit is byte-for-byte what encoding again would produce.
  *
- * Safe under concurrent kiln processes: entries are written with the atomic
- * writer (a reader sees a whole entry or none; two writers of one key write
- * the same bytes), and a reader holds its entry open, so eviction by another
- * process cannot cut it short.  Every entry carries its payload's length and
- * SHA-256; a truncated or corrupt entry is a miss and is removed, never used.
+ * Safe under concurrent kiln processes, on one machine or on many sharing
+ * the directory over NFS or the like (kiln --shard runners): no lock is
+ * taken, since flock(2) does not reach across machines.  Entries are
+ * written with the atomic writer (a temporary file in the entry's
+ * directory, then rename(2)), so a reader sees a whole entry or none, and
+ * two writers of one key write the same bytes, the last rename winning
+ * harmlessly; a reader holds its entry open, so eviction by another process
+ * cannot cut it short.  Every entry carries its payload's length and
+ * SHA-256 and its own key; a truncated or corrupt entry, or one under
+ * another key's name, is a miss and is removed (only while it is still the
+ * file read), never used.  A writer's temporary file a day old is a dead
+ * writer's, and trimming removes it.
  * Recency is the entry's mtime, refreshed on every hit; kiln_cache_trim()
  * evicts least recently used entries first.
  */

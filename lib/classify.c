@@ -16,6 +16,7 @@
 #include "kiln.h"
 
 #include <fnmatch.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -31,6 +32,44 @@ bool kiln_is_journal_name(const char *name)
 	return strlen(name) == 20 && strncmp(name, ".kiln-journal-", 14) == 0;
 }
 
+/* A decimal number 1..KILN_MAX_SHARDS without leading zeros at *S, which
+ * is moved past it; 0 if there is none. */
+static unsigned number(const char **s)
+{
+	unsigned v = 0;
+	const char *p = *s;
+
+	if (*p < '1' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9') {
+		v = v * 10 + (unsigned)(*p++ - '0');
+		if (v > KILN_MAX_SHARDS)
+			return 0;
+	}
+	*s = p;
+	return v;
+}
+
+bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n)
+{
+	const char *s = name;
+	unsigned kk, nn;
+
+	if (strncmp(s, "kiln-manifest.shard-", strlen("kiln-manifest.shard-")) != 0)
+		return false;
+	s += strlen("kiln-manifest.shard-");
+	if (!(kk = number(&s)) || strncmp(s, "-of-", 4) != 0)
+		return false;
+	s += 4;
+	if (!(nn = number(&s)) || kk > nn || strcmp(s, ".json") != 0)
+		return false;
+	if (k)
+		*k = kk;
+	if (n)
+		*n = nn;
+	return true;
+}
+
 bool kiln_is_own_output(const char *name)
 {
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
@@ -38,7 +77,7 @@ bool kiln_is_own_output(const char *name)
 			if (strcmp(name, f->name) == 0)
 				return true;
 	return strcmp(name, KILN_MANIFEST_NAME) == 0 || kiln_is_temp_name(name) ||
-	       kiln_is_journal_name(name);
+	       kiln_is_journal_name(name) || kiln_is_part_name(name, NULL, NULL);
 }
 
 static const char *const media_extensions[] = {

@@ -16,8 +16,13 @@
 #define KILN_MAGIC_BYTES 16
 
 /* True for the names kiln itself writes in a tree: the manifest, the nginx
- * snippet, run journals and temporary files, at any depth. */
+ * snippet, shard parts, run journals and temporary files, at any depth. */
 bool kiln_is_own_output(const char *name);
+
+/* Is NAME a part's file name, "kiln-manifest.shard-K-of-N.json" with
+ * 1 <= K <= N <= KILN_MAX_SHARDS written without leading zeros?  Then *K
+ * and *N (either may be NULL) get them. */
+bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n);
 
 /* True for a run journal's name: ".kiln-journal-" and 6 characters. */
 bool kiln_is_journal_name(const char *name);

@@ -158,6 +158,10 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		goto out;
 	}
 	kiln_journal_merge(t.root, &t.state); /* interrupted runs' siblings */
+	if (kiln_parts_merge(t.manifest_path, &t.state, &t.parts_seen) != KILN_OK) {
+		ret = KILN_ERR_NOMEM; /* shard runs' siblings, not merged yet */
+		goto out;
+	}
 	if (!t.state.loaded) {
 		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, NULL);
 		goto out;
@@ -165,25 +169,28 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	remove_siblings(&t, removed);
 	remove_leftovers(&t, removed);
 	/* every server's snippet files that kiln wrote, chosen or not, at
-	 * the tree's top and where --nginx-conf puts them */
+	 * the tree's top and where --nginx-conf puts them (once when that is
+	 * the same place: a dry run would count it twice) */
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
-		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++)
-			for (int where = 0; where < 2; where++) {
-				char *top = kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
-				snippet = where ? kiln_server_file_path(&run->opt, t.root, sv, f) : top;
-				/* where --nginx-conf does not move it: once */
-				if (snippet && (!where || !top || strcmp(snippet, top) != 0) &&
-				    is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
-					ret = KILN_ERR_IO;
-				if (snippet != top)
-					free(snippet);
-				free(top);
-				snippet = NULL;
-			}
+		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++) {
+			char *top = kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
+			snippet = kiln_server_file_path(&run->opt, t.root, sv, f);
+			if (top && is_kiln_snippet(top) && !remove_file(&t, top, removed))
+				ret = KILN_ERR_IO;
+			if (snippet && (!top || strcmp(snippet, top) != 0) && is_kiln_snippet(snippet) &&
+			    !remove_file(&t, snippet, removed))
+				ret = KILN_ERR_IO;
+			free(top);
+			free(snippet);
+			snippet = NULL;
+		}
 	if (atomic_load(&t.remove_failed) || ret != KILN_OK)
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
 	else if (!remove_file(&t, t.manifest_path, removed))
 		ret = KILN_ERR_IO;
+	for (size_t i = 0; ret == KILN_OK && i < t.parts_seen.n; i++)
+		if (!remove_file(&t, t.parts_seen.v[i].path, removed))
+			ret = KILN_ERR_IO;
 	if (atomic_load(&t.foreign_stale))
 		ret = KILN_ERR_IO; /* a stale sibling of someone else's is still served */
 out:

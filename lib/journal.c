@@ -36,6 +36,17 @@ static int journal_fd(struct kiln_journal *j)
 		j->fd = kiln_unique_file(j->root, PREFIX, O_APPEND, &j->path, &err);
 		if ((j->failed = j->fd < 0))
 			j->errnum = err.errnum ? err.errnum : EIO;
+		if (j->fd >= 0 && j->shard_count) {
+			char tag[64];
+			int n = snprintf(tag, sizeof(tag), "shard %u %u\n", j->shard_index,
+					 j->shard_count);
+			if (write(j->fd, tag, (size_t)n) != n) {
+				j->failed = true;
+				j->errnum = errno ? errno : ENOSPC;
+				close(j->fd);
+				j->fd = -1;
+			}
+		}
 	}
 	return j->fd;
 }
@@ -238,4 +249,33 @@ void kiln_journal_remove_stale(const char *root, const char *own)
 	struct removal r = { own };
 
 	each_dead(root, remove_one, &r);
+}
+
+struct shard_removal {
+	unsigned k, n;
+};
+
+/* Remove the journal at PATH if its first line names shard K of N. */
+static kiln_status remove_if_shard(void *arg, const char *path)
+{
+	const struct shard_removal *r = arg;
+	char line[64], want[64];
+	FILE *f = fopen(path, "re");
+	bool ours;
+
+	if (!f)
+		return KILN_OK;
+	snprintf(want, sizeof(want), "shard %u %u\n", r->k, r->n);
+	ours = fgets(line, sizeof(line), f) && strcmp(line, want) == 0;
+	fclose(f);
+	if (ours)
+		unlink(path);
+	return KILN_OK;
+}
+
+void kiln_journal_remove_shard(const char *root, unsigned k, unsigned n)
+{
+	struct shard_removal r = { k, n };
+
+	each_dead(root, remove_if_shard, &r);
 }

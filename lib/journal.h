@@ -41,6 +41,10 @@ struct kiln_journal {
 	int errnum;           /* why, when failed */
 	int fd;               /* -1 until the first line */
 	char *path;
+	/* A sharded run's shard (0 of 0: the whole tree), written as the
+	 * journal's first line, "shard K N", which readers skip as they skip
+	 * any line that does not parse. */
+	unsigned shard_index, shard_count;
 };
 
 /* Prepare *J for a run on ROOT (nothing is created yet); DISABLED: never
@@ -75,5 +79,11 @@ bool kiln_journal_any(const char *root);
 /* Remove the journals in ROOT whose writers are gone, except OWN (may be
  * NULL). */
 void kiln_journal_remove_stale(const char *root, const char *own);
+
+/* Remove the journals in ROOT whose writers are gone and that shard K of N
+ * wrote: once that shard's part is written, it records all they do.  A
+ * shard must leave the others' (and those of runs of the whole tree), whose
+ * siblings its part does not record. */
+void kiln_journal_remove_shard(const char *root, unsigned k, unsigned n);
 
 #endif

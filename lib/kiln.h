@@ -265,7 +265,13 @@ struct kiln_options {
 	 * into place, and its directory after: siblings survive power loss,
 	 * at a cost in speed.  Default false. */
 	bool fsync;
+	/* Shard SHARD_INDEX of SHARD_COUNT (1 <= K <= N <= KILN_MAX_SHARDS;
+	 * needs write_manifest); N 0, the default: the whole tree.  See
+	 * kiln_run_tree(), "Shards". */
+	unsigned shard_index, shard_count;
 };
+
+#define KILN_MAX_SHARDS 65536 /* the largest shard count */
 
 /* Fill *opt with the defaults documented above.  Never fails. */
 void kiln_options_init(struct kiln_options *opt);
@@ -273,8 +279,8 @@ void kiln_options_init(struct kiln_options *opt);
 /*
  * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
- * ("codings", "level", "extra", "max_ratio",
- * "servers", "url_prefix") and *coding (if non-NULL) to
+ * ("codings", "level", "extra", "max_ratio", "servers", "url_prefix",
+ * "shard") and *coding (if non-NULL) to
  * the coding whose level or extra setting is bad (-1 otherwise).
  */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
@@ -457,6 +463,15 @@ void kiln_run_free(struct kiln_run *run);
  * bytes and the options, never on opt.jobs.  An unchanged re-run writes
  * nothing at all in the tree.  Not thread-safe for one run; different runs
  * may be used concurrently.
+ *
+ * Shards.  With opt.shard_count N, only the files of shard opt.shard_index
+ * (kiln_shard_of()) are worked on; every other file, sibling, record and
+ * journal is left untouched, so shards may run on copies of the tree or at
+ * once on one.  The manifest is only read; the record goes to the part
+ * kiln-manifest.shard-K-of-N.json beside it; no snippet is written.  Until
+ * kiln_merge_tree() the parts are kiln's record too: every run knows their
+ * siblings as kiln's, and a run of the whole tree removes the parts it read
+ * once its manifest is written.
  */
 kiln_status kiln_run_tree(struct kiln_run *run, const char *root);
 
@@ -510,8 +525,10 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * content still has the recorded SHA-256: anything else is reported as
  * KILN_EVENT_FOREIGN and left), kiln's temporary files and dead journals,
  * the nginx snippet (only if it is one kiln generated) and the manifest
- * itself.  Sources and every other file are left alone.  Each removal is a
- * KILN_EVENT_REMOVED event, counted in *removed (with opt.dry_run, nothing
+ * itself; the parts of unmerged shard runs are records too (the siblings
+ * they record are removed the same way, and then the parts).  Sources and
+ * every other file are left alone.  Each removal is a KILN_EVENT_REMOVED
+ * event, counted in *removed (with opt.dry_run, nothing
  * is removed: the events and count say what would be).  A file beside its
  * source and named like its sibling that the record does not hold is left
  * too, and reported: KILN_EVENT_FOREIGN if it decodes to the source,
@@ -520,6 +537,28 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * KILN_EVENT_FOREIGN_STALE was reported.
  */
 kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *removed);
+
+/*
+ * `kiln merge`: make ROOT's manifest and snippet from the parts that the N
+ * shard runs of ROOT wrote (kiln_run_tree(), "Shards"), exactly as one run
+ * of the whole tree with the same settings would have written them.  The
+ * encoding settings (codings, levels, sizes, every glob) are the parts';
+ * opt.follow_symlinks must be the shards'; the artifacts' paths, servers,
+ * URL prefix, cache_control and fsync are opt's.  First the parts must all
+ * be there (1..N of one N), with the same settings and this library's kiln
+ * and encoder versions, each recording files of its own shard only and no
+ * file twice; and agree with the tree: every file a run would record is
+ * recorded with its current size and SHA-256, every recorded sibling is
+ * there with its recorded size and SHA-256.  Each problem is one on_file
+ * call (KILN_OUTCOME_ERROR, PATH the file or part, error.what the
+ * problem); then nothing is written, and KILN_ERR_INVALID is returned
+ * (KILN_ERR_IO if something could not be read).  Otherwise every recorded
+ * sibling gets its source's mode and mtime (transfers lose them), the
+ * artifacts are written (on_artifact) and the parts removed: KILN_OK, or
+ * KILN_ERR_IO if an artifact failed (the parts are kept), KILN_ERR_NOMEM.
+ * With opt.dry_run, only the checks are made.  Not thread-safe for one run.
+ */
+kiln_status kiln_merge_tree(struct kiln_run *run, const char *root);
 
 /* ====================================================================
  * Archives
@@ -649,7 +688,8 @@ const char *kiln_archive_format_name(kiln_archive_format format);
  *
  * With opt.dry_run, INPUT is read and staged and the tree run reports what
  * it would do; no OUTPUT is written.  opt.manifest_path and
- * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT).
+ * opt.nginx_conf_path must be NULL (the artifacts go inside OUTPUT), and
+ * opt.shard_count 0.
  *
  * Returns KILN_OK when OUTPUT was written (or, dry run, would be);
  * KILN_ERR_INVALID for a bad argument (unknown output format, options
@@ -733,6 +773,14 @@ size_t kiln_utf8_len(const char *s);
  * not PATH itself, NULL otherwise.
  */
 char *kiln_path_key(const char *path, char **base64);
+
+/*
+ * The shard (1..COUNT) of the file at relative path REL (as the manifest
+ * names it): FNV-1a 64 (offset basis 14695981039346656037, prime
+ * 1099511628211) of REL's bytes, modulo COUNT, plus 1; 0 when COUNT is 0.
+ * A file keeps its shard as the tree changes.  Thread-safe.
+ */
+unsigned kiln_shard_of(const char *rel, unsigned count);
 
 /* kiln's version, KILN_VERSION_STRING.  Static. */
 const char *kiln_version(void);

@@ -293,6 +293,14 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 	ok = ok && put_int(root, "kiln_manifest", KILN_MANIFEST_VERSION) &&
 	     json_object_set_new(root, "generator", generator()) == 0 &&
 	     json_object_set_new(root, "settings", settings(opt)) == 0;
+	if (ok && opt->shard_count) { /* a part (shard.h) */
+		json_t *sh = json_object();
+		bool built = sh && put_int(sh, "index", opt->shard_index) &&
+			     put_int(sh, "count", opt->shard_count);
+		ok = built && json_object_set_new(root, "shard", sh) == 0;
+		if (!built)
+			json_decref(sh);
+	}
 	for (size_t i = 0; ok && i < n; i++) {
 		bool encoded;
 		char *key = kiln_manifest_key(recs[i].rel, &encoded);

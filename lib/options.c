@@ -62,6 +62,10 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 		bad = "servers";
 	if (!bad && !url_prefix_ok(opt->url_prefix))
 		bad = "url_prefix";
+	if (!bad && opt->shard_count &&
+	    (opt->shard_count > KILN_MAX_SHARDS || opt->shard_index < 1 ||
+	     opt->shard_index > opt->shard_count || !opt->write_manifest))
+		bad = "shard";
 	if (field)
 		*field = bad;
 	if (coding)

@@ -4,6 +4,7 @@
 #include "classify.h"
 #include "codec.h"
 #include "hash.h"
+#include "shard.h"
 #include "sibling.h"
 #include "source.h"
 
@@ -431,7 +432,8 @@ static void carry(struct kiln_tree *t, const char *rel)
 		struct kiln_prev_entry *pe = &t->state.v[i];
 		struct kiln_record *v;
 		if (pe->seen || strncmp(pe->rec.rel, rel, n) != 0 ||
-		    (pe->rec.rel[n] != '/' && pe->rec.rel[n] != '\0'))
+		    (pe->rec.rel[n] != '/' && pe->rec.rel[n] != '\0') ||
+		    !kiln_shard_mine(t->opt, pe->rec.rel))
 			continue;
 		pe->seen = true;
 		/* journaled siblings with no manifest entry cannot be carried as
@@ -461,6 +463,22 @@ static void carry(struct kiln_tree *t, const char *rel)
 	}
 }
 
+/* Is the stale sibling S of a source in T's shard? */
+static bool stale_mine(const struct kiln_tree *t, const struct kiln_stale *s)
+{
+	size_t n = strlen(s->rel), sl = strlen(kiln_codecs[s->coding]->info.suffix);
+	char *src;
+	bool mine;
+
+	if (!t->opt->shard_count || n <= sl)
+		return true;
+	if (!(src = strndup(s->rel, n - sl)))
+		return true; /* rather once too often than never */
+	mine = kiln_shard_mine(t->opt, src);
+	free(src);
+	return mine;
+}
+
 /* The stale siblings the record lists: removed while they hold those
  * bytes; one that holds other bytes now is no longer the stale one. */
 static void retry_stale(struct kiln_tree *t)
@@ -471,7 +489,9 @@ static void retry_stale(struct kiln_tree *t)
 		uint8_t sha[32];
 		uint64_t size;
 		struct stat st;
-		if (!path)
+		if (!stale_mine(t, s))
+			; /* another shard's, kept in its part */
+		else if (!path)
 			atomic_store(&t->record_lost, true);
 		else if (lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
 			; /* gone: off the record */
@@ -534,8 +554,11 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err)
 			return ret;
 		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, err);
 	}
-	/* siblings written by runs that died before their manifest are kiln's too */
-	if (kiln_journal_merge(t->root, &t->state) != KILN_OK) {
+	/* siblings written by runs that died before their manifest are kiln's
+	 * too, and so are those the parts of shard runs record */
+	if (kiln_journal_merge(t->root, &t->state) != KILN_OK ||
+	    (t->manifest_path &&
+	     kiln_parts_merge(t->manifest_path, &t->state, &t->parts_seen) != KILN_OK)) {
 		kiln_state_free(&t->state);
 		*err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "cannot read the journals", "" };
 		return KILN_ERR_NOMEM;
@@ -564,8 +587,13 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err)
 			pe->seen = true;
 	}
 	for (size_t k = 0; k < t->walk.n; k++)
-		if (t->walk.v[k].was)
+		if (t->walk.v[k].was && kiln_shard_mine(t->opt, t->walk.v[k].rel))
 			disown_foreign_orphan(t, &t->walk.v[k]);
+	/* another shard's records are its business: none of them is a deleted
+	 * file's here */
+	for (size_t i = 0; i < t->state.n; i++)
+		if (!kiln_shard_mine(t->opt, t->state.v[i].rec.rel))
+			t->state.v[i].seen = true;
 	if (!t->opt->dry_run)
 		retry_stale(t);
 	return KILN_OK;

@@ -54,9 +54,10 @@ static kiln_status produce_one(struct kiln_tree *t, struct worker *w, struct kil
 				free(cpath);
 				return KILN_OK;
 			}
+			/* a good entry that decodes to other bytes: the put
+			 * below replaces it */
 			free(p->buf);
 			p->buf = NULL;
-			unlink(cpath);
 		}
 	}
 	p->origin = KILN_ORIGIN_ENCODER;

@@ -21,6 +21,7 @@
 #include "pipeline.h"
 #include "pool.h"
 #include "previous.h"
+#include "shard.h"
 #include "sibling.h"
 #include "fingerprint.h"
 #include "server.h"
@@ -65,6 +66,9 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 		if (!(run->globs[i] = strdup(g)))
 			goto fail;
 	}
+	/* a shard's record is a part; the snippet is the merge's */
+	if (opt->shard_count)
+		run->opt.servers = 0;
 	run->opt.include = (const char *const *)run->globs;
 	run->opt.exclude = (const char *const *)run->globs + opt->n_include;
 	run->opt.immutable = (const char *const *)run->globs + opt->n_include + opt->n_exclude;
@@ -180,6 +184,8 @@ static kiln_status plan(struct kiln_tree *t)
 		rep->outcome = e->outcome;
 		rep->size = regular ? (uint64_t)e->st.st_size : 0;
 		rep->error = e->err;
+		if (!kiln_shard_mine(t->opt, e->rel))
+			continue; /* another shard's: not even reported */
 		/* excluded files are opened only to be hashed for the manifest,
 		 * or to lose the siblings an earlier run gave them */
 		if (e->outcome == KILN_OUTCOME_CANDIDATE ||
@@ -200,7 +206,7 @@ static kiln_status plan(struct kiln_tree *t)
 		t->cb->on_plan(t->cb->user, t->root, norder, bytes);
 	/* what the walk decided alone is reported before any work starts */
 	for (size_t i = 0; i < t->walk.n; i++)
-		if (!t->walk.v[i].queued)
+		if (!t->walk.v[i].queued && kiln_shard_mine(t->opt, t->walk.v[i].rel))
 			kiln_tree_report(t, &t->reports[i]);
 	return KILN_OK;
 }
@@ -318,7 +324,7 @@ static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 	free(http);
 }
 
-static void write_artifacts(struct kiln_tree *t)
+void kiln_tree_write_artifacts(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
@@ -422,6 +428,20 @@ static void open_cache(struct kiln_tree *t)
 	}
 }
 
+/* A shard read the record from the manifest; it writes its part. */
+static kiln_status to_part(struct kiln_tree *t)
+{
+	char *part = kiln_part_path(t->manifest_path, t->opt->shard_index, t->opt->shard_count);
+
+	if (!part)
+		return KILN_ERR_NOMEM;
+	free(t->manifest_path);
+	t->manifest_path = part;
+	t->journal.shard_index = t->opt->shard_index;
+	t->journal.shard_count = t->opt->shard_count;
+	return KILN_OK;
+}
+
 /* The tree T, once begun. */
 static kiln_status compress_tree(struct kiln_tree *t)
 {
@@ -460,6 +480,8 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_tree_report(t, &r);
 		return ret;
 	}
+	if (opt->shard_count && (ret = to_part(t)) != KILN_OK)
+		return ret;
 	report_unmatched_globs(t);
 	if (!opt->force && globs_drop_all(t)) {
 		err = (struct kiln_error){ KILN_ERR_INVALID, 0,
@@ -477,12 +499,19 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	kiln_pool_run(t->run->nworkers, work, t);
 	kiln_prev_finish(t);
 	if (!opt->dry_run)
-		write_artifacts(t);
+		kiln_tree_write_artifacts(t);
 	/* the manifest now records what the journals did: drop them, unless it
-	 * could not be written (then they are all a later run will have) */
+	 * could not be written (then they are all a later run will have); a
+	 * shard's part records its own shard's only, and the manifest of the
+	 * whole tree what every part read did */
 	if (t->hashing && !t->manifest_failed) {
 		kiln_journal_close(&t->journal, true);
-		kiln_journal_remove_stale(t->root, NULL);
+		if (opt->shard_count) {
+			kiln_journal_remove_shard(t->root, opt->shard_index, opt->shard_count);
+		} else {
+			kiln_journal_remove_stale(t->root, NULL);
+			kiln_parts_remove(&t->parts_seen);
+		}
 	}
 	if (t->cache && !opt->dry_run)
 		kiln_cache_trim(t->cache);

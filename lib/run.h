@@ -17,6 +17,7 @@
 #include "cache.h"
 #include "journal.h"
 #include "record.h"
+#include "shard.h"
 #include "state.h"
 #include "tempfile.h"
 #include "walk.h"
@@ -78,6 +79,8 @@ struct kiln_tree {
 	 * unreadable directory), carried over unchanged. */
 	struct kiln_record *carried;
 	size_t ncarried;
+	/* Main only: the shard parts read into STATE (shard.h). */
+	struct kiln_parts_seen parts_seen;
 
 	/* Any thread: the next index into order. */
 	atomic_size_t next;
@@ -133,6 +136,16 @@ void kiln_tree_artifact(struct kiln_tree *t, const char *what, const char *path,
  */
 void kiln_tree_progress(struct kiln_tree *t, uint64_t *credited, uint64_t size, uint64_t files,
 			uint64_t bytes);
+
+/*
+ * Write T's artifacts from its records (entries' and carried ones) and
+ * stale siblings: the manifest to t->manifest_path, and the snippet, as
+ * T's options say; each reported through on_artifact.  Sets
+ * t->artifact_failed and t->manifest_failed.  Main, after the pool.
+ * kiln_merge_tree() calls it with every record carried, so that a merge
+ * writes exactly what one run would.
+ */
+void kiln_tree_write_artifacts(struct kiln_tree *t);
 
 /* Report the root itself failing (path ""). */
 void kiln_tree_root_error(struct kiln_tree *t, const struct kiln_error *err);

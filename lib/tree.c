@@ -87,6 +87,7 @@ void kiln_tree_end(struct kiln_tree *t)
 	free(t->order);
 	kiln_walk_free(&t->walk);
 	kiln_state_free(&t->state);
+	kiln_parts_seen_free(&t->parts_seen);
 	kiln_journal_close(&t->journal, false);
 	pthread_mutex_destroy(&t->journal.lock);
 	kiln_cache_close(t->cache);

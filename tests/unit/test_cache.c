@@ -4,7 +4,9 @@
  * truncation of an entry being a miss that removes it, recency refreshed by
  * a hit, trimming least recently used first down to the limit (recency set
  * with utimensat, sizes read back with stat), and concurrent writers and
- * readers of one key.
+ * readers of one key; for a store shared between machines: a good entry
+ * under another key's name is a miss, and trimming removes a writer's
+ * temporary file once it is a day old, not before.
  */
 #include "cache.h"
 
@@ -402,6 +404,63 @@ static void test_concurrent(void)
 	kiln_cache_close(c);
 }
 
+/* An intact entry copied under another key's name (a store synced or
+ * edited by hand) is a miss there, and stays a hit under its own. */
+static void test_foreign(void)
+{
+	static const uint8_t data[] = "the payload of key seventy";
+	struct kiln_cache *c = open_at("foreign", 1 << 30);
+	uint8_t sha[32];
+	char *p, *q, cmd[3 * PATH_MAX];
+
+	if (!c)
+		return;
+	key(sha, 70);
+	p = kiln_cache_path(c, sha, "gzip", "r");
+	q = kiln_cache_path(c, sha, "br", "r"); /* same source, another coding */
+	CHECK(put(c, p, data, sizeof(data) - 1));
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", p, q);
+	CHECK(system(cmd) == 0 && exists(q));
+	CHECK(miss(c, q));
+	CHECK(hit(c, p, data, sizeof(data) - 1));
+	free(q);
+	key(sha, 71); /* another source, same coding */
+	q = kiln_cache_path(c, sha, "gzip", "r");
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s'", q, p, q);
+	CHECK(system(cmd) == 0 && exists(q));
+	CHECK(miss(c, q));
+	free(q);
+	free(p);
+	kiln_cache_close(c);
+}
+
+/* A temporary file of a writer that died on another machine (no lock to
+ * tell) goes once it is a day old; a younger one may be a live writer's. */
+static void test_dead_writer(void)
+{
+	struct kiln_cache *c = open_at("dead", 1 << 30);
+	uint8_t sha[32];
+	char *p, young[PATH_MAX], old[PATH_MAX], *slash;
+	FILE *f;
+
+	if (!c)
+		return;
+	key(sha, 80);
+	p = kiln_cache_path(c, sha, "gzip", "r");
+	CHECK(put(c, p, (const uint8_t *)"abc", 3));
+	slash = strrchr(p, '/');
+	snprintf(young, sizeof(young), "%.*s/.kiln-AAAAAA.tmp", (int)(slash - p), p);
+	snprintf(old, sizeof(old), "%.*s/.kiln-BBBBBB.tmp", (int)(slash - p), p);
+	CHECK((f = fopen(young, "w")) != NULL && fclose(f) == 0);
+	CHECK((f = fopen(old, "w")) != NULL && fclose(f) == 0);
+	set_mtime(old, time(NULL) - 2 * 86400);
+	kiln_cache_trim(c);
+	CHECK(exists(young) && !exists(old) && exists(p));
+	unlink(young);
+	free(p);
+	kiln_cache_close(c);
+}
+
 /* A put that cannot write reports it. */
 static void test_put_error(void)
 {
@@ -442,6 +501,8 @@ int main(void)
 	test_trim();
 	test_concurrent();
 	test_put_error();
+	test_foreign();
+	test_dead_writer();
 	kiln_temps_destroy(&reg);
 	if (check_failures == 0)
 		scratch_remove(base);

@@ -1,0 +1,611 @@
+/*
+ * merge.c - `kiln merge`: the parts of N shard runs made into the manifest
+ * and snippet one run of the whole tree would have written, or nothing.
+ *
+ * A merge trusts no part: it may come from another run, another machine's
+ * tree, or an artifact transfer that lost a file.  So everything is checked
+ * before anything is written: the parts (all N of one N, each saying it is
+ * the shard its name says), their settings and generator (the same in all,
+ * and the ones this kiln writes: otherwise the manifest would not be the one
+ * run's), their records (each in its own shard, none twice), and the tree
+ * (every file a run would record is recorded, with its current content;
+ * every recorded sibling is there, with its recorded bytes).  Only then are
+ * the siblings given their sources' mode and mtime, and the artifacts
+ * written by the very function a tree run uses (run.c), from the records
+ * the parts hold: whatever a run writes, a merge writes the same.
+ */
+#include "run.h"
+
+#include "classify.h"
+#include "codec.h"
+#include "manifest.h"
+#include "shard.h"
+#include "sibling.h"
+#include "source.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct part {
+	unsigned k, n;
+	char *name;            /* its file name */
+	char *path;
+	json_t *doc;
+	struct kiln_state st;
+};
+
+/* One record of one part, and the walk entry of its file. */
+struct slot {
+	const struct kiln_record *rec;
+	unsigned k;
+	size_t entry;          /* index into the walk, or SIZE_MAX */
+};
+
+struct merger {
+	struct kiln_tree *t;
+	char *dir;             /* where the parts are */
+	struct part *parts;
+	size_t nparts;
+	unsigned n;
+	struct kiln_options opt; /* the parts' settings, the run's artifacts */
+	char **globs;
+	size_t nglobs;
+	struct slot *slots;
+	size_t nslots;
+	struct kiln_walk walk;
+	struct kiln_state known; /* every part's siblings, as journaled */
+	bool failed, io;
+};
+
+/* Report a problem with PATH (relative to ROOT); WHAT is printf-style. */
+__attribute__((format(printf, 4, 5)))
+static void problem(struct merger *m, const char *root, const char *path, const char *fmt, ...)
+{
+	struct kiln_report r = { .root = root, .path = path, .outcome = KILN_OUTCOME_ERROR };
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	r.error = (struct kiln_error){ KILN_ERR_INVALID, 0, what, "" };
+	m->failed = true;
+	kiln_tree_report(m->t, &r);
+}
+
+static int by_shard(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* List the parts beside the manifest, sorted by N then K. */
+static kiln_status find_parts(struct merger *m)
+{
+	DIR *d = opendir(m->dir);
+	struct dirent *e;
+
+	if (!d) {
+		problem(m, m->dir, "", "cannot read the directory of the parts: %s", strerror(errno));
+		m->io = true;
+		return KILN_ERR_IO;
+	}
+	while ((e = readdir(d)) != NULL) {
+		unsigned k, n;
+		struct part *v;
+		if (!kiln_is_part_name(e->d_name, &k, &n))
+			continue;
+		if (!(v = realloc(m->parts, (m->nparts + 1) * sizeof(*v)))) {
+			closedir(d);
+			return KILN_ERR_NOMEM;
+		}
+		m->parts = v;
+		v = &m->parts[m->nparts];
+		memset(v, 0, sizeof(*v));
+		v->k = k;
+		v->n = n;
+		v->name = strdup(e->d_name);
+		v->path = kiln_path_join(m->dir, e->d_name, "");
+		m->nparts++;
+		if (!v->name || !v->path) {
+			closedir(d);
+			return KILN_ERR_NOMEM;
+		}
+	}
+	closedir(d);
+	if (m->nparts == 0) {
+		problem(m, m->dir, "", "no shard parts to merge (kiln-manifest.shard-K-of-N.json, "
+				      "written by kiln --shard K/N)");
+		return KILN_ERR_INVALID;
+	}
+	qsort(m->parts, m->nparts, sizeof(*m->parts), by_shard);
+	/* the N most parts have: the others are what is left of another run */
+	for (size_t i = 0, best = 0; i < m->nparts;) {
+		size_t j = i;
+		while (j < m->nparts && m->parts[j].n == m->parts[i].n)
+			j++;
+		if (j - i > best) {
+			best = j - i;
+			m->n = m->parts[i].n;
+		}
+		i = j;
+	}
+	return KILN_OK;
+}
+
+/* All N there, of one N, each readable and saying what its name says. */
+static kiln_status read_parts(struct merger *m)
+{
+	unsigned want = 1;
+
+	for (size_t i = 0; i < m->nparts; i++) {
+		struct part *p = &m->parts[i];
+		struct kiln_error err;
+		json_error_t jerr;
+		json_t *sh;
+		if (p->n != m->n) {
+			problem(m, m->dir, p->name, "a part of %u shards beside parts of %u: "
+				"left from another run (remove it, or the others)", p->n, m->n);
+			continue;
+		}
+		for (; want < p->k; want++) {
+			char name[96];
+			snprintf(name, sizeof(name), "kiln-manifest.shard-%u-of-%u.json", want, m->n);
+			problem(m, m->dir, name, "missing: shard %u of %u did not run, or its part "
+				"was not gathered here", want, m->n);
+		}
+		want = p->k + 1;
+		if (kiln_state_load(p->path, &p->st, &err) != KILN_OK || !p->st.loaded ||
+		    !(p->doc = json_load_file(p->path, 0, &jerr))) {
+			problem(m, m->dir, p->name, "not a part kiln can read");
+			continue;
+		}
+		sh = json_object_get(p->doc, "shard");
+		if (json_integer_value(json_object_get(sh, "index")) != (json_int_t)p->k ||
+		    json_integer_value(json_object_get(sh, "count")) != (json_int_t)p->n)
+			problem(m, m->dir, p->name, "does not say it is shard %u of %u", p->k, p->n);
+	}
+	for (; want <= m->n; want++) {
+		char name[96];
+		snprintf(name, sizeof(name), "kiln-manifest.shard-%u-of-%u.json", want, m->n);
+		problem(m, m->dir, name, "missing: shard %u of %u did not run, or its part was "
+			"not gathered here", want, m->n);
+	}
+	return m->failed ? KILN_ERR_INVALID : KILN_OK;
+}
+
+/* The first key whose value differs between objects A and B, or NULL. */
+static const char *first_difference(json_t *a, json_t *b)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(a, key, v)
+		if (!json_equal(v, json_object_get(b, key)))
+			return key;
+	json_object_foreach(b, key, v)
+		if (!json_object_get(a, key))
+			return key;
+	return NULL;
+}
+
+static int integer(json_t *s, const char *key, bool *ok)
+{
+	json_t *v = json_object_get(s, key);
+
+	*ok = *ok && json_is_integer(v) && json_integer_value(v) >= 0 &&
+	      json_integer_value(v) <= 1000000;
+	return (int)json_integer_value(v);
+}
+
+/* Globs of settings key KEY into the merger's opt. */
+static bool globs(struct merger *m, json_t *s, const char *key, const char *const **out,
+		  size_t *n)
+{
+	json_t *a = json_object_get(s, key), *g;
+	size_t i, start = m->nglobs;
+
+	if (!json_is_array(a))
+		return false;
+	json_array_foreach(a, i, g) {
+		char *glob = json_is_string(g) ? kiln_manifest_key_decode(json_string_value(g)) : NULL;
+		if (!glob)
+			return false;
+		m->globs[m->nglobs++] = glob;
+	}
+	*out = (const char *const *)m->globs + start;
+	*n = m->nglobs - start;
+	return true;
+}
+
+/* The options the shards ran with, from the first part's settings (with
+ * the run's own artifact and serving options: servers, paths, URL prefix,
+ * Cache-Control): false if they cannot be told. */
+static bool rebuild_options(struct merger *m, json_t *s)
+{
+	struct kiln_options *opt = &m->opt;
+	json_t *enc = json_object_get(s, "encodings"), *v;
+	size_t i, nglobs;
+	bool ok = json_is_object(s) && json_is_array(enc);
+
+	*opt = *m->t->opt;
+	opt->shard_index = opt->shard_count = 0;
+	opt->codings = 0;
+	json_array_foreach(enc, i, v) {
+		kiln_coding c = json_is_string(v) ? kiln_coding_find(json_string_value(v)) : -1;
+		ok = ok && c >= 0 && strcmp(kiln_codecs[c]->info.name, json_string_value(v)) == 0;
+		if (ok)
+			opt->codings |= 1u << c;
+	}
+	for (unsigned c = 0; ok && c < kiln_ncodecs; c++) {
+		const struct kiln_coding_info *ci = &kiln_codecs[c]->info;
+		char key[64];
+		snprintf(key, sizeof(key), "%s_%s", ci->word, ci->level_word);
+		opt->level[c] = integer(s, key, &ok);
+		if (ci->extra_word) {
+			snprintf(key, sizeof(key), "%s_%s", ci->extra_word, ci->extra_param);
+			opt->extra[c] = integer(s, key, &ok);
+		}
+	}
+	v = json_object_get(s, "min_size");
+	ok = ok && json_is_integer(v) && json_integer_value(v) >= 0;
+	opt->min_size = (uint64_t)json_integer_value(v);
+	v = json_object_get(s, "stream_size");
+	ok = ok && json_is_integer(v) && json_integer_value(v) >= 0;
+	opt->stream_size = (uint64_t)json_integer_value(v);
+	v = json_object_get(s, "max_ratio");
+	ok = ok && json_is_number(v);
+	opt->max_ratio = json_number_value(v);
+	nglobs = json_array_size(json_object_get(s, "include")) +
+		 json_array_size(json_object_get(s, "exclude")) +
+		 json_array_size(json_object_get(s, "immutable"));
+	ok = ok && (m->globs = calloc(nglobs + 1, sizeof(char *))) != NULL;
+	ok = ok && globs(m, s, "include", &opt->include, &opt->n_include) &&
+	     globs(m, s, "exclude", &opt->exclude, &opt->n_exclude) &&
+	     globs(m, s, "immutable", &opt->immutable, &opt->n_immutable);
+	return ok && kiln_options_check(opt, NULL, NULL) == KILN_OK;
+}
+
+/* The same settings and generator in every part, and the ones this kiln
+ * writes with the options they give. */
+static kiln_status check_settings(struct merger *m)
+{
+	json_t *first = m->parts[0].doc, *ours = NULL;
+	char *text = NULL;
+	const char *key;
+
+	for (size_t i = 1; i < m->nparts; i++) {
+		json_t *doc = m->parts[i].doc;
+		if ((key = first_difference(json_object_get(first, "settings"),
+					    json_object_get(doc, "settings"))))
+			problem(m, m->dir, m->parts[i].name, "made with other settings than shard "
+				"%u's (%s): run every shard with the same options", m->parts[0].k, key);
+		else if ((key = first_difference(json_object_get(first, "generator"),
+						 json_object_get(doc, "generator"))))
+			problem(m, m->dir, m->parts[i].name, "made by another kiln or encoder version "
+				"than shard %u's (%s)", m->parts[0].k, key);
+	}
+	if (m->failed)
+		return KILN_ERR_INVALID;
+	if (!rebuild_options(m, json_object_get(first, "settings"))) {
+		problem(m, m->dir, m->parts[0].name, "settings this kiln cannot read");
+		return KILN_ERR_INVALID;
+	}
+	if (!(text = kiln_manifest_dump(&m->opt, NULL, 0, NULL, 0)) ||
+	    !(ours = json_loads(text, 0, NULL))) {
+		free(text);
+		return KILN_ERR_NOMEM;
+	}
+	if ((key = first_difference(json_object_get(first, "generator"),
+				    json_object_get(ours, "generator"))))
+		problem(m, m->dir, m->parts[0].name, "made by another kiln or encoder version than "
+			"this one (%s): merge with the kiln the shards ran", key);
+	else if ((key = first_difference(json_object_get(first, "settings"),
+					 json_object_get(ours, "settings"))))
+		problem(m, m->dir, m->parts[0].name, "settings this kiln cannot reproduce (%s)", key);
+	json_decref(ours);
+	free(text);
+	return m->failed ? KILN_ERR_INVALID : KILN_OK;
+}
+
+static int by_rel(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+	int c = strcmp(x->rec->rel, y->rec->rel);
+
+	return c ? c : x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* Every record, each in its own shard and in one part only. */
+static kiln_status check_records(struct merger *m)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < m->nparts; i++)
+		total += m->parts[i].st.n;
+	if (!(m->slots = calloc(total + 1, sizeof(*m->slots))))
+		return KILN_ERR_NOMEM;
+	for (size_t i = 0; i < m->nparts; i++)
+		for (size_t j = 0; j < m->parts[i].st.n; j++) {
+			const struct kiln_prev_entry *pe = &m->parts[i].st.v[j];
+			if (!pe->in_manifest)
+				continue;
+			m->slots[m->nslots++] = (struct slot){ &pe->rec, m->parts[i].k, SIZE_MAX };
+		}
+	qsort(m->slots, m->nslots, sizeof(*m->slots), by_rel);
+	for (size_t i = 0; i < m->nslots; i++) {
+		const struct slot *s = &m->slots[i];
+		unsigned home = kiln_shard_of(s->rec->rel, m->n);
+		if (i > 0 && strcmp(m->slots[i - 1].rec->rel, s->rec->rel) == 0)
+			problem(m, m->t->root, s->rec->rel, "recorded by the parts of shards %u and %u: "
+				"each file belongs to one shard", m->slots[i - 1].k, s->k);
+		else if (home != s->k)
+			problem(m, m->t->root, s->rec->rel, "recorded by shard %u's part, but it belongs "
+				"to shard %u", s->k, home);
+	}
+	for (size_t i = 0; i < m->nparts; i++)
+		for (size_t j = 0; j < m->parts[i].st.nstale; j++) {
+			const struct kiln_stale *s = &m->parts[i].st.stale[j];
+			size_t n = strlen(s->rel), sl = strlen(kiln_codecs[s->coding]->info.suffix);
+			char *src;
+			if (n <= sl)
+				continue; /* the reader keeps none such */
+			if (!(src = strndup(s->rel, n - sl)))
+				return KILN_ERR_NOMEM;
+			if (kiln_shard_of(src, m->n) != m->parts[i].k)
+				problem(m, m->t->root, s->rel, "recorded as stale by shard %u's part, but "
+					"its source belongs to shard %u", m->parts[i].k,
+					kiln_shard_of(src, m->n));
+			free(src);
+		}
+	return m->failed ? KILN_ERR_INVALID : KILN_OK;
+}
+
+static struct slot *find_slot(struct merger *m, const char *rel)
+{
+	size_t lo = 0, hi = m->nslots;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(m->slots[mid].rec->rel, rel);
+		if (c == 0)
+			return &m->slots[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Size and SHA-256 of the file at PATH (following a link when FOLLOW);
+ * false if it cannot be read. */
+static bool digest(const char *path, bool follow, uint64_t *size, uint8_t sha256[32])
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	struct kiln_error err = { 0 };
+	uint8_t sha384[48];
+	struct stat st;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	     kiln_source_hash(fd, &st, sha256, sha384, &err) == KILN_OK;
+	*size = (uint64_t)st.st_size;
+	close(fd);
+	return ok;
+}
+
+/* One walk entry against the records. */
+static kiln_status check_entry(struct merger *m, size_t k)
+{
+	const struct kiln_entry *e = &m->walk.v[k];
+	const char *root = m->t->root;
+	struct slot *s;
+	uint8_t sha[32];
+	uint64_t size;
+	char *path;
+
+	if (e->outcome == KILN_OUTCOME_ERROR) {
+		problem(m, root, e->rel, "%s%s%s: a merge needs the whole tree", e->err.what,
+			e->err.errnum ? ": " : "", e->err.errnum ? strerror(e->err.errnum) : "");
+		m->io = true;
+		return KILN_OK;
+	}
+	if (e->outcome != KILN_OUTCOME_CANDIDATE && e->outcome != KILN_OUTCOME_EXCLUDED)
+		return KILN_OK;
+	if (!(s = find_slot(m, e->rel))) {
+		/* a sibling some part records (its source gone) is no asset */
+		if (!kiln_state_records_sibling(&m->known, e->rel))
+			problem(m, root, e->rel, "in the tree but in no part: shard %u's tree did "
+				"not have it", kiln_shard_of(e->rel, m->n));
+		return KILN_OK;
+	}
+	s->entry = k;
+	if (!(path = kiln_path_join(root, e->rel, "")))
+		return KILN_ERR_NOMEM;
+	if (!digest(path, e->via_link, &size, sha)) {
+		problem(m, root, e->rel, "cannot read it to compare it with shard %u's record: %s",
+			s->k, strerror(errno ? errno : EIO));
+		m->io = true;
+	} else if (size != s->rec->size || memcmp(sha, s->rec->sha256, 32) != 0) {
+		problem(m, root, e->rel, "not the file shard %u encoded: it changed since, or the "
+			"shards' trees differ", s->k);
+	}
+	free(path);
+	return KILN_OK;
+}
+
+/* Every record's file is in the tree, and its siblings are there, intact. */
+static kiln_status check_siblings(struct merger *m)
+{
+	for (size_t i = 0; i < m->nslots; i++) {
+		const struct slot *s = &m->slots[i];
+		if (s->entry == SIZE_MAX) {
+			problem(m, m->t->root, s->rec->rel, "recorded by shard %u's part, but not in "
+				"the tree", s->k);
+			continue;
+		}
+		for (unsigned c = 0; c < kiln_ncodecs; c++) {
+			const char *suffix = kiln_codecs[c]->info.suffix;
+			char *sib, *rel;
+			uint8_t sha[32];
+			uint64_t size;
+			bool good;
+			if (s->rec->coding[c].outcome != KILN_CODING_KEPT)
+				continue;
+			if (!(sib = kiln_path_join(m->t->root, s->rec->rel, suffix)))
+				return KILN_ERR_NOMEM;
+			good = digest(sib, false, &size, sha) && size == s->rec->coding[c].size &&
+			       memcmp(sha, s->rec->coding[c].sha256, 32) == 0;
+			free(sib);
+			if (good)
+				continue;
+			if (!(rel = kiln_path_join("", s->rec->rel, suffix)))
+				return KILN_ERR_NOMEM;
+			problem(m, m->t->root, rel + 1, "missing, or not the sibling shard %u wrote: "
+				"gather every shard's output", s->k);
+			free(rel);
+		}
+	}
+	return KILN_OK;
+}
+
+static kiln_status check_tree(struct merger *m)
+{
+	struct kiln_error err = { 0 };
+	struct stat own;
+	size_t nown = 0;
+	kiln_status ret;
+
+	if (stat(m->t->manifest_path, &own) == 0 && S_ISREG(own.st_mode))
+		nown = 1;
+	ret = kiln_walk(m->t->root, &m->opt, &own, nown, &m->walk, &err);
+	if (ret == KILN_ERR_IO) {
+		problem(m, m->t->root, "", "%s: %s", err.what, strerror(err.errnum));
+		m->io = true;
+	}
+	if (ret != KILN_OK)
+		return ret;
+	for (size_t k = 0; k < m->walk.n && ret == KILN_OK; k++)
+		ret = check_entry(m, k);
+	if (ret == KILN_OK)
+		ret = check_siblings(m);
+	return ret == KILN_OK && m->failed ? KILN_ERR_INVALID : ret;
+}
+
+/* Siblings get their sources' mode and mtime, as a run gives them. */
+static void settle_siblings(struct merger *m)
+{
+	for (size_t i = 0; i < m->nslots; i++) {
+		const struct slot *s = &m->slots[i];
+		const struct stat *src = &m->walk.v[s->entry].st;
+		struct timespec times[2] = { src->st_atim, src->st_mtim };
+		for (unsigned c = 0; c < kiln_ncodecs; c++) {
+			char *sib;
+			if (s->rec->coding[c].outcome != KILN_CODING_KEPT ||
+			    !(sib = kiln_path_join(m->t->root, s->rec->rel, kiln_codecs[c]->info.suffix)))
+				continue;
+			chmod(sib, src->st_mode & 0777);
+			utimensat(AT_FDCWD, sib, times, AT_SYMLINK_NOFOLLOW);
+			free(sib);
+		}
+	}
+}
+
+/* Hand every record and stale sibling to the tree, and write. */
+static kiln_status write_merged(struct merger *m)
+{
+	struct kiln_tree *t = m->t;
+	size_t nstale = 0;
+
+	for (size_t i = 0; i < m->nparts; i++)
+		nstale += m->parts[i].st.nstale;
+	t->carried = calloc(m->nslots + 1, sizeof(*t->carried));
+	t->stale = calloc(nstale + 1, sizeof(*t->stale));
+	if (!t->carried || !t->stale)
+		return KILN_ERR_NOMEM;
+	for (size_t i = 0; i < m->nslots; i++) {
+		if (!kiln_record_copy(&t->carried[t->ncarried], m->slots[i].rec))
+			return KILN_ERR_NOMEM;
+		t->ncarried++;
+	}
+	for (size_t i = 0; i < m->nparts; i++)
+		for (size_t j = 0; j < m->parts[i].st.nstale; j++) {
+			struct kiln_stale *s = &t->stale[t->nstale];
+			*s = m->parts[i].st.stale[j];
+			if (!(s->rel = strdup(s->rel)))
+				return KILN_ERR_NOMEM;
+			t->nstale++;
+		}
+	settle_siblings(m);
+	t->opt = &m->opt;
+	kiln_tree_write_artifacts(t);
+	t->opt = &t->run->opt;
+	if (t->artifact_failed)
+		return KILN_ERR_IO;
+	if (!kiln_parts_remove(&t->parts_seen)) {
+		struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove a merged part", "" };
+		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, m->dir, -1, &err);
+		return KILN_ERR_IO;
+	}
+	return KILN_OK;
+}
+
+static kiln_status merge(struct merger *m)
+{
+	kiln_status ret;
+
+	if (!(m->dir = kiln_part_dir(m->t->manifest_path)))
+		return KILN_ERR_NOMEM;
+	if ((ret = find_parts(m)) != KILN_OK || (ret = read_parts(m)) != KILN_OK ||
+	    (ret = check_settings(m)) != KILN_OK || (ret = check_records(m)) != KILN_OK)
+		return ret;
+	/* what the parts know of siblings, and which parts were read */
+	if (kiln_parts_merge(m->t->manifest_path, &m->known, &m->t->parts_seen) != KILN_OK)
+		return KILN_ERR_NOMEM;
+	if ((ret = check_tree(m)) != KILN_OK)
+		return ret == KILN_ERR_INVALID && m->io ? KILN_ERR_IO : ret;
+	return m->t->opt->dry_run ? KILN_OK : write_merged(m);
+}
+
+kiln_status kiln_merge_tree(struct kiln_run *run, const char *root)
+{
+	struct kiln_tree t;
+	struct merger m = { .t = &t };
+	kiln_status ret;
+
+	if ((ret = kiln_tree_begin(&t, run, root, &run->cb)) == KILN_OK) {
+		ret = run->opt.write_manifest ? merge(&m) : KILN_ERR_INVALID;
+		if (!run->opt.write_manifest)
+			problem(&m, t.root, "", "a merge writes the manifest: drop --no-manifest");
+	}
+	for (size_t i = 0; i < m.nparts; i++) {
+		free(m.parts[i].name);
+		free(m.parts[i].path);
+		json_decref(m.parts[i].doc);
+		kiln_state_free(&m.parts[i].st);
+	}
+	free(m.parts);
+	for (size_t i = 0; i < m.nglobs; i++)
+		free(m.globs[i]);
+	free(m.globs);
+	free(m.slots);
+	free(m.dir);
+	kiln_walk_free(&m.walk);
+	kiln_state_free(&m.known);
+	kiln_tree_end(&t);
+	return ret;
+}
