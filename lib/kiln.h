@@ -261,11 +261,31 @@ struct kiln_options {
 	 * encodings: peak memory is about jobs * 3 * stream_size plus the
 	 * encoders' own.  Default 64 MiB; 0 means never stream. */
 	uint64_t stream_size;
+	/*
+	 * Dictionary deltas (RFC 9842; README.md, "Dictionary deltas"): earlier
+	 * releases of the tree as deployed (directories), newest first, at
+	 * most KILN_MAX_PREVIOUS.  A fingerprinted asset (kiln_fingerprinted())
+	 * whose family -- its path with the fingerprint replaced by '*' --
+	 * has a member with other bytes in one of them gets a "dcz" sibling
+	 * NAME.<16 hex digits of the member's SHA-256>.dcz per such member,
+	 * encoded against it, kept only if smaller than every other sibling
+	 * of the file (and within max_ratio); the manifest records each
+	 * ("dictionaries") and the snippets serve it to a client that offers
+	 * that dictionary.  Every file so named that the run does not vouch
+	 * for is removed, whoever wrote it.  A release that cannot be read is
+	 * reported through on_file (ROOT its path, PATH "") and fails the
+	 * tree (KILN_ERR_IO), its deltas left out.  Default none.
+	 */
+	const char *const *previous;
+	size_t n_previous;
 	/* fsync(2) every sibling, manifest and cache entry before renaming it
 	 * into place, and its directory after: siblings survive power loss,
 	 * at a cost in speed.  Default false. */
 	bool fsync;
 };
+
+/* At most this many kiln_options.previous. */
+#define KILN_MAX_PREVIOUS 8
 
 /* Fill *opt with the defaults documented above.  Never fails. */
 void kiln_options_init(struct kiln_options *opt);
@@ -274,7 +294,7 @@ void kiln_options_init(struct kiln_options *opt);
  * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
  * ("codings", "level", "extra", "max_ratio",
- * "servers", "url_prefix") and *coding (if non-NULL) to
+ * "servers", "url_prefix", "previous") and *coding (if non-NULL) to
  * the coding whose level or extra setting is bad (-1 otherwise).
  */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,

@@ -62,6 +62,11 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 		bad = "servers";
 	if (!bad && !url_prefix_ok(opt->url_prefix))
 		bad = "url_prefix";
+	if (!bad && opt->n_previous > KILN_MAX_PREVIOUS)
+		bad = "previous";
+	for (size_t i = 0; !bad && i < opt->n_previous; i++)
+		if (!opt->previous[i] || !*opt->previous[i])
+			bad = "previous";
 	if (field)
 		*field = bad;
 	if (coding)

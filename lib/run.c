@@ -16,6 +16,7 @@
 #include "run.h"
 
 #include "codec.h"
+#include "dict.h"
 #include "hash.h"
 #include "manifest.h"
 #include "pipeline.h"
@@ -41,7 +42,7 @@ static unsigned online_cpus(void)
 struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb)
 {
 	struct kiln_run *run;
-	size_t nglobs = opt->n_include + opt->n_exclude + opt->n_immutable;
+	size_t nglobs = opt->n_include + opt->n_exclude + opt->n_immutable + opt->n_previous;
 	const char **strs[4];
 
 	if (kiln_options_check(opt, NULL, NULL) != KILN_OK || kiln_hash_init() != KILN_OK)
@@ -59,15 +60,19 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	if (!run->workers || !run->globs)
 		goto fail;
 	for (size_t i = 0; i < nglobs; i++) {
+		size_t ie = opt->n_include + opt->n_exclude;
 		const char *g = i < opt->n_include ? opt->include[i]
-				: i < opt->n_include + opt->n_exclude ? opt->exclude[i - opt->n_include]
-				: opt->immutable[i - opt->n_include - opt->n_exclude];
+				: i < ie ? opt->exclude[i - opt->n_include]
+				: i < ie + opt->n_immutable ? opt->immutable[i - ie]
+				: opt->previous[i - ie - opt->n_immutable];
 		if (!(run->globs[i] = strdup(g)))
 			goto fail;
 	}
 	run->opt.include = (const char *const *)run->globs;
 	run->opt.exclude = (const char *const *)run->globs + opt->n_include;
 	run->opt.immutable = (const char *const *)run->globs + opt->n_include + opt->n_exclude;
+	run->opt.previous = (const char *const *)run->globs + opt->n_include + opt->n_exclude +
+			    opt->n_immutable;
 	strs[0] = &run->opt.manifest_path;
 	strs[1] = &run->opt.nginx_conf_path;
 	strs[2] = &run->opt.cache_dir;
@@ -495,9 +500,11 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		return ret;
 	atomic_store(&t->next, 0);
 	kiln_pool_run(t->run->nworkers, work, t);
+	kiln_dict_run(t);
 	kiln_prev_finish(t);
 	if (!opt->dry_run)
 		write_artifacts(t);
+	kiln_dict_end(t);
 	/* the manifest now records what the journals did: drop them, unless it
 	 * could not be written (then they are all a later run will have) */
 	if (t->hashing && !t->manifest_failed) {
@@ -508,7 +515,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_cache_trim(t->cache);
 	if (atomic_load(&t->run->cancelled))
 		return KILN_ERR_CANCELLED;
-	return t->artifact_failed || atomic_load(&t->remove_failed) ||
+	return t->artifact_failed || t->dict_failed || atomic_load(&t->remove_failed) ||
 			       atomic_load(&t->cache_failed) || atomic_load(&t->foreign_stale)
 		       ? KILN_ERR_IO
 		       : KILN_OK;
