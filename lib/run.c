@@ -262,6 +262,14 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* Free the first N of A, the snippets' assets. */
+static void free_assets(struct kiln_serve_asset *a, size_t n)
+{
+	for (size_t i = 0; a && i < n; i++)
+		free((char *)a[i].family);
+	free(a);
+}
+
 /* The snippets' view of the tree: every asset the records hold, and those
  * of files that have no record (all of them with --no-manifest).  Fills
  * *S; ASSETS and OWN are malloc'ed (false when out of memory). */
@@ -276,16 +284,32 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 		return false;
 	for (size_t i = 0; i < n + t->walk.n; i++) {
 		const char *rel;
+		kiln_outcome outcome;
 		unsigned mine = 0;
 		if (i >= n && (t->rec_state[i - n] == KILN_REC_SET ||
 			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
 			continue;
 		rel = i < n ? recs[i].rel : t->walk.v[i - n].rel;
+		outcome = i < n ? recs[i].outcome : t->reports[i - n].outcome;
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
 			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
 				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
 				mine |= 1u << c;
-		a[m++] = (struct kiln_serve_asset){ rel, mine, kiln_immutable(opt, rel) };
+		a[m] = (struct kiln_serve_asset){ .rel = rel, .kept = mine,
+						  .immutable = kiln_immutable(opt, rel) };
+		a[m].dictionary = kiln_fingerprinted(rel) && (outcome == KILN_OUTCOME_COMPRESSED ||
+							      outcome == KILN_OUTCOME_NO_GAIN);
+		if (a[m].dictionary && !(a[m].family = kiln_fingerprint_family(rel))) {
+			free_assets(a, m);
+			return false;
+		}
+		if (i < n) {
+			a[m].dicts = recs[i].dicts;
+			a[m].ndicts = recs[i].ndicts;
+		} else {
+			a[m].dicts = kiln_dict_of(t, i - n, &a[m].ndicts);
+		}
+		m++;
 		s->kept |= mine;
 	}
 	qsort(a, m, sizeof(*a), asset_cmp);
@@ -340,7 +364,7 @@ static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 			free(path);
 		}
 	}
-	free((void *)s.assets);
+	free_assets((struct kiln_serve_asset *)s.assets, s.n);
 }
 
 static void write_artifacts(struct kiln_tree *t)
