@@ -530,6 +530,14 @@ void kiln_dict_run(struct kiln_tree *t)
 			      worker, &d);
 	}
 	remove_unkept(t);
+	for (size_t k = 0; k < t->walk.n; k++)
+		for (size_t i = 0; i < t->dicts[k].n; i++) {
+			char *p = kiln_dict_sibling_path(t->root, t->walk.v[k].rel,
+							 t->dicts[k].v[i].dict_sha256);
+			if (p)
+				kiln_tree_event(t, KILN_EVENT_DICT_DELTA, p, -1, NULL);
+			free(p);
+		}
 	/* each record holds exactly the deltas on disk now */
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_record *r = &t->records[k];

@@ -329,6 +329,10 @@ typedef enum kiln_event {
 	                                 file of the tree (PATH) */
 	KILN_EVENT_EXCLUDE_UNMATCHED, /* an exclude glob (ERR->what) matched no
 	                                 file of the tree (PATH) */
+	KILN_EVENT_DICT_DELTA,       /* a dictionary delta (kiln_options.previous)
+	                                kept: PATH is the delta's file, written
+	                                (or, dry run, would be) or left as the
+	                                earlier run made it; ERR NULL */
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */

@@ -261,6 +261,13 @@ check "... and the manifest no longer records it" not grep -q dictionaries "$T/r
 "$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2"
 "$KILN" clean -q "$T/r2"
 check "clean removes the delta" [ "$(find "$T/r2" -name '*.dcz' | wc -l)" = 0 ]
+"$KILN" -q --brotli --previous "$T/r1" "$T/r2" -o "$T/r2.tar"
+check "-o: the archive holds the delta" sh -c "tar tf '$T/r2.tar' | grep -q 'assets/app.8e1d0a4f.js.${DSHA:0:16}.dcz\$'"
+mkdir "$T/x" && tar xf "$T/r2.tar" -C "$T/x"
+"$KILN" check -q "$T/x/r2"
+check "... and passes kiln check once unpacked" [ $? -eq 0 ]
+check "... its delta decodes to release 2's script" \
+	sh -c "tail -c +41 '$T/x/r2/assets/app.8e1d0a4f.js.${DSHA:0:16}.dcz' | zstd -q -d -D '$S1' | cmp -s - '$T/x/r2/assets/app.8e1d0a4f.js'"
 "$KILN" -q --previous "$T/nowhere" "$T/r2" 2>"$T/err"
 check "an unreadable --previous is an error (exit $?)" [ $? -eq 1 ]
 check "... naming it" grep -q nowhere "$T/err"
