@@ -94,6 +94,8 @@ assert "dictionaries" not in m["files"]["index.html"]
 PYM
 check "the manifest matches the JSON Schema" \
 	$PY "$E2E/check_manifest.py" "$T/r2/kiln-manifest.json" "$T/r2" "$E2E/../data/manifest.schema.json"
+check "audit.py: every delta decodes with its dictionary to its source, and is recorded" \
+	$PY "$E2E/audit.py" --previous "$T/r1" "$T/r2"
 b1=$(stat -c %s "$S2"); b2=$(stat -c %s "$S2.br"); b3=$(stat -c %s "$D")
 echo "serve_dcz.sh: release 2's script $b1 bytes: br $b2, dcz $b3 ($((100 * b3 / b2))% of br)" >&2
 
@@ -255,6 +257,7 @@ printf '\n// changed in place\n' >>"$S2"
 "$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2"
 check "a changed source: its delta is made again from the new bytes" \
 	sh -c "tail -c +41 '$D' | zstd -q -d -D '$S1' | cmp -s - '$S2'"
+check "... audit.py agrees" $PY "$E2E/audit.py" --previous "$T/r1" "$T/r2"
 "$KILN" -q --brotli --zstd "$T/r2"
 check "a run without --previous removes the delta" not test -e "$D"
 check "... and the manifest no longer records it" not grep -q dictionaries "$T/r2/kiln-manifest.json"
