@@ -521,7 +521,10 @@ void kiln_run_remove_temps(struct kiln_run *run);
  * mtime and permission bits, no sibling may exist that the manifest does
  * not record (one that does not decode to its source is reported as a
  * stale sibling), every entry must still exist, and no sibling may be
- * recorded as stale.  Each problem is one on_event call
+ * recorded as stale; every dictionary delta the manifest records must hold
+ * the recorded bytes (its dictionary is not at hand to decode it with),
+ * name its dictionary in its header and have its source's mtime and
+ * permission bits.  Each problem is one on_event call
  * (KILN_EVENT_NO_MANIFEST .. KILN_EVENT_UNRECORDED_SIBLING, with a detail
  * in err->what where there is one) and is counted in *problems.  I/O errors
  * on files are reported through on_file.  Returns KILN_OK, or KILN_ERR_IO if
@@ -539,7 +542,10 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * is removed: the events and count say what would be).  A file beside its
  * source and named like its sibling that the record does not hold is left
  * too, and reported: KILN_EVENT_FOREIGN if it decodes to the source,
- * KILN_EVENT_FOREIGN_STALE if not.  Returns KILN_OK; KILN_ERR_IO if the
+ * KILN_EVENT_FOREIGN_STALE if not.  Files named like a dictionary delta
+ * (NAME.<16 hex>.dcz, kiln_options.previous) are kiln's whoever wrote
+ * them: every regular one is removed (one that is not a regular file is
+ * KILN_EVENT_FOREIGN_STALE).  Returns KILN_OK; KILN_ERR_IO if the
  * manifest is unreadable, something could not be removed, or a
  * KILN_EVENT_FOREIGN_STALE was reported.
  */
