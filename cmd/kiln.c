@@ -206,7 +206,7 @@ static const char *const fixed_help[][2] = {
 	{ "--immutable GLOB", "serve files matching GLOB as immutable too (repeatable; fingerprinted "
 			      "names always are)" },
 	{ "--no-cache-control", "leave Cache-Control out of the snippets" },
-	{ "--previous PATH", "an earlier release of DIR as deployed (a directory; repeatable, "
+	{ "--previous PATH", "an earlier release of DIR as deployed (a directory or a deploy archive; repeatable, "
 			     "newest first, at most 8): each fingerprinted file whose earlier "
 			     "version differs gets a NAME.<id>.dcz delta against it (RFC 9842 dcz, "
 			     "zstd 19), served to browsers that hold that version" },

@@ -20,6 +20,7 @@
 #include "fingerprint.h"
 #include "hash.h"
 #include "pool.h"
+#include "release.h"
 #include "sibling.h"
 #include "source.h"
 
@@ -38,6 +39,8 @@ struct member {
 	char *family;
 	char *rel;
 	size_t release;    /* index into opt->previous: 0 is the newest */
+	const uint8_t *data; /* an archive's file: its bytes (LEN), else NULL */
+	size_t len;
 };
 
 /* One asset to work on. */
@@ -52,6 +55,7 @@ struct dict_run {
 	size_t nm;
 	struct job *jobs;
 	size_t njobs;
+	struct kiln_release archives[KILN_MAX_PREVIOUS]; /* those given as archives */
 	atomic_size_t next;
 };
 
@@ -67,6 +71,55 @@ static int member_cmp(const void *a, const void *b)
 	return strcmp(x->rel, y->rel);
 }
 
+/* Add member M to D (which then owns its strings); false when out of
+ * memory (M's strings freed). */
+static bool add_member(struct dict_run *d, struct member m)
+{
+	struct member *v = realloc(d->m, (d->nm + 1) * sizeof(*v));
+
+	if (!v) {
+		free(m.family);
+		free(m.rel);
+		return false;
+	}
+	d->m = v;
+	v[d->nm++] = m;
+	return true;
+}
+
+/* Report that release I cannot be read (ERR says why). */
+static void release_failed(struct kiln_tree *t, size_t i, const struct kiln_error *err)
+{
+	struct kiln_report r = { .root = t->opt->previous[i], .path = "",
+				 .outcome = KILN_OUTCOME_ERROR, .error = *err };
+
+	r.error.suffix = "";
+	kiln_tree_report(t, &r);
+}
+
+/* List release I, an archive, into D: false as list_release(). */
+static bool list_archive(struct dict_run *d, size_t i)
+{
+	struct kiln_release *rel = &d->archives[i];
+	struct kiln_error err = { 0 };
+
+	if (kiln_release_read_archive(d->t->opt->previous[i], kiln_fingerprinted, DICT_MAX_SIZE,
+				      rel, &err) != KILN_OK) {
+		release_failed(d->t, i, &err);
+		return false;
+	}
+	for (size_t f = 0; f < rel->n; f++) {
+		struct member m = { kiln_fingerprint_family(rel->v[f].rel), strdup(rel->v[f].rel), i,
+				    rel->v[f].data, rel->v[f].len };
+		if (!m.family || !m.rel || !add_member(d, m)) {
+			free(m.family);
+			free(m.rel);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* List release I's fingerprinted files into D.  false when it cannot be
  * walked (reported) or out of memory. */
 static bool list_release(struct dict_run *d, size_t i)
@@ -75,39 +128,30 @@ static bool list_release(struct dict_run *d, size_t i)
 	struct kiln_options opt = *t->opt;
 	struct kiln_walk w = { 0 };
 	struct kiln_error err = { 0 };
+	struct stat sb;
 	kiln_status st;
 	bool ok = true;
 
 	opt.n_include = opt.n_exclude = 0;
 	opt.follow_symlinks = false;
+	if (stat(opt.previous[i], &sb) == 0 && S_ISREG(sb.st_mode))
+		return list_archive(d, i);
 	st = kiln_walk(opt.previous[i], &opt, NULL, 0, &w, &err);
 	if (st != KILN_OK) {
-		struct kiln_report r = { .root = opt.previous[i], .path = "",
-					 .outcome = KILN_OUTCOME_ERROR, .error = err };
 		if (st == KILN_ERR_NOMEM)
-			kiln_fail(&r.error, KILN_ERR_NOMEM, ENOMEM, "out of memory");
-		r.error.suffix = "";
-		kiln_tree_report(t, &r);
+			kiln_fail(&err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
+		release_failed(t, i, &err);
 		kiln_walk_free(&w);
 		return false;
 	}
 	for (size_t e = 0; ok && e < w.n; e++) {
-		struct member *v;
 		char *family;
 		if (w.v[e].outcome != KILN_OUTCOME_CANDIDATE || !S_ISREG(w.v[e].st.st_mode) ||
 		    (uint64_t)w.v[e].st.st_size > DICT_MAX_SIZE ||
 		    !(family = kiln_fingerprint_family(w.v[e].rel)))
 			continue;
-		v = realloc(d->m, (d->nm + 1) * sizeof(*v));
-		if (!v) {
-			free(family);
-			ok = false;
-			break;
-		}
-		d->m = v;
-		v[d->nm] = (struct member){ family, w.v[e].rel, i };
+		ok = add_member(d, (struct member){ family, w.v[e].rel, i, NULL, 0 });
 		w.v[e].rel = NULL; /* the member owns it now */
-		d->nm++;
 	}
 	for (size_t e = 0; e < w.n; e++)
 		free(w.v[e].rel);
@@ -348,7 +392,11 @@ static void work_one(struct dict_run *d, const struct job *j)
 		uint8_t *dict = NULL, dsha[32];
 		size_t dlen = 0;
 		bool seen;
-		if (!read_whole(t->opt->previous[m->release], m->rel, &dict, &dlen, dsha)) {
+		if (m->data) { /* from an archive */
+			dlen = m->len;
+			if (kiln_sha256(dlen ? (const void *)m->data : "", dlen, dsha) != KILN_OK)
+				continue;
+		} else if (!read_whole(t->opt->previous[m->release], m->rel, &dict, &dlen, dsha)) {
 			free(dict);
 			continue;
 		}
@@ -357,7 +405,7 @@ static void work_one(struct dict_run *d, const struct job *j)
 		for (size_t x = 0; !seen && x < a.kept.n; x++)
 			seen = memcmp(a.kept.v[x].dict_sha256, dsha, 32) == 0;
 		if (!seen)
-			one_delta(&a, m, dict, dlen, dsha);
+			one_delta(&a, m, m->data ? m->data : dict, dlen, dsha);
 		free(dict);
 	}
 	if (!kiln_source_unchanged(fd, &a.st)) {
@@ -553,6 +601,8 @@ void kiln_dict_run(struct kiln_tree *t)
 	}
 	free(d.m);
 	free(d.jobs);
+	for (size_t i = 0; i < KILN_MAX_PREVIOUS; i++)
+		kiln_release_free(&d.archives[i]);
 }
 
 const struct kiln_dict_record *kiln_dict_of(const struct kiln_tree *t, size_t k, size_t *n)

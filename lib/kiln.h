@@ -263,7 +263,8 @@ struct kiln_options {
 	uint64_t stream_size;
 	/*
 	 * Dictionary deltas (RFC 9842; README.md, "Dictionary deltas"): earlier
-	 * releases of the tree as deployed (directories), newest first, at
+	 * releases of the tree as deployed (directories, or deploy archives
+	 * read as kiln_run_archive() reads its input), newest first, at
 	 * most KILN_MAX_PREVIOUS.  A fingerprinted asset (kiln_fingerprinted())
 	 * whose family -- its path with the fingerprint replaced by '*' --
 	 * has a member with other bytes in one of them gets a "dcz" sibling

@@ -266,11 +266,19 @@ check "... and the manifest no longer records it" not grep -q dictionaries "$T/r
 check "clean removes the delta" [ "$(find "$T/r2" -name '*.dcz' | wc -l)" = 0 ]
 "$KILN" -q --brotli --previous "$T/r1" "$T/r2" -o "$T/r2.tar"
 check "-o: the archive holds the delta" sh -c "tar tf '$T/r2.tar' | grep -q 'assets/app.8e1d0a4f.js.${DSHA:0:16}.dcz\$'"
-mkdir "$T/x" && tar xf "$T/r2.tar" -C "$T/x"
+mkdir "$T/x" && tar xf "$T/r2.tar" -C "$T/x" --warning=no-timestamp
 "$KILN" check -q "$T/x/r2"
 check "... and passes kiln check once unpacked" [ $? -eq 0 ]
 check "... its delta decodes to release 2's script" \
 	sh -c "tail -c +41 '$T/x/r2/assets/app.8e1d0a4f.js.${DSHA:0:16}.dcz' | zstd -q -d -D '$S1' | cmp -s - '$T/x/r2/assets/app.8e1d0a4f.js'"
+"$KILN" -q "$T/r1" -o "$T/r1.tar.gz"
+rm -rf "$T/r2a" && cp -a "$T/r2" "$T/r2a" && "$KILN" clean -q "$T/r2a"
+"$KILN" -q --brotli --previous "$T/r1.tar.gz" "$T/r2a"
+check "--previous a deploy archive (kiln -o, release 1): the same delta" \
+	sh -c "tail -c +41 '$T/r2a/assets/app.8e1d0a4f.js.${DSHA:0:16}.dcz' | zstd -q -d -D '$S1' | cmp -s - '$T/r2a/assets/app.8e1d0a4f.js'"
+check "... recorded against the archive's path" grep -q '"dictionary": "assets/app.3f9a2c7b.js"' "$T/r2a/kiln-manifest.json"
+"$KILN" -q --previous "$T/r1/index.html" "$T/r2a" 2>"$T/err"
+check "--previous a file that is not an archive is an error (exit $?)" [ $? -eq 1 ]
 "$KILN" -q --previous "$T/nowhere" "$T/r2" 2>"$T/err"
 check "an unreadable --previous is an error (exit $?)" [ $? -eq 1 ]
 check "... naming it" grep -q nowhere "$T/err"
