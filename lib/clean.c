@@ -187,18 +187,18 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	}
 	remove_siblings(&t, removed);
 	remove_leftovers(&t, removed);
-	/* every server's snippet files that kiln wrote, chosen or not */
+	/* every server's snippet files that kiln wrote, chosen or not, at
+	 * the tree's top and where --nginx-conf puts them */
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
-		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++) {
-			snippet = kiln_path_join(t.root, f->name, "");
-			if (snippet && is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
-				ret = KILN_ERR_IO;
-			free(snippet);
-			snippet = NULL;
-		}
-	snippet = run->opt.nginx_conf_path ? strdup(run->opt.nginx_conf_path) : NULL;
-	if (snippet && is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
-		ret = KILN_ERR_IO;
+		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++)
+			for (int where = 0; where < 2; where++) {
+				snippet = where ? kiln_server_file_path(&run->opt, t.root, sv, f)
+						: kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
+				if (snippet && is_kiln_snippet(snippet) && !remove_file(&t, snippet, removed))
+					ret = KILN_ERR_IO;
+				free(snippet);
+				snippet = NULL;
+			}
 	if (atomic_load(&t.remove_failed) || ret != KILN_OK)
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
 	else if (!remove_file(&t, t.manifest_path, removed))

@@ -230,31 +230,6 @@ static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
 	return v;
 }
 
-/* Where server SV's file F goes: the tree's top, or for nginx beside
- * opt->nginx_conf_path when given.  Malloc'ed; NULL when out of memory. */
-static char *snippet_path(const struct kiln_tree *t, unsigned sv, unsigned f)
-{
-	const char *given = t->opt->nginx_conf_path;
-	const char *name = kiln_servers[sv]->files[f].name;
-	size_t n;
-	char *p;
-
-	if (strcmp(kiln_servers[sv]->name, "nginx") != 0 || !given)
-		return kiln_path_join(t->root, name, "");
-	if (f == 0)
-		return strdup(given);
-	/* NAME.conf -> NAME.http.conf */
-	n = strlen(given);
-	if (n > 5 && strcmp(given + n - 5, ".conf") == 0)
-		n -= 5;
-	p = malloc(n + sizeof(".http.conf"));
-	if (p) {
-		memcpy(p, given, n);
-		strcpy(p + n, ".http.conf");
-	}
-	return p;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -344,7 +319,7 @@ static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 			continue;
 		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++) {
 			struct kiln_error err = { 0 };
-			char *path = snippet_path(t, sv, f);
+			char *path = kiln_server_file_path(t->opt, t->root, sv, f);
 			char what[64];
 
 			snprintf(what, sizeof(what), "%s snippet", kiln_servers[sv]->name);
@@ -484,7 +459,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	if (opt->write_manifest)
 		note_own(t->manifest_path, own, &nown);
 	if (opt->servers & 1u) {
-		char *http = snippet_path(t, 0, 1);
+		char *http = kiln_server_file_path(opt, t->root, 0, 1);
 		note_own(opt->nginx_conf_path, own, &nown);
 		note_own(opt->nginx_conf_path ? http : NULL, own, &nown);
 		free(http);

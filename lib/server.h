@@ -114,6 +114,15 @@ extern const struct kiln_server *const kiln_servers[];
 extern const unsigned kiln_nservers;
 
 /*
+ * Where file F of server SV goes for a tree at ROOT: ROOT/NAME, or for
+ * nginx beside opt->nginx_conf_path when that is set (its first file at
+ * that path, the second with the name's ".conf" replaced by ".http.conf").
+ * Malloc'ed; NULL when out of memory.
+ */
+char *kiln_server_file_path(const struct kiln_options *opt, const char *root, unsigned sv,
+			    unsigned f);
+
+/*
  * Helpers for the snippet_*.c files.
  *
  * kiln_snippet_header(): the header comment every snippet starts with:

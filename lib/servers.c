@@ -8,12 +8,21 @@
  */
 #include "server.h"
 
+#include "sibling.h"
+
+#include <stdlib.h>
+#include <string.h>
+
 extern const struct kiln_server kiln_server_nginx;
+extern const struct kiln_server kiln_server_caddy;
+extern const struct kiln_server kiln_server_apache;
 
 /* Indexed by the bits of kiln_options.servers: nginx's must stay bit 0,
  * the default. */
 const struct kiln_server *const kiln_servers[] = {
 	&kiln_server_nginx,
+	&kiln_server_caddy,
+	&kiln_server_apache,
 };
 const unsigned kiln_nservers = sizeof(kiln_servers) / sizeof(kiln_servers[0]);
 
@@ -27,3 +36,27 @@ const char *kiln_server_name(unsigned i)
 	return i < kiln_nservers ? kiln_servers[i]->name : NULL;
 }
 
+
+char *kiln_server_file_path(const struct kiln_options *opt, const char *root, unsigned sv,
+			    unsigned f)
+{
+	const char *given = opt->nginx_conf_path;
+	const char *name = kiln_servers[sv]->files[f].name;
+	size_t n;
+	char *p;
+
+	if (kiln_servers[sv] != &kiln_server_nginx || !given)
+		return kiln_path_join(root, name, "");
+	if (f == 0)
+		return strdup(given);
+	/* NAME.conf -> NAME.http.conf */
+	n = strlen(given);
+	if (n > 5 && strcmp(given + n - 5, ".conf") == 0)
+		n -= 5;
+	p = malloc(n + sizeof(".http.conf"));
+	if (p) {
+		memcpy(p, given, n);
+		strcpy(p + n, ".http.conf");
+	}
+	return p;
+}

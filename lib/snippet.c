@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Append S to F with anything that could end a comment line escaped. */
+/* Append S to F with anything that could end a comment line escaped, and
+ * braces too: Caddy expands "{$VAR}" even inside comments. */
 static void put_comment_safe(FILE *f, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+		if (*p < 0x20 || *p == 0x7f || *p == '\\' || *p == '{' || *p == '}')
 			fprintf(f, "\\x%02x", *p);
 		else
 			fputc(*p, f);

@@ -66,18 +66,22 @@ CONF
 	return 1
 }
 
-# A location block: kiln's files denied, the snippet of ROOT, Cache-Control
+# nginx's own static modules, as kiln's first snippets used them: what
+# stock nginx gets right about precompressed siblings.
+STATIC='gzip off; gzip_static on; gzip_proxied any; gzip_http_version 1.0; brotli_static on; gzip_vary on;'
+
+# A location block: kiln's files denied, the stock modules, Cache-Control
 # by hand (the fingerprinted assets are all under assets/).
 good_body() { # good_body ROOT [EXTRA directives for both locations]
 	cat <<BODY
         location ~ (^|/)(kiln-manifest\.json|kiln\.[a-z.]+\.conf|\.kiln-[^/]*)\$ { return 404; }
         location /assets/ {
-            include $1/kiln.nginx.conf;
+            $STATIC
             add_header Cache-Control "public, max-age=31536000, immutable";
             ${2:-}
         }
         location / {
-            include $1/kiln.nginx.conf;
+            $STATIC
             add_header Cache-Control "no-cache";
             ${2:-}
         }
@@ -145,11 +149,11 @@ start_nginx "$T/broken" "$(good_body "$T/broken")"
 expect_fail "a deleted .br" "vendor-Dq4x_Z8k.js \[Accept-Encoding: br\]: Content-Encoding absent, want 'br'" sc --tree "$T/broken" "${SUBSET[@]}"
 grep -q "index.html \[Accept-Encoding: gzip\]: body does not decode as gzip" "$T/sc.out" || fail "a corrupted .gz not reported"
 
-start_nginx "$T/b" "location / { include $T/b/kiln.nginx.conf; }"
-expect_fail "today's snippet alone: no Cache-Control" "GET: Cache-Control absent, want 'public, max-age=31536000, immutable'" sc --tree "$T/b" "${SUBSET[@]}"
+start_nginx "$T/b" "location / { $STATIC }"
+expect_fail "the stock modules alone: no Cache-Control" "GET: Cache-Control absent, want 'public, max-age=31536000, immutable'" sc --tree "$T/b" "${SUBSET[@]}"
 grep -q "kiln-manifest.json \[Accept-Encoding: (none)\]: kiln's own file answered 200" "$T/sc.out" || fail "the manifest served, not reported"
 grep -q "assets/.kiln-journal-XyZ789 \[Accept-Encoding: gzip\]: kiln's own file answered 200" "$T/sc.out" || fail "a journal served, not reported"
-start_nginx "$T/b" "location ~ /kiln-manifest\.json|/kiln\.nginx\.conf|/\.kiln- { return 403; } location / { include $T/b/kiln.nginx.conf; }"
+start_nginx "$T/b" "location ~ /kiln-manifest\.json|/kiln\.[a-z.]+\.conf|/\.kiln- { return 403; } location / { $STATIC }"
 expect_pass "--no-cache-control takes an absent Cache-Control" sc --tree "$T/b" --no-cache-control "${SUBSET[@]}" --expect-own nothing-here.conf
 expect_fail "--expect-own: a file that is served" "settings.js \[Accept-Encoding: gzip\]: kiln's own file answered 200" sc --tree "$T/b" --no-cache-control --ae gzip --expect-own settings.js
 
@@ -167,7 +171,7 @@ expect_pass "browser, good config" br --tree "$T/b"
 check "browser: the marker" grep -q '"marker": "kiln-ran-OK"' "$T/browser.json"
 # ... fails when immutable assets are revalidated, and when the smallest
 # sibling (zstd) is not sent
-start_nginx "$T/b" "location / { include $T/b/kiln.nginx.conf; add_header Cache-Control no-cache; }"
+start_nginx "$T/b" "location / { $STATIC add_header Cache-Control no-cache; }"
 expect_fail "browser, no-cache everywhere" "(immutable) reached the server" br --tree "$T/b"
 start_nginx "$T/z" "$(good_body "$T/z")"
 expect_fail "browser, zstd not sent" "assets/app.3f9a2c7b.js \[Accept-Encoding: gzip, deflate, br, zstd\]: sent as br, want zstd" br --tree "$T/z"

@@ -1,8 +1,9 @@
 /*
  * test_snippet.c - what the snippets are made of: the header comment with
  * user strings that cannot end it, and nginx's map of immutable assets
- * (names quoted, names nginx cannot match told apart, case collisions).
- * Whether servers then serve right is the end-to-end tests' business
+ * (names quoted, names nginx cannot match told apart, case collisions),
+ * and Caddy's list of immutable URLs (quoted, names a Caddyfile cannot
+ * carry or Caddy cannot find left out), codings and hidden names.  Whether servers then serve right is the end-to-end tests' business
  * (tests/e2e/serve_*.sh), against the real servers.
  */
 #include "server.h"
@@ -170,10 +171,109 @@ static void test_nginx_dictionaries(void)
 	free(loc);
 }
 
+/* Whether some line of TEXT that is not a comment contains WHAT. */
+static bool in_directives(const char *text, const char *what)
+{
+	size_t w = strlen(what);
+
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		if (p[strspn(p, "\t ")] != '#')
+			for (const char *h = p; h + w <= p + n; h++)
+				if (memcmp(h, what, w) == 0)
+					return true;
+		p += n + (p[n] == '\n');
+	}
+	return false;
+}
+
+static void test_caddy(void)
+{
+	const struct kiln_server *cd = server("caddy");
+	struct kiln_options opt;
+	struct kiln_serve_asset a[] = {
+		{ "app.3f9a2c7b.js", 3, true, false, NULL, NULL, 0 },
+		{ "b\\ack.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* the file matcher cannot find it */
+		{ "br{ace}.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* a placeholder, for Caddy */
+		{ "dir/index.html", 1, true, false, NULL, NULL, 0 },          /* and its directory's URL */
+		{ "latin1-\xe9.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 }, /* not UTF-8 */
+		{ "new\nline.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },
+		{ "q\"uote.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* `...` */
+		{ "settings.js", 1, false, false, NULL, NULL, 0 },            /* no-cache, like any other */
+		{ "t`i\"ck.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* no quoting reads it back */
+		{ "t`ick.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },        /* "..." */
+	};
+	const char *own[] = { "kiln-manifest.json", "we{i}rd*.json", NULL };
+	struct kiln_serve s = { &opt, "/static/", a, sizeof(a) / sizeof(a[0]), 3, own };
+	char *text, *again;
+
+	CHECK(cd != NULL);
+	if (!cd)
+		return;
+	kiln_options_init(&opt);
+	text = cd->files[0].text(&s);
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	CHECK(strcmp(cd->files[0].name, "kiln.caddy.conf") == 0);
+	CHECK(strstr(text, "\theader Cache-Control \"" KILN_CACHE_REVALIDATE "\"\n") != NULL);
+	CHECK(strstr(text, "Cache-Control \"" KILN_CACHE_IMMUTABLE "\"\n") != NULL);
+	/* one map entry per immutable URL Caddy can read back and find */
+	CHECK(count(text, "` immutable\n") + count(text, "\" immutable\n") == 5);
+	CHECK(strstr(text, "\t\t`/static/app.3f9a2c7b.js` immutable\n") != NULL);
+	CHECK(strstr(text, "\t\t`/static/dir/index.html` immutable\n") != NULL);
+	CHECK(strstr(text, "\t\t`/static/dir/` immutable\n") != NULL);
+	CHECK(strstr(text, "\t\t`/static/q\"uote.3f9a2c7b.js` immutable\n") != NULL);
+	CHECK(strstr(text, "\t\t\"/static/t`ick.3f9a2c7b.js\" immutable\n") != NULL);
+	CHECK(!in_directives(text, "settings.js"));
+	CHECK(!in_directives(text, "ack.3f9a2c7b"));
+	CHECK(!in_directives(text, "ace}.3f9a2c7b"));
+	CHECK(!in_directives(text, "latin1"));
+	CHECK(!in_directives(text, "line.3f9a2c7b"));
+	CHECK(!in_directives(text, "i\"ck"));
+	CHECK(strstr(text, "#   /static/br\\x7bace\\x7d.3f9a2c7b.js\n") != NULL);
+	CHECK(strstr(text, "#   /static/latin1-\\xe9.3f9a2c7b.js\n") != NULL);
+	CHECK(strstr(text, "\nline") == NULL);
+	/* every coding served from the table, smallest (last) first; own
+	 * names hidden, their odd characters as '?' */
+	{
+		char want[64] = "\t\tprecompressed";
+		for (unsigned c = kiln_ncodecs; c-- > 0;)
+			if (c < 2) {
+				strcat(want, " ");
+				strcat(want, kiln_codecs[c]->info.name);
+			}
+		strcat(want, "\n");
+		CHECK(strstr(text, want) != NULL);
+	}
+	CHECK(strstr(text, "`kiln-manifest.json` `we?i?rd?.json` `" KILN_TEMP_GLOB "` `"
+			   KILN_JOURNAL_GLOB "`\n") != NULL);
+	CHECK(!in_directives(text, "encode"));
+	/* a function of its input */
+	again = cd->files[0].text(&s);
+	CHECK(again && strcmp(again, text) == 0);
+	free(again);
+	free(text);
+
+	/* --no-cache-control: no Cache-Control at all; no sibling kept: no
+	 * negotiation */
+	opt.cache_control = false;
+	s.kept = 0;
+	text = cd->files[0].text(&s);
+	CHECK(text && !in_directives(text, "Cache-Control"));
+	CHECK(text && !in_directives(text, "map "));
+	CHECK(text && !in_directives(text, "precompressed"));
+	CHECK(text && !in_directives(text, "Accept-Encoding"));
+	CHECK(text && in_directives(text, "file_server {"));
+	free(text);
+}
+
 int main(void)
 {
 	test_header();
 	test_nginx_map();
 	test_nginx_dictionaries();
+	test_caddy();
 	return check_exit("test_snippet");
 }

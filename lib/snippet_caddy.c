@@ -1,0 +1,553 @@
+/*
+ * snippet_caddy.c - kiln.caddy.conf: a Caddyfile fragment, imported inside
+ * the site block (or handle_path block) that serves the tree, that makes
+ * Caddy 2.6 serve it by the rules of server.h.
+ *
+ * It owns the whole serving of the tree: one route {} holding the
+ * Cache-Control, the choice of coding, Vary, and its own file_server.  What it relies on in Caddy, and where that comes from
+ * (caddyserver/caddy v2.6.2 sources, and measured with curl against
+ * Debian's caddy 2.6.2 by tests/e2e/serve_caddy.sh):
+ *
+ *  - Handlers inside route {} run in the order written (Caddy docs,
+ *    "route" directive); "header" without defer sets the response header
+ *    before the next handler runs, so a later one replaces an earlier.
+ *  - file_server's "precompressed" (fileserver/staticfiles.go) serves
+ *    NAME.SUFFIX for the first coding of encode.AcceptedEncodings() whose
+ *    file exists, with the Content-Type of NAME (mime.TypeByExtension on
+ *    the source's name: exactly the identity response's), the sibling's
+ *    own ETag ("mtime36size36", so distinct per coding since kiln never
+ *    keeps two equal sizes), Content-Encoding, and "Vary" added to that
+ *    response only.  AcceptedEncodings (encode/encode.go) ranks codings by
+ *    q-value before the configured order, takes "*" and "x-gzip" as plain
+ *    names that match no precompressor, and reads only the first
+ *    Accept-Encoding field line (measured: "gzip;q=1, br;q=0.5" gets gzip,
+ *    "*" and "x-gzip" get identity).  So the snippet decides which codings
+ *    the request accepts itself, with header_regexp matchers (Go RE2: no
+ *    lookahead, hence one matcher per case and "not" clauses), and hands
+ *    file_server a rewritten Accept-Encoding listing exactly those, all at
+ *    q=1: Caddy then takes the first whose sibling exists in the order
+ *    "precompressed" lists, which is the codec table's order reversed,
+ *    smallest first (server.h).  The access log keeps the client's header:
+ *    Caddy encodes the request for the log before any handler runs
+ *    (server.go).
+ *  - Go's http.ServeContent, under file_server, sends no Content-Length
+ *    when Content-Encoding is set (net/http/fs.go): a sibling's GET is
+ *    chunked (or sized by the server when it fits one buffer) and its HEAD
+ *    has no Content-Length.  Nothing in a Caddyfile can restore it.  Range
+ *    and If-None-Match are ServeContent's, on the bytes and ETag sent.
+ *  - "header ... { defer }" (headers/caddyfile.go) applies when the
+ *    response is written, after file_server's own Vary, so Set leaves
+ *    exactly one.  The file matcher (fileserver/matcher.go) checks a path
+ *    under {http.vars.root} per request, with '*', '[' and '?' in
+ *    placeholders escaped before globbing, but not a backslash (listable()).
+ *  - map (map/map.go) compares its input with each key as a plain string;
+ *    {http.request.orig_uri.path} is the decoded URL path before
+ *    handle_path strips a prefix, so keys are url_prefix + rel.  The path
+ *    matcher is not used: it lowercases and trims paths (matchers.go).
+ *  - file_server's hide (staticfiles.go) matches a pattern without '/'
+ *    against every component of the cleaned file-system path with
+ *    filepath.Match, so kiln's files are hidden (404) at any depth and
+ *    under any spelling of the URL.
+ *  - The Caddyfile lexer (caddyfile/lexer.go) reads UTF-8 runes; inside
+ *    `...` nothing is an escape; inside "..." only \" is.  Before lexing,
+ *    {$NAME} is replaced from the environment, and the HTTP adapter
+ *    rewrites shorthands such as {path} in every token, so a name with a
+ *    '{' before a '}' is never written as a token, and comments escape
+ *    both braces.
+ */
+#include "server.h"
+
+#include "codec.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The index file name file_server is given, and the only one "DIR/" is
+ * taken to serve (Caddy's default list adds index.txt). */
+#define INDEX_NAME "index.html"
+
+/* Append S to F for a comment line: control characters, backslashes,
+ * braces and bytes that are not UTF-8 as \xNN. */
+static void put_comment_safe(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = kiln_utf8_len((const char *)p);
+
+		if (n == 0 || *p < 0x20 || *p == 0x7f || *p == '\\' || *p == '{' || *p == '}') {
+			fprintf(f, "\\x%02x", *p++);
+			continue;
+		}
+		fwrite(p, 1, n, f);
+		p += n;
+	}
+}
+
+/*
+ * Whether the N bytes at S can be one Caddyfile token that Caddy reads back
+ * as exactly those bytes: well-formed UTF-8 without control characters, and
+ * no '{' followed anywhere by '}' (environment variables, shorthands and
+ * import arguments are all of that form).
+ */
+static bool token_safe(const char *s, size_t n)
+{
+	bool open = false;
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = kiln_utf8_len(s + i);
+
+		if (k == 0 || i + k > n || c < 0x20 || c == 0x7f)
+			return false;
+		if (c == '{')
+			open = true;
+		else if (c == '}' && open)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+/*
+ * Whether the URL path S (N bytes) can be listed: written as one quoted
+ * token that reads back as S (`...` takes anything but a backtick, "..."
+ * anything but a double quote and a final backslash), and has no
+ * backslash at all: Caddy 2.6's file matcher cannot find such a name
+ * (fileserver/matcher.go escapes only '*', '[' and '?' in placeholders
+ * before globbing), so the existence check of the Cache-Control would
+ * never pass.
+ */
+static bool listable(const char *s, size_t n)
+{
+	return token_safe(s, n) && !memchr(s, '\\', n) && !(memchr(s, '`', n) && memchr(s, '"', n));
+}
+
+/* Write the N listable bytes at S as one quoted token. */
+static void put_token(FILE *f, const char *s, size_t n)
+{
+	if (!memchr(s, '`', n))
+		fprintf(f, "`%.*s`", (int)n, s);
+	else
+		fprintf(f, "\"%.*s\"", (int)n, s);
+}
+
+/*
+ * A hide pattern for base name NAME: every rune that is not plain ASCII or
+ * UTF-8 text, and every glob, quote or brace character, becomes '?'
+ * (filepath.Match: any one rune; a byte that is not UTF-8 is one rune).  The
+ * pattern then matches NAME and at worst a few look-alike names, which are
+ * hidden too: the safe side.  KEEP_STAR keeps '*' (for kiln's own globs).
+ */
+static void put_hide_pattern(FILE *f, const char *name, bool keep_star)
+{
+	const unsigned char *p = (const unsigned char *)name;
+
+	fputc('`', f);
+	while (*p) {
+		size_t n = kiln_utf8_len((const char *)p);
+
+		if (n == 0) {
+			fputc('?', f);
+			p++;
+		} else if (n == 1 && (*p < 0x20 || *p == 0x7f || strchr("?[]\\{}\"`", *p) ||
+				      (*p == '*' && !keep_star))) {
+			fputc('?', f);
+			p++;
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
+	}
+	fputc('`', f);
+}
+
+static void put_usage(FILE *f, const struct kiln_serve *s)
+{
+	bool prefixed = strcmp(s->url_prefix, "/") != 0;
+
+	fputs("# Import it where Caddy serves this tree, after its root:\n"
+	      "#\n"
+	      "#     example.com {\n",
+	      f);
+	if (prefixed) {
+		fputs("#         handle_path ", f);
+		put_comment_safe(f, s->url_prefix);
+		fputs("* {\n"
+		      "#             root * /srv/site/dist\n"
+		      "#             import /srv/site/dist/kiln.caddy.conf\n"
+		      "#         }\n",
+		      f);
+	} else {
+		fputs("#         root * /srv/site/dist\n"
+		      "#         import /srv/site/dist/kiln.caddy.conf\n",
+		      f);
+	}
+	fputs("#     }\n"
+	      "#\n"
+	      "# Written for Caddy 2.6 (Debian 12's caddy 2.6.2).  It is the whole of\n"
+	      "# serving the tree: a route {} with its own file_server, so add no other\n"
+	      "# file_server, and no encode, for these paths (encode would compress\n"
+	      "# what kiln left uncompressed on purpose).  Cache-Control set outside is\n"
+	      "# replaced (unless --no-cache-control).  Requests for kiln's own files\n"
+	      "# (the manifest, snippets, temporary files, journals) get 404.\n"
+	      "#\n"
+	      "# Each request gets the smallest sibling its Accept-Encoding accepts\n"
+	      "# (q=0 refuses, any other q accepts, \"*\" accepts the codings not\n"
+	      "# named, x-gzip is gzip), else the file itself, with the file's\n"
+	      "# Content-Type, and \"Vary: Accept-Encoding\" on every response of a\n"
+	      "# file that has a sibling.  Caddy 2.6 sends no Content-Length with a\n"
+	      "# sibling (its GET is chunked, its HEAD has none).\n"
+	      "#\n"
+	      "# Siblings are looked for on disk per request; only the list of\n"
+	      "# immutable files below is per file.  Rerun kiln and reload Caddy\n"
+	      "# (caddy reload) after each deploy: a stale snippet is still safe,\n"
+	      "# since a file it does not list is sent as revalidated, never as\n"
+	      "# immutable.\n",
+	      f);
+	if (prefixed) {
+		fputs("#\n"
+		      "# The tree is served at ",
+		      f);
+		put_comment_safe(f, s->url_prefix);
+		fputs(" (--url-prefix): Cache-Control is keyed by\n"
+		      "# the URL path as the client sent it, before handle_path strips the\n"
+		      "# prefix.\n",
+		      f);
+	}
+	fputs("\n", f);
+}
+
+/* The length of REL's directory part with its '/' ("" for the top) when
+ * REL is an index file (its directory's URL serves it), else -1. */
+static long index_dir_len(const char *rel)
+{
+	size_t n = strlen(rel), k = strlen(INDEX_NAME);
+
+	if (n < k || strcmp(rel + n - k, INDEX_NAME) != 0 || (n > k && rel[n - k - 1] != '/'))
+		return -1;
+	return (long)(n - k);
+}
+
+/* The URL path of the first N bytes of REL, malloc'ed (NULL: no memory). */
+static char *url_path(const struct kiln_serve *s, const char *rel, size_t n)
+{
+	size_t p = strlen(s->url_prefix);
+	char *key = malloc(p + n + 1);
+
+	if (key) {
+		memcpy(key, s->url_prefix, p);
+		memcpy(key + p, rel, n);
+		key[p + n] = '\0';
+	}
+	return key;
+}
+
+/*
+ * One map line for the URL path of the first N bytes of REL, or, when it
+ * cannot be listed, a comment saying so (in the pass with SKIPPED set; the
+ * other pass writes only map lines).  False when out of memory.
+ */
+static bool put_map_line(FILE *f, const struct kiln_serve *s, const char *rel, size_t n,
+			 bool skipped)
+{
+	char *key = url_path(s, rel, n);
+	size_t len;
+
+	if (!key)
+		return false;
+	len = strlen(key);
+	if (listable(key, len) && !skipped) {
+		fputs("\t\t", f);
+		put_token(f, key, len);
+		fputs(" immutable\n", f);
+	} else if (!listable(key, len) && skipped) {
+		fputs("\t#   ", f);
+		put_comment_safe(f, key);
+		fputs("\n", f);
+	}
+	free(key);
+	return true;
+}
+
+/* Whether A is served with KILN_CACHE_IMMUTABLE. */
+static bool immutable(const struct kiln_serve *s, const struct kiln_serve_asset *a)
+{
+	const char *cc = kiln_serve_cache_control(s, a);
+
+	return cc && strcmp(cc, KILN_CACHE_IMMUTABLE) == 0;
+}
+
+/* The map lines of every immutable asset (SKIPPED: the comment lines of
+ * those that cannot be listed).  False when out of memory. */
+static bool put_map_lines(FILE *f, const struct kiln_serve *s, bool skipped)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct kiln_serve_asset *a = &s->assets[i];
+		long d = index_dir_len(a->rel);
+
+		if (!immutable(s, a))
+			continue;
+		if (!put_map_line(f, s, a->rel, strlen(a->rel), skipped))
+			return false;
+		if (d >= 0 && !put_map_line(f, s, a->rel, (size_t)d, skipped))
+			return false;
+	}
+	return true;
+}
+
+/* How many immutable assets' URL paths can (*GOOD) and cannot (*BAD) be
+ * listed.  False when out of memory. */
+static bool count_listable(const struct kiln_serve *s, size_t *good, size_t *bad)
+{
+	*good = *bad = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		char *key;
+
+		if (!immutable(s, &s->assets[i]))
+			continue;
+		key = url_path(s, s->assets[i].rel, strlen(s->assets[i].rel));
+		if (!key)
+			return false;
+		if (listable(key, strlen(key)))
+			++*good;
+		else
+			++*bad;
+		free(key);
+	}
+	return true;
+}
+
+/*
+ * Cache-Control (server.h): the value of a file the manifest does not mark
+ * immutable on every response of the route, then the immutable one for the
+ * URLs listed.  False when out of memory.
+ */
+static bool put_cache_control(FILE *f, const struct kiln_serve *s)
+{
+	static const struct kiln_serve_asset plain = { .rel = "", .kept = 0, .immutable = false };
+	const char *other = kiln_serve_cache_control(s, &plain);
+	size_t good, bad;
+
+	if (!other)
+		return true; /* --no-cache-control */
+	if (!count_listable(s, &good, &bad))
+		return false;
+	fprintf(f,
+		"\t# Cache-Control: this on every response, and the immutable value\n"
+		"\t# below for the URLs of immutable files (exact paths; a directory's\n"
+		"\t# URL goes with its " INDEX_NAME "), only when the file exists, so that\n"
+		"\t# no 404 is made cacheable.\n"
+		"\theader Cache-Control \"%s\"\n",
+		other);
+	if (bad) {
+		fputs("\t# Not listed, since no Caddyfile token reads back as their URL\n"
+		      "\t# path, or it has a backslash (sent as the others):\n",
+		      f);
+		if (!put_map_lines(f, s, true))
+			return false;
+	}
+	if (good == 0) {
+		fputs("\n", f);
+		return true;
+	}
+	fputs("\tmap {http.request.orig_uri.path} {kiln_cache} {\n", f);
+	if (!put_map_lines(f, s, false))
+		return false;
+	fprintf(f,
+		"\t}\n"
+		"\t@kiln_immutable {\n"
+		"\t\tvars {kiln_cache} immutable\n"
+		"\t\tfile {path} {path}" INDEX_NAME "\n"
+		"\t}\n"
+		"\theader @kiln_immutable Cache-Control \"%s\"\n"
+		"\n",
+		KILN_CACHE_IMMUTABLE);
+	return true;
+}
+
+/* Whether coding C can be served: its tokens are plain, so that they fit
+ * a regular expression and a Caddyfile token as they are. */
+static bool coding_plain(unsigned c)
+{
+	const char *names[] = { kiln_codecs[c]->info.name, kiln_codecs[c]->http_alias };
+
+	for (int i = 0; i < 2; i++)
+		for (const char *p = names[i]; p && *p; p++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789-", *p))
+				return false;
+	return true;
+}
+
+/* The codings the snippet serves: kept in the tree, and plain. */
+static unsigned served_codings(const struct kiln_serve *s)
+{
+	unsigned m = 0;
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if ((s->kept & (1u << c)) && coding_plain(c))
+			m |= 1u << c;
+	return m;
+}
+
+/*
+ * Regular expressions on one Accept-Encoding field line, case-insensitive,
+ * after RFC 9110 section 12.5.3: a list member is a coding, optionally
+ * ";q=" and a qvalue (0 to 1, at most three decimals), with optional
+ * whitespace around the separators.  A member with a malformed weight
+ * names nothing.  REFUSED: listed with q=0; ACCEPTED: listed without a
+ * weight or with one above 0; LISTED: either.  C < 0 is "*".
+ */
+enum weight { ACCEPTED, REFUSED, LISTED };
+
+static void put_member_re(FILE *f, int c, enum weight w)
+{
+	static const char *const tail[] = {
+		[ACCEPTED] = "[ \\t]*(;[ \\t]*q[ \\t]*=[ \\t]*(0\\.([1-9][0-9]?[0-9]?|0[1-9][0-9]?|00[1-9])"
+			     "|1(\\.0?0?0?)?)[ \\t]*)?(,|$)",
+		[REFUSED] = "[ \\t]*;[ \\t]*q[ \\t]*=[ \\t]*0(\\.0?0?0?)?[ \\t]*(,|$)",
+		[LISTED] = "[ \\t]*(;[ \\t]*q[ \\t]*=[ \\t]*(0(\\.[0-9]?[0-9]?[0-9]?)?|1(\\.0?0?0?)?)"
+			   "[ \\t]*)?(,|$)",
+	};
+
+	fputs("`(?i)(^|,)[ \\t]*(", f);
+	if (c < 0) {
+		fputs("\\*", f);
+	} else {
+		fputs(kiln_codecs[c]->info.name, f);
+		if (kiln_codecs[c]->http_alias)
+			fprintf(f, "|%s", kiln_codecs[c]->http_alias);
+	}
+	fprintf(f, ")%s`", tail[w]);
+}
+
+static void put_negotiation(FILE *f, unsigned codings)
+{
+	bool first = true;
+
+	fputs("\t# The codings this request accepts, each set in {vars.kiln_NAME}:\n"
+	      "\t# named with q above 0 and never with q=0, or not named (with a\n"
+	      "\t# valid weight) while \"*\" is, with q above 0.\n",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const char *name = kiln_codecs[c]->info.name;
+
+		if (!(codings & (1u << c)))
+			continue;
+		fprintf(f, "\t@kiln_%s_named {\n\t\theader_regexp Accept-Encoding ", name);
+		put_member_re(f, (int)c, ACCEPTED);
+		fputs("\n\t\tnot header_regexp Accept-Encoding ", f);
+		put_member_re(f, (int)c, REFUSED);
+		fprintf(f, "\n\t}\n\t@kiln_%s_star {\n\t\theader_regexp Accept-Encoding ", name);
+		put_member_re(f, -1, ACCEPTED);
+		fputs("\n\t\tnot header_regexp Accept-Encoding ", f);
+		put_member_re(f, -1, REFUSED);
+		fputs("\n\t\tnot header_regexp Accept-Encoding ", f);
+		put_member_re(f, (int)c, LISTED);
+		fprintf(f,
+			"\n\t}\n"
+			"\tvars @kiln_%s_named kiln_%s %s\n"
+			"\tvars @kiln_%s_star kiln_%s %s\n",
+			name, name, name, name, name, name);
+	}
+	fputs("\t# ... handed to file_server as the only Accept-Encoding, all at q=1:\n"
+	      "\t# it sends the first whose sibling exists, in the order of\n"
+	      "\t# \"precompressed\", smallest first.\n"
+	      "\trequest_header Accept-Encoding \"",
+	      f);
+	for (unsigned c = kiln_ncodecs; c-- > 0;) {
+		if (!(codings & (1u << c)))
+			continue;
+		fprintf(f, "%s{vars.kiln_%s}", first ? "" : ",", kiln_codecs[c]->info.name);
+		first = false;
+	}
+	fputs("\"\n"
+	      "\n"
+	      "\t# Vary on every response of a file that has a sibling, identity ones\n"
+	      "\t# too; deferred, it replaces the one file_server adds to a sibling's.\n"
+	      "\t@kiln_has_sibling file",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (codings & (1u << c))
+			fprintf(f, " {path}%s", kiln_codecs[c]->info.suffix);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (codings & (1u << c))
+			fprintf(f, " {path}" INDEX_NAME "%s", kiln_codecs[c]->info.suffix);
+	fputs("\n"
+	      "\theader @kiln_has_sibling {\n"
+	      "\t\tVary Accept-Encoding\n"
+	      "\t\tdefer\n"
+	      "\t}\n"
+	      "\t@kiln_backslash path_regexp `\\\\`\n"
+	      "\theader @kiln_backslash {\n"
+	      "\t\tVary Accept-Encoding\n"
+	      "\t\tdefer\n"
+	      "\t}\n"
+	      "\n",
+	      f);
+}
+
+static void put_file_server(FILE *f, const struct kiln_serve *s, unsigned codings)
+{
+	fputs("\tfile_server {\n"
+	      "\t\tindex " INDEX_NAME "\n"
+	      "\t\thide",
+	      f);
+	for (const char *const *o = s->own; o && *o; o++) {
+		fputc(' ', f);
+		put_hide_pattern(f, *o, false);
+	}
+	fputc(' ', f);
+	put_hide_pattern(f, KILN_TEMP_GLOB, true);
+	fputc(' ', f);
+	put_hide_pattern(f, KILN_JOURNAL_GLOB, true);
+	fputs("\n", f);
+	if (codings) {
+		fputs("\t\tprecompressed", f);
+		for (unsigned c = kiln_ncodecs; c-- > 0;)
+			if (codings & (1u << c))
+				fprintf(f, " %s", kiln_codecs[c]->info.name);
+		fputs("\n", f);
+	}
+	fputs("\t}\n", f);
+}
+
+static char *caddy_text(const struct kiln_serve *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	unsigned codings = served_codings(s);
+
+	if (!f)
+		return NULL;
+	kiln_snippet_header(f, s, "caddy", "# ");
+	put_usage(f, s);
+	fputs("route {\n", f);
+	if (!put_cache_control(f, s)) {
+		fclose(f);
+		free(text);
+		return NULL;
+	}
+	if (codings)
+		put_negotiation(f, codings);
+	put_file_server(f, s, codings);
+	fputs("}\n", f);
+	if (ferror(f)) {
+		fclose(f);
+		free(text);
+		return NULL;
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+const struct kiln_server kiln_server_caddy = {
+	"caddy",
+	{ { "kiln.caddy.conf", caddy_text }, { NULL } },
+};
