@@ -184,8 +184,7 @@ static bool read_whole(const char *root, const char *rel, uint8_t **buf, size_t 
 }
 
 /* The SHA-256 and size of the regular file PATH, or false. */
-static bool file_digest(const char *path, uint64_t *size, uint8_t sha[32], uint8_t head[64],
-			size_t *nhead)
+static bool file_digest(const char *path, uint64_t *size, uint8_t sha[32])
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct kiln_error err;
@@ -197,11 +196,8 @@ static bool file_digest(const char *path, uint64_t *size, uint8_t sha[32], uint8
 		return false;
 	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	     kiln_source_hash(fd, &st, sha, sha384, &err) == KILN_OK;
-	if (ok) {
-		ssize_t r = kiln_source_head(fd, head, 64);
-		*nhead = r > 0 ? (size_t)r : 0;
+	if (ok)
 		*size = (uint64_t)st.st_size;
-	}
 	close(fd);
 	return ok;
 }
@@ -306,8 +302,8 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 	struct kiln_dict_record dr = { .dict_path = m->rel };
 	const struct kiln_dict_record *old;
 	char *path = kiln_dict_sibling_path(t->root, a->e->rel, dict_sha);
-	uint8_t *enc = NULL, sha[32], head[64];
-	size_t enc_len = 0, nhead = 0;
+	uint8_t *enc = NULL, sha[32];
+	size_t enc_len = 0;
 	uint64_t size;
 	struct kiln_error err;
 
@@ -317,8 +313,8 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 						(KILN_DICT_ID_HEX + 1 + strlen(kiln_codec_dcz.suffix))))
 		goto out;
 	if ((old = recorded(a, dict_sha, dr.recipe, path))) {
-		/* the earlier run's: read back only to check its header (and, with
-		 * --verify, to decode it) */
+		/* the earlier run's: read back to check its digest and header
+		 * (and, with --verify, to decode it) */
 		uint8_t *buf = NULL;
 		size_t blen = 0;
 		char *rel = path + strlen(t->root) + 1;
@@ -351,7 +347,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 			atomic_store(&t->record_lost, true);
 		goto out;
 	}
-	if (file_digest(path, &size, sha, head, &nhead) && size == enc_len &&
+	if (file_digest(path, &size, sha) && size == enc_len &&
 	    memcmp(sha, dr.sha256, 32) == 0) {
 		fix_meta(path, &a->st); /* these very bytes are there already */
 	} else if (kiln_sibling_check(path, &a->st, &err) != KILN_OK ||
