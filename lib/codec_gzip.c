@@ -63,7 +63,7 @@ static void gzip_recipe(int level, int extra, bool streamed, char out[KILN_RECIP
 	if (streamed)
 		snprintf(out, KILN_RECIPE_MAX, "zlib-%s-%d", zlib_runtime_version(), level > 9 ? 9 : level);
 	else if (extra)
-		snprintf(out, KILN_RECIPE_MAX, "libdeflate-%s-%d+zopfli-%s-i%d", libdeflate_version(),
+		snprintf(out, KILN_RECIPE_MAX, "libdeflate-%s-%d+zopfli-%s-i%d-s0", libdeflate_version(),
 			 level, zopfli_version(), extra);
 	else
 		snprintf(out, KILN_RECIPE_MAX, "libdeflate-%s-%d", libdeflate_version(), level);
@@ -114,6 +114,12 @@ static kiln_status zopfli_deflate(int iterations, const uint8_t *in, size_t len,
 
 	ZopfliInitOptions(&zo);
 	zo.numiterations = iterations;
+	/* zopfli's default stops at 15 blocks per master block; without the
+	 * limit large files split where their content changes: on npm
+	 * packages (README.md, "Codings") 0.9913 of libdeflate -12's bytes
+	 * instead of 0.9966, a larger gain than 60 iterations instead of 15
+	 * bring, at the cost of the split search alone */
+	zo.blocksplittingmax = 0;
 	*z = NULL;
 	*zlen = 0;
 	do {

@@ -346,7 +346,7 @@ static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 }
 
 /* ap_expr: Accept-Encoding accepts the coding whose token is NAME
- * (server.h): it is not listed with q=0 (under its name or "x-" NAME), and
+ * (server.h): it is not listed with q=0 (under its token or alias), and
  * it is listed, or "*" is listed and not with q=0.  A coding listed twice,
  * once with q=0, is refused. */
 static void put_re_listed(FILE *f, const char *token, bool zero)
@@ -358,14 +358,16 @@ static void put_re_listed(FILE *f, const char *token, bool zero)
 	fputs("[ \\t]*(?:[;,]|$)#i", f);
 }
 
-static void put_accepts(FILE *f, const char *name)
+static void put_accepts(FILE *f, const struct kiln_codec *k)
 {
 	char token[96];
 	const char *ae = "req_novary('Accept-Encoding')";
 
-	/* RFC 9110 section 8.4.1.3: "x-gzip" names gzip; "x-" names no other
-	 * coding of the table, so the alias is harmless for them. */
-	snprintf(token, sizeof(token), "(?:x-)?%s", name);
+	/* the token, or its alias (RFC 9110 section 8.4.1.3: "x-gzip") */
+	if (k->http_alias)
+		snprintf(token, sizeof(token), "(?:%s|%s)", k->info.name, k->http_alias);
+	else
+		snprintf(token, sizeof(token), "%s", k->info.name);
 	fprintf(f, "%s !~ ", ae);
 	put_re_listed(f, token, true);
 	fprintf(f, " && (%s =~ ", ae);
@@ -408,7 +410,7 @@ static void put_selection(FILE *f, const struct kiln_serve *s)
 			"# %s when accepted and NAME%s exists\n"
 			"<ElseIf \"-z %%{PATH_INFO} && -f '%%{REQUEST_FILENAME}%s' && ",
 			i->name, i->suffix, i->suffix);
-		put_accepts(f, i->name);
+		put_accepts(f, kiln_codecs[k]);
 		fprintf(f,
 			"\">\n"
 			"    Options +SymLinksIfOwnerMatch\n"

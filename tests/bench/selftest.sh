@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # selftest.sh - the benchmark harness measures what it says: a short run of
 # compare.sh on the example site (no npm peers), checked line by line, and a
-# run where "libdeflate-gzip" is secretly gzip -9, which it must catch.
+# run where "libdeflate-gzip" is secretly gzip -9, which it must catch; then
+# serve.sh --quick (every row and client of both scenarios, one round of
+# 1 s runs), checked line by line, and a run where kiln's snippet secretly
+# compresses on the fly, which it must catch.
 # A test of the harness, not of speed: no timing is asserted.
 . "$(dirname "$0")/../e2e/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,4 +44,65 @@ printf '#!/bin/sh\nshift\nexec gzip -9 -n "$@"\n' >"$T/bin/libdeflate-gzip"
 chmod +x "$T/bin/libdeflate-gzip"
 KILN_BENCH_TOOLS="kiln-gzip libdeflate-12" PATH="$T/bin:$PATH" "$here/compare.sh" "$FIXTURES/site" 1 >"$T/out2" 2>&1
 check "a different encoder behind libdeflate-gzip is caught" grep -q 'identical .gz bytes: NO' "$T/out2"
+
+# serve.sh: nginx with each configuration, wrk, a report per scenario and client.
+"$here/serve.sh" --quick "$KILN" >"$T/serve" 2>"$T/serve.err"
+check "serve.sh --quick runs (exit $?: $(head -c 300 "$T/serve.err"))" [ ! -s "$T/serve.err" ]
+# serve_row SCENARIO CLIENT ROW: that row's coding, B/resp, requests/s,
+# p50, p95, p99, nginx us per request (the fields around "(min-max)").
+serve_row() {
+	awk -v s="$1" -v c="$2" -v r="$3" '
+		/^scenario / { sc = $2; sub(/:$/, "", sc) }
+		/^client / { cl = $2; sub(/,$/, "", cl) }
+		sc == s && cl == c && $1 == r {
+			for (i = 2; i <= NF; i++)
+				if ($i ~ /^\([0-9]+-[0-9]+\)$/)
+					print $(i - 3), $(i - 2), $(i - 1), $(i + 1), $(i + 2), $(i + 3), $(i + 4)
+		}' "$T/serve"
+}
+# sane CODING...: the row's coding is one of them, and its figures are numbers in order
+sane() {
+	local enc bpr rps p50 p95 p99 us want ok=1
+	read -r enc bpr rps p50 p95 p99 us <<<"$ROW"
+	for want; do [ "$enc" = "$want" ] && ok=0; done
+	[ "$ok" = 0 ] && awk -v b="$bpr" -v r="$rps" -v a="$p50" -v c="$p95" -v d="$p99" -v u="$us" \
+		'BEGIN { exit !(b > 0 && r > 0 && a > 0 && a <= c && c <= d && u >= 0) }'
+}
+check "serve.sh: the machine is stated" grep -Eq '^machine: [0-9]+ cores, .*share these cores' "$T/serve"
+check "serve.sh: 1 run of 1 s per row" grep -q '^client gzip, 1 run of 1 s per row' "$T/serve"
+for sc in single page; do
+	case $sc in
+	single) gz=gzip all=gzip best="br zstd" ;;
+	page) gz=gzip:6,id:1 all=gzip:6,id:1 best=br:5,zstd:1,id:1 ;;
+	esac
+	for r in 1 2 3 4 5; do
+		ROW=$(serve_row "$sc" gzip "$r")
+		check "serve.sh $sc, gzip client, row $r: $gz, figures in order ($ROW)" sane "$gz"
+	done
+	ROW=$(serve_row "$sc" chromium 1)
+	check "serve.sh $sc, chromium client, dynamic row: $all ($ROW)" sane "$all"
+	for r in 2 3; do
+		ROW=$(serve_row "$sc" chromium "$r")
+		# shellcheck disable=SC2086 # best: the codings allowed
+		check "serve.sh $sc, chromium client, row $r: the smallest sibling ($ROW)" sane $best
+	done
+	check "serve.sh $sc: no gzip_static row for the chromium client" [ -z "$(serve_row "$sc" chromium 4)$(serve_row "$sc" chromium 5)" ]
+done
+# (rows 2 and 3 against 1 and each other for both clients of both
+# scenarios, against gzip_static for the gzip client only)
+for pair in "2 / row 1:4" "3 / row 2:4" "2 / row 4:2" "3 / row 5:2"; do
+	check "serve.sh: ratio row ${pair%:*}, ${pair#*:} times" \
+		[ "$(grep -cE "^  row ${pair%:*} +[0-9.]+ \([0-9.]+-[0-9.]+\) +[0-9.]+ \([0-9.]+-[0-9.]+\)$" "$T/serve")" = "${pair#*:}" ]
+done
+check "serve.sh: no wrk errors" not grep -Eq 'socket errors|timeouts|non-2xx' "$T/serve"
+
+# A snippet that compresses on the fly instead of sending the siblings: caught.
+# shellcheck disable=SC2016 # the wrapper's own $@ and $d
+printf '#!/bin/sh\n"%s" "$@" || exit\nfor d; do :; done\necho "gzip on; gzip_types application/json;" >"$d/kiln.nginx.conf"\n' \
+	"$KILN" >"$T/bin/kiln"
+chmod +x "$T/bin/kiln"
+SERVE_SCENARIOS=single "$here/serve.sh" --quick "$T/bin/kiln" >"$T/serve2" 2>&1
+check "serve.sh: a snippet compressing on the fly fails the run (exit $?)" [ $? -ne 0 ]
+check "... named: not the .gz sibling" grep -q 'row 2, client gzip, /data.json: the body is not single/data.json.gz' "$T/serve2"
+check "... before any measurement" not grep -q '^client ' "$T/serve2"
 finish
