@@ -893,11 +893,12 @@ class Sequence:
             raise Failure(f"an unchanged re-run wrote in the tree: {names[:20]}")
 
     def wait_for_dead_temps(self):
-        """kiln removes a killed run's temporary files once they are over
-        2 s old (by their ctime): wait for that before a run."""
+        """kiln removes a killed run's temporary files and journals once they
+        are over 2 s old (by their ctime): wait for that before a run."""
         files, _ = self.on_disk()
         newest = max((int(st.st_ctime) for rel, st in files.items()
-                      if audit.TEMP.match(rel.rpartition(b"/")[2])), default=None)
+                      if audit.TEMP.match(rel.rpartition(b"/")[2])
+                      or audit.JOURNAL.match(rel.rpartition(b"/")[2])), default=None)
         if newest is not None:
             delay = newest + 3.05 - time.time()
             if delay > 0:
