@@ -4,7 +4,7 @@ browser: headless Chromium visits a page served by release 1, the server
 switches to release 2, and Chromium visits again.
 
 usage: browser_dcz.py --url URL --log FILE --switch CMD --script1 PATH
-                      --script2 PATH --dict-sha256 HEX --out JSON
+                      --script2 PATH --dict-sha256 HEX
                       [--chromium PATH] [--timeout S]
 
 The caller serves release 1 at URL (its index.html) with kiln's nginx
@@ -38,6 +38,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser as B  # noqa: E402
@@ -70,7 +71,6 @@ class Run:
         res = c.send("Runtime.evaluate", {"expression": "(document.getElementById('out') || {}).textContent",
                                           "returnByValue": True}, session)
         v.marker = res.get("result", {}).get("value")
-        import time
         time.sleep(self.deadline.left(0.5))
         data = B.read_from(self.o.log, start)
         v.log = B.parse_log(data, "nginx")
