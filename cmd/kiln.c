@@ -121,6 +121,10 @@ static const char *const fixed_help[][2] = {
 	{ "--immutable GLOB", "serve files matching GLOB as immutable too (repeatable; fingerprinted "
 			      "names always are)" },
 	{ "--no-cache-control", "leave Cache-Control out of the snippets" },
+	{ "--previous PATH", "an earlier release of DIR as deployed (a directory or a deploy archive; repeatable, "
+			     "newest first, at most 8): each fingerprinted file whose earlier "
+			     "version differs gets a NAME.<id>.dcz delta against it (RFC 9842 dcz, "
+			     "zstd 19), served to browsers that hold that version" },
 	{ NULL, "Output:" },
 	{ "--progress", "show a progress line (default when stderr is a terminal)" },
 	{ "--no-progress", "never show the progress line" },
@@ -246,7 +250,7 @@ enum {
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
 	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
-	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL,
+	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL, OPT_PREVIOUS,
 	OPT_SHARD,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
@@ -273,6 +277,7 @@ static const struct option fixed_options[] = {
 	{ "url-prefix", required_argument, NULL, OPT_URL_PREFIX },
 	{ "immutable", required_argument, NULL, OPT_IMMUTABLE },
 	{ "no-cache-control", no_argument, NULL, OPT_NO_CACHE_CONTROL },
+	{ "previous", required_argument, NULL, OPT_PREVIOUS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "force", no_argument, NULL, 'f' },
 	{ "cache", required_argument, NULL, OPT_CACHE },
@@ -349,7 +354,7 @@ struct cli {
 	struct kiln_archive_options aopt;
 	const char *output;  /* -o */
 	bool archive_option; /* an option that needs -o was given */
-	const char **include, **exclude, **immutable;
+	const char **include, **exclude, **immutable, **previous;
 	enum ui_verbosity verbosity;
 	int progress; /* -1 auto, 0 off, 1 on */
 	bool json;
@@ -451,8 +456,10 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->include = calloc((size_t)argc, sizeof(char *));
 	cli->exclude = calloc((size_t)argc, sizeof(char *));
 	cli->immutable = calloc((size_t)argc, sizeof(char *));
+	cli->previous = calloc((size_t)argc, sizeof(char *));
 	cli->long_options = build_options(cli->option_names);
-	if (!cli->include || !cli->exclude || !cli->immutable || !cli->long_options) {
+	if (!cli->include || !cli->exclude || !cli->immutable || !cli->previous ||
+	    !cli->long_options) {
 		fputs("kiln: out of memory\n", stderr);
 		return EXIT_FAILED;
 	}
@@ -533,6 +540,13 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			cli->immutable[cli->opt.n_immutable++] = optarg;
 			break;
 		case OPT_NO_CACHE_CONTROL: cli->opt.cache_control = false; break;
+		case OPT_PREVIOUS:
+			if (!*optarg)
+				return usage_error("--previous takes an earlier release's directory");
+			if (cli->opt.n_previous == KILN_MAX_PREVIOUS)
+				return usage_error("--previous is given more than %d times", KILN_MAX_PREVIOUS);
+			cli->previous[cli->opt.n_previous++] = optarg;
+			break;
 		case OPT_JSON: cli->json = true; break;
 		case 'f': cli->opt.force = true; break;
 		case OPT_CACHE:
@@ -609,6 +623,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->opt.include = cli->include;
 	cli->opt.exclude = cli->exclude;
 	cli->opt.immutable = cli->immutable;
+	cli->opt.previous = cli->previous;
 	if (cli->opt.codings == 0)
 		return usage_error("every coding is turned off: nothing to write");
 	return -1;
@@ -788,6 +803,7 @@ out:
 	free(cli.include);
 	free(cli.exclude);
 	free(cli.immutable);
+	free(cli.previous);
 	free(cli.long_options);
 	for (size_t i = 0; i < sizeof(cli.option_names) / sizeof(cli.option_names[0]); i++)
 		free(cli.option_names[i]);

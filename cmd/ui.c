@@ -527,10 +527,10 @@ static void problem(struct ui *ui, const char *path, kiln_event ev, int coding,
 	ui_clear_line(ui);
 	fprintf(ui->err, "kiln: %s: ", p ? p : "?");
 	if (ev == KILN_EVENT_MISSING_SIBLING || ev == KILN_EVENT_STALE_SIBLING)
-		fprintf(ui->err, "%s %s sibling", ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing",
-			coding_word(coding));
+		fprintf(ui->err, "%s %s%ssibling", ev == KILN_EVENT_STALE_SIBLING ? "stale" : "missing",
+			coding_word(coding), *coding_word(coding) ? " " : "");
 	else if (ev == KILN_EVENT_SIBLING_METADATA)
-		fprintf(ui->err, "%s sibling", coding_word(coding));
+		fprintf(ui->err, "%s%ssibling", coding_word(coding), *coding_word(coding) ? " " : "");
 	else
 		fputs(kiln_event_name(ev), ui->err);
 	fprintf(ui->err, "%s%s\n", detail ? ": " : "", detail ? detail : "");
@@ -561,6 +561,14 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		if (verbose && (glob = escaped(path))) {
 			ui_clear_line(ui);
 			fprintf(ui->err, "%s: %s\n", glob, ui->dry_run ? "would be removed" : "removed");
+			free(glob);
+		}
+		break;
+	case KILN_EVENT_DICT_DELTA:
+		ui->deltas++;
+		if (verbose && (glob = escaped(path))) {
+			ui_clear_line(ui);
+			fprintf(ui->err, "%s: %s\n", glob, kiln_event_name(ev));
 			free(glob);
 		}
 		break;

@@ -68,6 +68,9 @@ static void summary(struct ui *ui)
 				ui_plural(ui->written ? ui->written : ui->removed, "sibling", "siblings"),
 				ui->written ? "written" : "removed");
 	}
+	if (ui->deltas)
+		fprintf(ui->err, "; %llu dictionary %s", (unsigned long long)ui->deltas,
+			ui_plural(ui->deltas, "delta", "deltas"));
 	if (sym)
 		fprintf(ui->err, "; %llu %s skipped", (unsigned long long)sym,
 			ui_plural(sym, "symlink", "symlinks"));
@@ -163,6 +166,7 @@ int ui_print_json(struct ui *ui, FILE *f)
 		     json_object_set(root, "not_assets", other) == 0 &&
 		     put_count(root, "unchanged", ui->unchanged) &&
 		     put_count(root, "written", ui->written) &&
+		     put_count(root, "dictionary_deltas", ui->deltas) &&
 		     put_count(root, "not_done", ui->undone) &&
 		     json_object_set(root, "bytes", bytes) == 0;
 	}

@@ -120,6 +120,7 @@ static void wrap_file(void *user, const struct kiln_report *r)
 		}
 		c->kept[c->nkept].rel = strdup(r->path);
 		c->kept[c->nkept].coding = k;
+		c->kept[c->nkept].suffix = NULL;
 		if (!c->kept[c->nkept].rel)
 			c->failed = true;
 		else
@@ -135,6 +136,44 @@ static void wrap_file(void *user, const struct kiln_report *r)
 	free(p);
 }
 
+/* The dictionary delta at PATH (in the staging tree) goes into the output
+ * like a sibling. */
+static void keep_delta(struct ctx *c, const char *path)
+{
+	size_t n = strlen(c->tree_path), base;
+	const char *rel = path + n + 1, *name;
+	struct kept *k;
+
+	if (strncmp(path, c->tree_path, n) != 0 || path[n] != '/') {
+		c->failed = true;
+		return;
+	}
+	name = strrchr(rel, '/');
+	name = name ? name + 1 : rel;
+	base = (size_t)(name - rel) + kiln_dict_sibling_base_len(name);
+	if (c->nkept == c->capkept) {
+		size_t cap = c->capkept ? c->capkept * 2 : 256;
+		struct kept *v = realloc(c->kept, cap * sizeof(*v));
+		if (!v) {
+			c->failed = true;
+			return;
+		}
+		c->kept = v;
+		c->capkept = cap;
+	}
+	k = &c->kept[c->nkept];
+	k->coding = -1;
+	k->rel = strndup(rel, base);
+	k->suffix = strdup(rel + base);
+	if (!k->rel || !k->suffix) {
+		free(k->rel);
+		free(k->suffix);
+		c->failed = true;
+		return;
+	}
+	c->nkept++;
+}
+
 static void wrap_event(void *user, kiln_event ev, const char *path, int coding,
 		       const struct kiln_error *err)
 {
@@ -144,6 +183,8 @@ static void wrap_event(void *user, kiln_event ev, const char *path, int coding,
 	if (ev == KILN_EVENT_REMOVE_FAILED || ev == KILN_EVENT_CACHE_FAILED ||
 	    ev == KILN_EVENT_FOREIGN_STALE)
 		c->failed = true;
+	if (ev == KILN_EVENT_DICT_DELTA)
+		keep_delta(c, path);
 	if (c->user.on_event)
 		c->user.on_event(c->user.user, ev, p ? p : path, coding, err);
 	free(p);
@@ -241,8 +282,10 @@ static void free_ctx(struct ctx *c)
 	free(c->inokeys);
 	free(c->inoitem);
 	free(c->byino.slot);
-	for (size_t i = 0; i < c->nkept; i++)
+	for (size_t i = 0; i < c->nkept; i++) {
 		free(c->kept[i].rel);
+		free(c->kept[i].suffix);
+	}
 	free(c->kept);
 	free(c->tree);
 	free(c->tree_path);

@@ -68,6 +68,8 @@ typedef const char *(*keyof_fn)(const void *keys, size_t i);
 struct kept {
 	char *rel;      /* path relative to the tree */
 	int coding;
+	char *suffix;   /* a dictionary delta's (".<id>.dcz"), owned; NULL for a
+	                   coding's sibling */
 };
 
 /* A source of entry data: an archive's current entry, or a file. */

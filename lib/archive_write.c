@@ -111,7 +111,7 @@ static kiln_status list_output(struct ctx *c, struct out_list *l)
 	/* the siblings kept, keyed by their staging path */
 	for (size_t i = 0; i < c->nkept; i++) {
 		const struct kept *kp = &c->kept[i];
-		const char *suffix = kiln_coding_suffix((kiln_coding)kp->coding);
+		const char *suffix = kp->suffix ? kp->suffix : kiln_coding_suffix((kiln_coding)kp->coding);
 		char *rel = tree_join(c, kp->rel);
 		const struct item *src, *meta;
 		size_t s = rel ? kiln_arc_find_item(c, rel) : NONE;

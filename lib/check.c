@@ -99,6 +99,41 @@ static void check_unrecorded(struct check *k, const struct kiln_entry *e, const 
 	free(src);
 }
 
+/* The dictionary deltas REC records, against the disk: each must hold the
+ * recorded bytes (its dictionary is not at hand to decode it: the digest
+ * is what kiln wrote for this content, and the header names the
+ * dictionary) with its source's metadata (SRC).  PATH names the asset. */
+static void check_deltas(struct check *k, const struct kiln_record *rec, const char *path,
+			 const struct stat *src)
+{
+	for (size_t i = 0; i < rec->ndicts; i++) {
+		const struct kiln_dict_record *d = &rec->dicts[i];
+		char *sib = kiln_dict_sibling_path(k->t->root, rec->rel, d->dict_sha256);
+		int fd = sib ? open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+		uint8_t sha[32], sha384[48], head[64];
+		struct kiln_error err;
+		struct stat st;
+		ssize_t nhead;
+
+		if (fd < 0) {
+			problem(k, KILN_EVENT_MISSING_SIBLING, sib ? sib : path, -1, NULL);
+		} else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+			   (uint64_t)st.st_size != d->size ||
+			   kiln_source_hash(fd, &st, sha, sha384, &err) != KILN_OK ||
+			   memcmp(sha, d->sha256, 32) != 0 ||
+			   (nhead = kiln_source_head(fd, head, sizeof(head))) < 0 ||
+			   !kiln_codec_dcz.names_dictionary(head, (size_t)nhead, d->dict_sha256)) {
+			problem(k, KILN_EVENT_STALE_SIBLING, sib, -1,
+				"not the dictionary delta kiln wrote for this content");
+		} else if (metadata_differs(&st, src)) {
+			problem(k, KILN_EVENT_SIBLING_METADATA, sib, -1, metadata_differs(&st, src));
+		}
+		if (fd >= 0)
+			close(fd);
+		free(sib);
+	}
+}
+
 /* One asset on disk against its record. */
 static void check_asset(struct check *k, const struct kiln_entry *e)
 {
@@ -143,6 +178,7 @@ static void check_asset(struct check *k, const struct kiln_entry *e)
 				metadata_differs(&sst, &st));
 		free(sib);
 	}
+	check_deltas(k, &pe->rec, path, &st);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -206,6 +242,14 @@ static void check_leftovers(struct check *k)
 			struct stat st;
 			if (pe->rec.coding[c].outcome == KILN_CODING_KEPT && sib && lstat(sib, &st) == 0)
 				problem(k, KILN_EVENT_ORPHANED_SIBLING, sib, (int)c, NULL);
+			free(sib);
+		}
+		for (size_t d = 0; d < pe->rec.ndicts; d++) {
+			char *sib = kiln_dict_sibling_path(t->root, pe->rec.rel,
+							   pe->rec.dicts[d].dict_sha256);
+			struct stat st;
+			if (sib && lstat(sib, &st) == 0)
+				problem(k, KILN_EVENT_ORPHANED_SIBLING, sib, -1, NULL);
 			free(sib);
 		}
 		free(path);

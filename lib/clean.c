@@ -7,7 +7,8 @@
  * survives (and is pointed out, as is any file named like a sibling that
  * the record does not hold).  The snippet is removed only if it is one kiln generated (its
  * first line says so), the manifest last, so an interrupted clean can be run
- * again.
+ * again.  Dictionary deltas are the exception: their names are kiln's
+ * (dict.h), so every file named like one goes.
  */
 #include "run.h"
 
@@ -117,6 +118,24 @@ out:
 	free(src_rel);
 }
 
+/* A file named like a dictionary delta: kiln's, whoever wrote it (dict.h),
+ * so removed; one that is not a regular file is pointed out, as a server
+ * would follow it. */
+static void remove_delta(struct kiln_tree *t, const struct kiln_entry *e, uint64_t *removed)
+{
+	char *path = kiln_path_join(t->root, e->rel, "");
+
+	if (!path)
+		return;
+	if (!S_ISREG(e->st.st_mode)) {
+		atomic_store(&t->foreign_stale, true);
+		kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, path, -1, NULL);
+	} else if (!remove_file(t, path, removed)) {
+		atomic_store(&t->remove_failed, true);
+	}
+	free(path);
+}
+
 /* Temporary files and journals of dead runs, anywhere in the tree; and
  * siblings kiln did not write, pointed out. */
 static void remove_leftovers(struct kiln_tree *t, uint64_t *removed)
@@ -131,6 +150,10 @@ static void remove_leftovers(struct kiln_tree *t, uint64_t *removed)
 		const char *base = strrchr(t->walk.v[i].rel, '/');
 		char *path;
 		base = base ? base + 1 : t->walk.v[i].rel;
+		if (kiln_dict_sibling_base_len(base)) {
+			remove_delta(t, &t->walk.v[i], removed);
+			continue;
+		}
 		if (!kiln_is_temp_name(base) && !kiln_is_journal_name(base)) {
 			point_out_unrecorded(t, &t->walk.v[i]);
 			continue;

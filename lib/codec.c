@@ -8,6 +8,8 @@
 #include "codec.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -28,7 +30,7 @@ _Static_assert(sizeof(kiln_codecs) / sizeof(kiln_codecs[0]) <= KILN_MAX_CODINGS,
 	       "more codings than KILN_MAX_CODINGS");
 
 /* Suffixes of codings a later kiln may write (see codec.h), NULL-ended. */
-static const char *const reserved_suffixes[] = { NULL };
+static const char *const reserved_suffixes[] = { ".dcb", NULL };
 
 unsigned kiln_coding_count(void)
 {
@@ -94,6 +96,10 @@ size_t kiln_sibling_base_len(const char *name)
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if ((n = strip(name, kiln_codecs[c]->info.suffix)))
 			return n;
+	if ((n = kiln_dict_sibling_base_len(name)))
+		return n;
+	if ((n = strip(name, kiln_codec_dcz.suffix)))
+		return n;
 	for (size_t i = 0; reserved_suffixes[i]; i++)
 		if ((n = strip(name, reserved_suffixes[i])))
 			return n;
@@ -105,10 +111,49 @@ bool kiln_is_sibling_extension(const char *ext)
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if (strcasecmp(ext, kiln_codecs[c]->info.suffix + 1) == 0)
 			return true;
+	if (strcasecmp(ext, kiln_codec_dcz.suffix + 1) == 0)
+		return true;
 	for (size_t i = 0; reserved_suffixes[i]; i++)
 		if (strcasecmp(ext, reserved_suffixes[i] + 1) == 0)
 			return true;
 	return false;
+}
+
+size_t kiln_dict_sibling_base_len(const char *name)
+{
+	size_t n = strip(name, kiln_codec_dcz.suffix);
+
+	if (n <= KILN_DICT_ID_HEX + 1)
+		return 0;
+	n -= KILN_DICT_ID_HEX;
+	for (size_t i = 0; i < KILN_DICT_ID_HEX; i++)
+		if (!((name[n + i] >= '0' && name[n + i] <= '9') ||
+		      (name[n + i] >= 'a' && name[n + i] <= 'f')))
+			return 0;
+	return name[n - 1] == '.' ? n - 1 : 0;
+}
+
+void kiln_dict_id(const uint8_t dict_sha[32], char out[KILN_DICT_ID_HEX + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < KILN_DICT_ID_HEX / 2; i++) {
+		out[2 * i] = hex[dict_sha[i] >> 4];
+		out[2 * i + 1] = hex[dict_sha[i] & 15];
+	}
+	out[KILN_DICT_ID_HEX] = '\0';
+}
+
+char *kiln_dict_sibling_path(const char *root, const char *rel, const uint8_t dict_sha[32])
+{
+	char id[KILN_DICT_ID_HEX + 1];
+	size_t n = strlen(root) + strlen(rel) + KILN_DICT_ID_HEX + strlen(kiln_codec_dcz.suffix) + 3;
+	char *p = malloc(n);
+
+	kiln_dict_id(dict_sha, id);
+	if (p)
+		snprintf(p, n, "%s/%s.%s%s", root, rel, id, kiln_codec_dcz.suffix);
+	return p;
 }
 
 ssize_t kiln_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)

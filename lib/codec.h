@@ -172,6 +172,60 @@ kiln_coding kiln_sibling_coding(const char *name);
  * table's or a reserved one: such files are compressed streams already. */
 bool kiln_is_sibling_extension(const char *ext);
 
+/*
+ * Dictionary deltas (RFC 9842).  A coding that needs a dictionary besides
+ * the source is not a row of kiln_codecs[] (every row encodes a source
+ * alone); kiln_codec_dcz (codec_dcz.c) is the one there is, and dict.c
+ * decides which dictionaries a file gets.  Its sibling is named after the
+ * dictionary: NAME + "." + KILN_DICT_ID_HEX lowercase hex digits of the
+ * dictionary's SHA-256 + suffix ("app.3f9a2c7b.js.0123456789abcdef.dcz"),
+ * so one file can have one per dictionary, a server picks it by the
+ * request's Available-Dictionary, and no tool takes it for an asset.
+ */
+#define KILN_DICT_ID_HEX 16
+
+struct kiln_dict_codec {
+	const char *name;   /* the HTTP content-coding token */
+	const char *suffix; /* the sibling's last suffix, with its dot */
+	size_t header_len;  /* bytes before the compressed frame */
+	/* The recipe (as kiln_codec.recipe): encoder, version, level. */
+	void (*recipe)(char out[KILN_RECIPE_MAX]);
+	/*
+	 * Encode IN[0..in_len) against the dictionary DICT[0..dict_len), whose
+	 * SHA-256 is DICT_SHA, into a malloc'ed *OUT of *OUT_LEN bytes.
+	 * KILN_OK, KILN_ERR_NOMEM or KILN_ERR_ENCODER.  Deterministic: a
+	 * function of the three inputs.  Thread-safe.
+	 */
+	kiln_status (*encode)(const uint8_t *dict, size_t dict_len, const uint8_t dict_sha[32],
+			      const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len);
+	/*
+	 * Decode ENC[0..enc_len) with an independent decoder and the
+	 * dictionary, and compare with SRC[0..src_len): KILN_OK when its
+	 * header names DICT_SHA and it decodes, within the window limit a
+	 * client holds it to, to exactly SRC; KILN_ERR_VERIFY otherwise;
+	 * KILN_ERR_NOMEM.  Thread-safe.
+	 */
+	kiln_status (*verify)(const uint8_t *enc, size_t enc_len, const uint8_t *dict,
+			      size_t dict_len, const uint8_t dict_sha[32], const uint8_t *src,
+			      size_t src_len);
+	/* Does the body ENC[0..enc_len) say it needs the dictionary DICT_SHA? */
+	bool (*names_dictionary)(const uint8_t *enc, size_t enc_len, const uint8_t dict_sha[32]);
+};
+
+extern const struct kiln_dict_codec kiln_codec_dcz;
+
+/* If NAME ends in "." + KILN_DICT_ID_HEX lowercase hex digits +
+ * kiln_codec_dcz.suffix and is longer than that, the length of NAME
+ * without it; otherwise 0. */
+size_t kiln_dict_sibling_base_len(const char *name);
+
+/* "ROOT/REL.<id>.dcz" for the dictionary DICT_SHA, malloc'ed (NULL when
+ * out of memory); ROOT "" gives "/REL...". */
+char *kiln_dict_sibling_path(const char *root, const char *rel, const uint8_t dict_sha[32]);
+
+/* The dictionary id of DICT_SHA: KILN_DICT_ID_HEX hex digits and a NUL. */
+void kiln_dict_id(const uint8_t dict_sha[32], char out[KILN_DICT_ID_HEX + 1]);
+
 /* Reading a source back in order, to compare it with decoded bytes. */
 struct kiln_src_cmp {
 	int fd;

@@ -31,6 +31,7 @@
 
 #include "classify.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_hex_lower(char c)
@@ -44,8 +45,9 @@ static bool is_base64url(char c)
 	       c == '_' || c == '-';
 }
 
-/* Rule (a) for the token starting at T, or (c) when MIN is 16. */
-static bool hex_token(const char *t, size_t min)
+/* Rule (a) for the token starting at T, or (c) when MIN is 16: its
+ * length, or 0. */
+static size_t hex_token(const char *t, size_t min)
 {
 	size_t n = 0;
 	bool digit = false, letter = false;
@@ -54,35 +56,63 @@ static bool hex_token(const char *t, size_t min)
 		digit |= t[n] <= '9';
 		letter |= t[n] >= 'a';
 	}
-	return n >= min && t[n] == '.' && digit && letter;
+	return n >= min && t[n] == '.' && digit && letter ? n : 0;
 }
 
-/* Rule (b) for the token starting at T. */
-static bool base64url_token(const char *t)
+/* Rule (b) for the token starting at T: its length (8), or 0. */
+static size_t base64url_token(const char *t)
 {
 	bool digit = false, letter = false, mix = false;
 
 	for (size_t i = 0; i < 8; i++) {
 		if (!is_base64url(t[i]))
-			return false;
+			return 0;
 		digit |= t[i] >= '0' && t[i] <= '9';
 		letter |= (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z');
 		mix |= i > 0 && t[i - 1] >= 'a' && t[i - 1] <= 'z' && t[i] >= 'A' && t[i] <= 'Z';
 	}
-	return t[8] == '.' && letter && (digit || mix);
+	return t[8] == '.' && letter && (digit || mix) ? 8 : 0;
+}
+
+bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len)
+{
+	const char *base = strrchr(name, '/');
+	size_t n;
+
+	base = base ? base + 1 : name;
+	if ((n = hex_token(base, 16))) {
+		*start = (size_t)(base - name);
+		*len = n;
+		return true;
+	}
+	for (const char *p = base + 1; *p; p++)
+		if ((*p == '.' || *p == '-') &&
+		    ((n = hex_token(p + 1, 8)) || (n = base64url_token(p + 1)))) {
+			*start = (size_t)(p + 1 - name);
+			*len = n;
+			return true;
+		}
+	return false;
 }
 
 bool kiln_fingerprinted(const char *name)
 {
-	const char *base = strrchr(name, '/');
+	size_t start, len;
 
-	base = base ? base + 1 : name;
-	if (hex_token(base, 16))
-		return true;
-	for (const char *p = base + 1; *p; p++)
-		if ((*p == '.' || *p == '-') && (hex_token(p + 1, 8) || base64url_token(p + 1)))
-			return true;
-	return false;
+	return kiln_fingerprint_span(name, &start, &len);
+}
+
+char *kiln_fingerprint_family(const char *name)
+{
+	size_t start, len, n = strlen(name);
+	char *f;
+
+	if (!kiln_fingerprint_span(name, &start, &len) || !(f = malloc(n - len + 2)))
+		return NULL;
+	memcpy(f, name, start);
+	f[start] = '*';
+	memcpy(f + start + 1, name + start + len, n - start - len + 1);
+	return f;
 }
 
 bool kiln_immutable(const struct kiln_options *opt, const char *rel)

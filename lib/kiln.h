@@ -261,6 +261,24 @@ struct kiln_options {
 	 * encodings: peak memory is about jobs * 3 * stream_size plus the
 	 * encoders' own.  Default 64 MiB; 0 means never stream. */
 	uint64_t stream_size;
+	/*
+	 * Dictionary deltas (RFC 9842; README.md, "Dictionary deltas"): earlier
+	 * releases of the tree as deployed (directories, or deploy archives
+	 * read as kiln_run_archive() reads its input), newest first, at
+	 * most KILN_MAX_PREVIOUS.  A fingerprinted asset (kiln_fingerprinted())
+	 * whose family -- its path with the fingerprint replaced by '*' --
+	 * has a member with other bytes in one of them gets a "dcz" sibling
+	 * NAME.<16 hex digits of the member's SHA-256>.dcz per such member,
+	 * encoded against it, kept only if smaller than every other sibling
+	 * of the file (and within max_ratio); the manifest records each
+	 * ("dictionaries") and the snippets serve it to a client that offers
+	 * that dictionary.  Every file so named that the run does not vouch
+	 * for is removed, whoever wrote it.  A release that cannot be read is
+	 * reported through on_file (ROOT its path, PATH "") and fails the
+	 * tree (KILN_ERR_IO), its deltas left out.  Default none.
+	 */
+	const char *const *previous;
+	size_t n_previous;
 	/* fsync(2) every sibling, manifest and cache entry before renaming it
 	 * into place, and its directory after: siblings survive power loss,
 	 * at a cost in speed.  Default false. */
@@ -272,6 +290,8 @@ struct kiln_options {
 };
 
 #define KILN_MAX_SHARDS 65536 /* the largest shard count */
+/* At most this many kiln_options.previous. */
+#define KILN_MAX_PREVIOUS 8
 
 /* Fill *opt with the defaults documented above.  Never fails. */
 void kiln_options_init(struct kiln_options *opt);
@@ -280,7 +300,7 @@ void kiln_options_init(struct kiln_options *opt);
  * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
  * ("codings", "level", "extra", "max_ratio", "servers", "url_prefix",
- * "shard") and *coding (if non-NULL) to
+ * "shard", "previous") and *coding (if non-NULL) to
  * the coding whose level or extra setting is bad (-1 otherwise).
  */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
@@ -315,6 +335,10 @@ typedef enum kiln_event {
 	                                 file of the tree (PATH) */
 	KILN_EVENT_EXCLUDE_UNMATCHED, /* an exclude glob (ERR->what) matched no
 	                                 file of the tree (PATH) */
+	KILN_EVENT_DICT_DELTA,       /* a dictionary delta (kiln_options.previous)
+	                                kept: PATH is the delta's file, written
+	                                (or, dry run, would be) or left as the
+	                                earlier run made it; ERR NULL */
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */
@@ -512,7 +536,10 @@ void kiln_run_remove_temps(struct kiln_run *run);
  * mtime and permission bits, no sibling may exist that the manifest does
  * not record (one that does not decode to its source is reported as a
  * stale sibling), every entry must still exist, and no sibling may be
- * recorded as stale.  Each problem is one on_event call
+ * recorded as stale; every dictionary delta the manifest records must hold
+ * the recorded bytes (its dictionary is not at hand to decode it with),
+ * name its dictionary in its header and have its source's mtime and
+ * permission bits.  Each problem is one on_event call
  * (KILN_EVENT_NO_MANIFEST .. KILN_EVENT_UNRECORDED_SIBLING, with a detail
  * in err->what where there is one) and is counted in *problems.  I/O errors
  * on files are reported through on_file.  Returns KILN_OK, or KILN_ERR_IO if
@@ -532,7 +559,10 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
  * is removed: the events and count say what would be).  A file beside its
  * source and named like its sibling that the record does not hold is left
  * too, and reported: KILN_EVENT_FOREIGN if it decodes to the source,
- * KILN_EVENT_FOREIGN_STALE if not.  Returns KILN_OK; KILN_ERR_IO if the
+ * KILN_EVENT_FOREIGN_STALE if not.  Files named like a dictionary delta
+ * (NAME.<16 hex>.dcz, kiln_options.previous) are kiln's whoever wrote
+ * them: every regular one is removed (one that is not a regular file is
+ * KILN_EVENT_FOREIGN_STALE).  Returns KILN_OK; KILN_ERR_IO if the
  * manifest is unreadable, something could not be removed, or a
  * KILN_EVENT_FOREIGN_STALE was reported.
  */

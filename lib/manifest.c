@@ -236,6 +236,32 @@ static bool add_coding(json_t *encs, json_t *nogain, const struct kiln_coding_re
 	return json_object_set_new(cr->outcome == KILN_CODING_KEPT ? encs : nogain, i->name, s) == 0;
 }
 
+/* E.dictionaries = [{"path", "size", "sha256", "encoder", "dictionary",
+ * "dictionary_sha256"}, ...] for R's dictionary deltas, in R's order. */
+static bool add_dicts(json_t *e, const struct kiln_record *r, const char *key)
+{
+	json_t *a = json_array();
+	bool ok = a != NULL;
+
+	for (size_t i = 0; ok && i < r->ndicts; i++) {
+		const struct kiln_dict_record *d = &r->dicts[i];
+		json_t *o = json_object();
+		char *path = kiln_dict_sibling_path("", key, d->dict_sha256);
+		bool enc;
+		char *dkey = kiln_manifest_key(d->dict_path, &enc);
+		ok = o && path && dkey && put_str(o, "path", path + 1) && put_int(o, "size", d->size) &&
+		     put_sha(o, "sha256", d->sha256) && put_str(o, "encoder", d->recipe) &&
+		     put_str(o, "dictionary", dkey) &&
+		     put_sha(o, "dictionary_sha256", d->dict_sha256) && json_array_append(a, o) == 0;
+		json_decref(o);
+		free(path);
+		free(dkey);
+	}
+	ok = ok && json_object_set(e, "dictionaries", a) == 0;
+	json_decref(a);
+	return ok;
+}
+
 static json_t *entry(const struct kiln_options *opt, const struct kiln_record *r,
 		     const char *key, bool encoded)
 {
@@ -254,6 +280,8 @@ static json_t *entry(const struct kiln_options *opt, const struct kiln_record *r
 	for (unsigned c = 0; ok && c < kiln_ncodecs; c++)
 		if (r->coding[c].outcome != KILN_CODING_OFF)
 			ok = add_coding(encs, nogain, &r->coding[c], (kiln_coding)c, key);
+	if (ok && r->ndicts)
+		ok = add_dicts(e, r, key);
 	if (ok && r->outcome != KILN_OUTCOME_COMPRESSED)
 		ok = put_str(e, "skipped", kiln_outcome_name(r->outcome));
 	else if (ok)

@@ -66,6 +66,11 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 	    (opt->shard_count > KILN_MAX_SHARDS || opt->shard_index < 1 ||
 	     opt->shard_index > opt->shard_count || !opt->write_manifest))
 		bad = "shard";
+	if (!bad && opt->n_previous > KILN_MAX_PREVIOUS)
+		bad = "previous";
+	for (size_t i = 0; !bad && i < opt->n_previous; i++)
+		if (!opt->previous[i] || !*opt->previous[i])
+			bad = "previous";
 	if (field)
 		*field = bad;
 	if (coding)

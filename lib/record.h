@@ -28,6 +28,24 @@ struct kiln_coding_record {
 	char recipe[KILN_RECIPE_MAX]; /* how it was made; "" when unknown */
 };
 
+/* A dictionary delta of an asset (RFC 9842): the sibling
+ * NAME.<id>.dcz (codec.h), SIZE bytes with SHA256, made by RECIPE against
+ * the dictionary whose SHA-256 is DICT_SHA256: the file DICT_PATH
+ * (relative to its release's top) of a previous release. */
+struct kiln_dict_record {
+	uint8_t dict_sha256[32];
+	char *dict_path;       /* owned */
+	uint64_t size;
+	uint8_t sha256[32];
+	char recipe[KILN_RECIPE_MAX];
+};
+
+/* A list of them. */
+struct kiln_dict_list {
+	struct kiln_dict_record *v;
+	size_t n;
+};
+
 struct kiln_record {
 	char *rel;             /* exact relative path bytes, owned */
 	uint64_t size;         /* of the source */
@@ -36,6 +54,9 @@ struct kiln_record {
 	kiln_outcome outcome;  /* COMPRESSED, or why not: MEDIA, SMALL,
 	                          NO_GAIN, EXCLUDED */
 	struct kiln_coding_record coding[KILN_MAX_CODINGS];
+	/* Its dictionary deltas, sorted by dict_sha256; owned. */
+	struct kiln_dict_record *dicts;
+	size_t ndicts;
 };
 
 /* A sibling kiln wrote that should be gone but could not be removed: kept
@@ -47,8 +68,12 @@ struct kiln_stale {
 	uint8_t sha256[32];
 };
 
-/* Deep copy of *SRC into *DST (false when out of memory). */
+/* Deep copy of *SRC into *DST (false when out of memory: *DST then owns
+ * nothing). */
 bool kiln_record_copy(struct kiln_record *dst, const struct kiln_record *src);
 void kiln_record_free(struct kiln_record *r);
+
+/* Free R's dictionary deltas (R has none afterwards). */
+void kiln_record_free_dicts(struct kiln_record *r);
 
 #endif

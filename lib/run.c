@@ -16,6 +16,7 @@
 #include "run.h"
 
 #include "codec.h"
+#include "dict.h"
 #include "hash.h"
 #include "manifest.h"
 #include "pipeline.h"
@@ -42,7 +43,7 @@ static unsigned online_cpus(void)
 struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb)
 {
 	struct kiln_run *run;
-	size_t nglobs = opt->n_include + opt->n_exclude + opt->n_immutable;
+	size_t nglobs = opt->n_include + opt->n_exclude + opt->n_immutable + opt->n_previous;
 	const char **strs[4];
 
 	if (kiln_options_check(opt, NULL, NULL) != KILN_OK || kiln_hash_init() != KILN_OK)
@@ -60,9 +61,11 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	if (!run->workers || !run->globs)
 		goto fail;
 	for (size_t i = 0; i < nglobs; i++) {
+		size_t ie = opt->n_include + opt->n_exclude;
 		const char *g = i < opt->n_include ? opt->include[i]
-				: i < opt->n_include + opt->n_exclude ? opt->exclude[i - opt->n_include]
-				: opt->immutable[i - opt->n_include - opt->n_exclude];
+				: i < ie ? opt->exclude[i - opt->n_include]
+				: i < ie + opt->n_immutable ? opt->immutable[i - ie]
+				: opt->previous[i - ie - opt->n_immutable];
 		if (!(run->globs[i] = strdup(g)))
 			goto fail;
 	}
@@ -72,6 +75,8 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	run->opt.include = (const char *const *)run->globs;
 	run->opt.exclude = (const char *const *)run->globs + opt->n_include;
 	run->opt.immutable = (const char *const *)run->globs + opt->n_include + opt->n_exclude;
+	run->opt.previous = (const char *const *)run->globs + opt->n_include + opt->n_exclude +
+			    opt->n_immutable;
 	strs[0] = &run->opt.manifest_path;
 	strs[1] = &run->opt.nginx_conf_path;
 	strs[2] = &run->opt.cache_dir;
@@ -238,6 +243,14 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* Free the first N of A, the snippets' assets. */
+static void free_assets(struct kiln_serve_asset *a, size_t n)
+{
+	for (size_t i = 0; a && i < n; i++)
+		free((char *)a[i].family);
+	free(a);
+}
+
 /* The snippets' view of the tree: every asset the records hold, and those
  * of files that have no record (all of them with --no-manifest).  Fills
  * *S; its ASSETS are malloc'ed, OWN is the caller's array (false when out
@@ -253,16 +266,32 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 		return false;
 	for (size_t i = 0; i < n + t->walk.n; i++) {
 		const char *rel;
+		kiln_outcome outcome;
 		unsigned mine = 0;
 		if (i >= n && (t->rec_state[i - n] == KILN_REC_SET ||
 			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
 			continue;
 		rel = i < n ? recs[i].rel : t->walk.v[i - n].rel;
+		outcome = i < n ? recs[i].outcome : t->reports[i - n].outcome;
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
 			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
 				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
 				mine |= 1u << c;
-		a[m++] = (struct kiln_serve_asset){ rel, mine, kiln_immutable(opt, rel) };
+		a[m] = (struct kiln_serve_asset){ .rel = rel, .kept = mine,
+						  .immutable = kiln_immutable(opt, rel) };
+		a[m].dictionary = kiln_fingerprinted(rel) && (outcome == KILN_OUTCOME_COMPRESSED ||
+							      outcome == KILN_OUTCOME_NO_GAIN);
+		if (a[m].dictionary && !(a[m].family = kiln_fingerprint_family(rel))) {
+			free_assets(a, m);
+			return false;
+		}
+		if (i < n) {
+			a[m].dicts = recs[i].dicts;
+			a[m].ndicts = recs[i].ndicts;
+		} else {
+			a[m].dicts = kiln_dict_of(t, i - n, &a[m].ndicts);
+		}
+		m++;
 		s->kept |= mine;
 	}
 	qsort(a, m, sizeof(*a), asset_cmp);
@@ -320,7 +349,7 @@ static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 			free(path);
 		}
 	}
-	free((void *)s.assets);
+	free_assets((struct kiln_serve_asset *)s.assets, s.n);
 	free(http);
 }
 
@@ -497,9 +526,11 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		return ret;
 	atomic_store(&t->next, 0);
 	kiln_pool_run(t->run->nworkers, work, t);
+	kiln_dict_run(t);
 	kiln_prev_finish(t);
 	if (!opt->dry_run)
 		kiln_tree_write_artifacts(t);
+	kiln_dict_end(t);
 	/* the manifest now records what the journals did: drop them, unless it
 	 * could not be written (then they are all a later run will have); a
 	 * shard's part records its own shard's only, and the manifest of the
@@ -517,7 +548,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_cache_trim(t->cache);
 	if (atomic_load(&t->run->cancelled))
 		return KILN_ERR_CANCELLED;
-	return t->artifact_failed || atomic_load(&t->remove_failed) ||
+	return t->artifact_failed || t->dict_failed || atomic_load(&t->remove_failed) ||
 			       atomic_load(&t->cache_failed) || atomic_load(&t->foreign_stale)
 		       ? KILN_ERR_IO
 		       : KILN_OK;

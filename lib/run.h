@@ -34,8 +34,8 @@ struct worker {
 struct kiln_run {
 	/* Set by kiln_run_new(), read-only afterwards (any thread). */
 	struct kiln_options opt;
-	char **globs;        /* owned copies of opt.include, opt.exclude then
-	                        opt.immutable */
+	char **globs;        /* owned copies of opt.include, opt.exclude,
+	                        opt.immutable then opt.previous */
 	char *owned[4];      /* owned copies of opt's path strings */
 	struct kiln_callbacks cb; /* the caller's, for its own operations */
 	unsigned nworkers;
@@ -97,7 +97,11 @@ struct kiln_tree {
 	 * (out of memory): the previous manifest and the journals are kept,
 	 * as after a run that was killed, so nothing goes unrecorded. */
 	atomic_bool record_lost;
+	/* Main, after the pool (dict.c): per walk entry, its dictionary
+	 * deltas, walk.n lists or NULL. */
+	struct kiln_dict_list *dicts;
 	/* Main only. */
+	bool dict_failed;     /* an earlier release (opt.previous) unreadable */
 	bool artifact_failed;
 	bool manifest_failed; /* then the journals stay: they are the record */
 

@@ -22,6 +22,17 @@
  * the snippet serves gets "no-cache", so a file added after the snippet was
  * made is revalidated, never cached on a guess.
  *
+ * Dictionary deltas (RFC 9842): every response of an asset marked
+ * "dictionary" carries "Use-As-Dictionary: match=PATTERN", the pattern its
+ * URL path with the fingerprint replaced by '*' (kiln_serve_match()), and
+ * "Vary: Accept-Encoding, Available-Dictionary"; a request whose
+ * Available-Dictionary names a dictionary one of the tree's deltas was
+ * made against, whose Accept-Encoding lists dcz (not with q=0) and that
+ * asks for no Range gets that asset's delta when its file exists (checked
+ * on disk, as for the other siblings), with "Content-Encoding: dcz";
+ * otherwise the negotiation above applies.  A delta's own URL is never
+ * served (404).
+ *
  * Adding a server is one snippet_*.c file and one row in kiln_servers[]
  * (servers.c).
  */
@@ -29,6 +40,7 @@
 #define KILN_SERVER_H
 
 #include "kiln.h"
+#include "record.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,6 +51,16 @@ struct kiln_serve_asset {
 	const char *rel;  /* relative path bytes, '/'-separated, no leading '/' */
 	unsigned kept;    /* bit set of (1u << kiln_coding) with a sibling */
 	bool immutable;   /* fingerprinted, or matched by --immutable */
+	/* Served with "Use-As-Dictionary" (RFC 9842): fingerprinted, and
+	 * compressible (compressed, or no-gain), so that a later release's
+	 * version of it can be sent as a delta against it. */
+	bool dictionary;
+	/* Then its family: REL with the fingerprint replaced by '*'
+	 * (kiln_fingerprint_family()); NULL otherwise. */
+	const char *family;
+	/* Its dictionary deltas (dcz siblings), NDICTS of them. */
+	const struct kiln_dict_record *dicts;
+	size_t ndicts;
 };
 
 /* Cache-Control values (README.md, "Serving"). */
@@ -115,5 +137,20 @@ void kiln_snippet_header(FILE *f, const struct kiln_serve *s, const char *server
 			 const char *lead);
 const char *kiln_serve_cache_control(const struct kiln_serve *s,
 				     const struct kiln_serve_asset *a);
+
+/*
+ * kiln_serve_match(): for an asset marked dictionary, the value of its
+ * Use-As-Dictionary header, 'match="PATTERN"', PATTERN being the URL path
+ * (url_prefix + rel) with the fingerprint replaced by '*'; a malloc'ed
+ * string, or NULL when there is none (not a dictionary, a path with bytes
+ * a URL pattern would need escaped, or out of memory).
+ *
+ * kiln_serve_dict_ids(): the distinct dictionaries the tree's deltas were
+ * made against, sorted by SHA-256: a malloc'ed array of *N digests (NULL
+ * when there are none, or out of memory: then *N is 0 and *NOMEM says
+ * which).
+ */
+char *kiln_serve_match(const struct kiln_serve *s, const struct kiln_serve_asset *a);
+uint8_t (*kiln_serve_dict_ids(const struct kiln_serve *s, size_t *n, bool *nomem))[32];
 
 #endif

@@ -7,6 +7,7 @@
 #include "codec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Append S to F with anything that could end a comment line escaped, and
@@ -67,4 +68,65 @@ const char *kiln_serve_cache_control(const struct kiln_serve *s,
 	if (!s->opt->cache_control)
 		return NULL;
 	return a->immutable ? KILN_CACHE_IMMUTABLE : KILN_CACHE_REVALIDATE;
+}
+
+/* Bytes a URL pattern's path may hold as they are, and that need no
+ * quoting in a structured-field string or a server's configuration. */
+static bool plain_url_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("/._~-", c));
+}
+
+char *kiln_serve_match(const struct kiln_serve *s, const struct kiln_serve_asset *a)
+{
+	const char *family = a->family;
+	char *out;
+	size_t n;
+
+	if (!a->dictionary || !family)
+		return NULL;
+	for (const char *p = s->url_prefix; *p; p++)
+		if (!plain_url_byte(*p))
+			goto no;
+	for (const char *p = family; *p; p++)
+		if (!plain_url_byte(*p) && *p != '*')
+			goto no;
+	n = strlen(s->url_prefix) + strlen(family) + sizeof("match=\"\"");
+	if ((out = malloc(n)))
+		snprintf(out, n, "match=\"%s%s\"", s->url_prefix, family);
+	return out;
+no:
+	return NULL;
+}
+
+static int sha_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+uint8_t (*kiln_serve_dict_ids(const struct kiln_serve *s, size_t *n, bool *nomem))[32]
+{
+	uint8_t(*v)[32] = NULL;
+	size_t m = 0, all = 0;
+
+	*n = 0;
+	*nomem = false;
+	for (size_t i = 0; i < s->n; i++)
+		all += s->assets[i].ndicts;
+	if (!all)
+		return NULL;
+	if (!(v = malloc(all * sizeof(*v)))) {
+		*nomem = true;
+		return NULL;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t d = 0; d < s->assets[i].ndicts; d++)
+			memcpy(v[m++], s->assets[i].dicts[d].dict_sha256, 32);
+	qsort(v, m, sizeof(*v), sha_cmp);
+	*n = 0;
+	for (size_t i = 0; i < m; i++)
+		if (*n == 0 || memcmp(v[*n - 1], v[i], 32) != 0)
+			memmove(v[(*n)++], v[i], 32);
+	return v;
 }

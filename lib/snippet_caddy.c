@@ -327,7 +327,7 @@ static bool count_listable(const struct kiln_serve *s, size_t *good, size_t *bad
  */
 static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 {
-	static const struct kiln_serve_asset plain = { "", 0, false };
+	static const struct kiln_serve_asset plain = { .rel = "", .kept = 0, .immutable = false };
 	const char *other = kiln_serve_cache_control(s, &plain);
 	size_t good, bad;
 

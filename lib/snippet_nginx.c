@@ -255,6 +255,164 @@ static bool map_name(const struct kiln_serve *s, const char *body, char name[32]
 	return true;
 }
 
+/* --- dictionary transport (RFC 9842) ------------------------------------ */
+
+/* The asset whose path is REL (s->assets is sorted by it), or NULL. */
+static const struct kiln_serve_asset *find_asset(const struct kiln_serve *s, const char *rel)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->assets[mid].rel, rel);
+		if (c == 0)
+			return &s->assets[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The Use-As-Dictionary map's entries: each dictionary asset's URL path
+ * to its header value, leaving out paths that collide, ignoring ASCII
+ * case, with another asset's (nginx's map would mix them up).  A
+ * malloc'ed string; NULL when out of memory. */
+static char *uad_body(const struct kiln_serve *s)
+{
+	size_t n = 0, len = 0;
+	struct key *k = map_keys(s, &n);
+	char *text = NULL;
+	FILE *f = k ? open_memstream(&text, &len) : NULL;
+
+	if (!f)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const struct kiln_serve_asset *a = NULL;
+		char *match;
+		bool clash = (i > 0 && strcasecmp(k[i - 1].text, k[i].text) == 0) ||
+			     (i + 1 < n && strcasecmp(k[i + 1].text, k[i].text) == 0);
+		if (!clash)
+			a = find_asset(s, k[i].text + strlen(s->url_prefix));
+		if (!a || !(match = kiln_serve_match(s, a)))
+			continue;
+		fputs("    ", f);
+		put_quoted(f, k[i].text);
+		fputc(' ', f);
+		put_quoted(f, match);
+		fputs(";\n", f);
+		free(match);
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		text = NULL;
+	}
+out:
+	if (k)
+		free_keys(k, n);
+	return text;
+}
+
+/* The Available-Dictionary map's entries: the header naming each
+ * dictionary (":" base64 of its SHA-256 ":", RFC 9842 section 2.2),
+ * matched as a case-sensitive regular expression (nginx's map compares
+ * plain keys without regard to case, and base64 is not caseless), to its
+ * id, the part of its deltas' names that tells them apart.  A malloc'ed
+ * string; NULL when out of memory. */
+static char *dict_body(const struct kiln_serve *s)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n, len = 0;
+	bool nomem;
+	uint8_t(*ids)[32] = kiln_serve_dict_ids(s, &n, &nomem);
+	char *text = NULL;
+	FILE *f = nomem ? NULL : open_memstream(&text, &len);
+
+	if (!f) {
+		free(ids);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char enc[48], id[KILN_DICT_ID_HEX + 1];
+		size_t o = 0;
+		for (size_t j = 0; j < 32; j += 3) {
+			uint32_t v = (uint32_t)ids[i][j] << 16 |
+				     (j + 1 < 32 ? (uint32_t)ids[i][j + 1] << 8 : 0) |
+				     (j + 2 < 32 ? ids[i][j + 2] : 0);
+			enc[o++] = b64[v >> 18 & 63];
+			enc[o++] = b64[v >> 12 & 63];
+			enc[o++] = j + 1 < 32 ? b64[v >> 6 & 63] : '=';
+			enc[o++] = j + 2 < 32 ? b64[v & 63] : '=';
+		}
+		enc[o] = '\0';
+		kiln_dict_id(ids[i], id);
+		fputs("    \"~^:", f);
+		put_regex_literal(f, enc);
+		fprintf(f, ":$\" %s;\n", id);
+	}
+	free(ids);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* "kiln_" + WHAT + "_" and 16 hex digits of the SHA-256 of the prefix
+ * and BODY: a map variable's name. */
+static bool digest_name(const struct kiln_serve *s, const char *what, const char *body,
+			char name[40])
+{
+	uint8_t d[KILN_SHA256_LEN];
+	size_t lp = strlen(s->url_prefix), lb = strlen(body);
+	char *all = malloc(lp + lb + 1);
+	int o;
+
+	if (!all)
+		return false;
+	memcpy(all, s->url_prefix, lp);
+	memcpy(all + lp, body, lb + 1);
+	if (kiln_sha256(all, lp + lb, d) != KILN_OK) {
+		free(all);
+		return false;
+	}
+	free(all);
+	o = snprintf(name, 40, "kiln_%s_", what);
+	for (int i = 0; i < 8; i++)
+		snprintf(name + o + 2 * i, 3, "%02x", d[i]);
+	return true;
+}
+
+/* The two dictionary maps: their bodies and variable names. */
+struct dict_maps {
+	char *uad, *dict;
+	char uad_name[40], dict_name[40];
+};
+
+static bool dict_maps(const struct kiln_serve *s, struct dict_maps *m)
+{
+	m->uad = uad_body(s);
+	m->dict = dict_body(s);
+	if (m->uad && m->dict && digest_name(s, "uad", m->uad, m->uad_name) &&
+	    digest_name(s, "dict", m->dict, m->dict_name))
+		return true;
+	free(m->uad);
+	free(m->dict);
+	return false;
+}
+
+static void put_dict_maps(FILE *f, const struct dict_maps *m)
+{
+	fprintf(f, "\n# Dictionary transport (RFC 9842): the Use-As-Dictionary header of\n"
+		   "# each fingerprinted asset, and the id of each dictionary this tree\n"
+		   "# has deltas against, by the request's Available-Dictionary.\n"
+		   "map $uri $%s {\n    default \"\";\n%s}\n"
+		   "map $http_available_dictionary $%s {\n    default \"\";\n%s}\n",
+		m->uad_name, m->uad, m->dict_name, m->dict);
+}
+
 static size_t pow2_at_least(size_t n)
 {
 	size_t p = 64;
@@ -267,9 +425,15 @@ static char *http_text(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
 	char name[32], *text = NULL, *body = map_body(s, &longest, &count);
-	FILE *f = body && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
+	struct dict_maps dm;
+	bool dm_ok = body && dict_maps(s, &dm);
+	FILE *f = dm_ok && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
 
 	if (!f) {
+		if (dm_ok) {
+			free(dm.uad);
+			free(dm.dict);
+		}
 		free(body);
 		return NULL;
 	}
@@ -297,6 +461,9 @@ static char *http_text(const struct kiln_serve *s)
 	fprintf(f, "\nmap $uri $%s {\n    default \"" KILN_CACHE_REVALIDATE "\";\n%s}\n", name,
 		s->opt->cache_control ? body : "");
 	put_accept_maps(f);
+	put_dict_maps(f, &dm);
+	free(dm.uad);
+	free(dm.dict);
 	free(body);
 	if (fclose(f) != 0) {
 		free(text);
@@ -315,11 +482,43 @@ static void put_own_regex(FILE *f, const struct kiln_serve *s)
 		put_regex_literal(f, *o);
 		fputc('|', f);
 	}
+	/* a dictionary delta's own name (codec.h) */
+	fprintf(f, "[^/]*\\.[0-9a-f]{%d}\\%s|", KILN_DICT_ID_HEX, kiln_codec_dcz.suffix);
 	/* KILN_TEMP_GLOB and KILN_JOURNAL_GLOB */
 	fputs("\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*)$", f);
 }
 
-static void put_negotiation(FILE *f)
+/* The dictionary delta, when the request names its dictionary and
+ * accepts it; before every other coding. */
+static void put_dcz(FILE *f, const char *dict_name)
+{
+	const char *tok = kiln_codec_dcz.name;
+
+	fputs("\n# Dictionary transport (RFC 9842): every response of a dictionary\n"
+	      "# asset varies on Available-Dictionary too.  The delta made against the\n"
+	      "# dictionary the request names, when Accept-Encoding lists the coding\n"
+	      "# (not with q=0), the request asks for no Range, and the file exists.\n"
+	      "if ($kiln_uad) { set $kiln_vary \"Accept-Encoding, Available-Dictionary\"; }\n"
+	      "set $kiln_dcz \"\";\n",
+	      f);
+	fprintf(f, "if ($http_accept_encoding ~* \"(?:^|,)\\s*%s\\s*" ANY_PARAMS
+		   "\") { set $kiln_dcz 1; }\n", tok);
+	fprintf(f, "if ($http_accept_encoding ~* \"(?:^|,)\\s*%s\\s*" Q_ZERO
+		   "\") { set $kiln_dcz \"\"; }\n", tok);
+	fprintf(f, "if ($http_range) { set $kiln_dcz \"\"; }\n"
+		   "if ($kiln_have !~ \"^s\") { set $kiln_dcz \"\"; }\n"
+		   "set $kiln_dcz \"$kiln_dcz:$%s\";\n"
+		   "set $kiln_dcz_file \"$request_filename/.kiln-none\";\n"
+		   "if ($kiln_dcz ~ \"^1:([0-9a-f]{%d})$\") { set $kiln_dcz_file \"$request_filename.$1%s\"; }\n"
+		   "if (-f $kiln_dcz_file) {\n"
+		   "    set $kiln_coding %s;\n"
+		   "    set $kiln_vary \"Accept-Encoding, Available-Dictionary\";\n"
+		   "    rewrite \"^(.*?)(\\.[^./]*)?$\" \"$1$2/.kiln-%s$2\" last;\n"
+		   "}\n",
+		dict_name, KILN_DICT_ID_HEX, kiln_codec_dcz.suffix, tok, tok);
+}
+
+static void put_negotiation(FILE *f, const char *dict_name)
 {
 	fputs("# A sibling asked for by its own name while its source is there:\n"
 	      "# 404, so that rules written for the source's URL (auth_basic,\n"
@@ -345,8 +544,9 @@ static void put_negotiation(FILE *f)
 		fprintf(f, "if (-f $request_filename%s) { set $kiln_have \"${kiln_have}%u\"; }\n",
 			kiln_codecs[c]->info.suffix, c);
 	/* ("if ($kiln_have)" would be false for "0") */
-	fputs("if ($kiln_have ~ \"^s.\") { set $kiln_vary Accept-Encoding; }\n"
-	      "\n# The smallest accepted sibling: the latest coding both have.\n"
+	fputs("if ($kiln_have ~ \"^s.\") { set $kiln_vary Accept-Encoding; }\n", f);
+	put_dcz(f, dict_name);
+	fputs("\n# The smallest accepted sibling: the latest coding both have.\n"
 	      "set $kiln_pick \"$kiln_have:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
@@ -369,15 +569,30 @@ static void put_negotiation(FILE *f)
 			"    alias $kiln_file%s;\n"
 			"}\n",
 			kiln_codecs[c]->info.name, kiln_codecs[c]->info.suffix);
+	/* gzip off again: a gzip on that reaches here would compress the
+	 * delta a second time, which no client can decode */
+	fprintf(f,
+		"location ~ \"/\\.kiln-%s(?:\\.[^./]*)?$\" {\n"
+		"    internal;\n"
+		"    gzip off;\n"
+		"    alias $kiln_dcz_file;\n"
+		"}\n",
+		kiln_codec_dcz.name);
 }
 
 static char *location_text(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
 	char name[32], *text = NULL, *body = map_body(s, &longest, &count);
-	FILE *f = body && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
+	struct dict_maps dm;
+	bool dm_ok = body && dict_maps(s, &dm);
+	FILE *f = dm_ok && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
 
 	free(body);
+	if (dm_ok) {
+		free(dm.uad);
+		free(dm.dict);
+	}
 	if (!f)
 		return NULL;
 	kiln_snippet_header(f, s, "nginx", "# ");
@@ -402,13 +617,15 @@ static char *location_text(const struct kiln_serve *s)
 	      f);
 	if (s->opt->cache_control)
 		fprintf(f, "set $kiln_cache_control $%s;\n", name);
+	fprintf(f, "set $kiln_uad $%s;\n", dm.uad_name);
 	fputs("add_header Content-Encoding $kiln_coding;\n"
-	      "add_header Vary $kiln_vary;\n",
+	      "add_header Vary $kiln_vary;\n"
+	      "add_header Use-As-Dictionary $kiln_uad;\n",
 	      f);
 	if (s->opt->cache_control)
 		fputs("add_header Cache-Control $kiln_cache_control;\n", f);
 	fputs("\n", f);
-	put_negotiation(f);
+	put_negotiation(f, dm.dict_name);
 	fputs("\nsendfile on;\ntcp_nopush on;\n", f);
 	if (fclose(f) != 0) {
 		free(text);

@@ -222,6 +222,51 @@ static bool parse_coding(const char *key, json_t *s, json_t *ng, kiln_coding c,
 	return true;
 }
 
+/* Entry E's "dictionaries" into R (KEY its key): false if malformed,
+ * with errno ENOMEM when out of memory. */
+static bool parse_dicts(const char *key, json_t *e, struct kiln_record *r)
+{
+	json_t *a = json_object_get(e, "dictionaries"), *o;
+	size_t i;
+
+	if (!a)
+		return true;
+	if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > 64)
+		return false;
+	if (!(r->dicts = calloc(json_array_size(a), sizeof(*r->dicts)))) {
+		errno = ENOMEM;
+		return false;
+	}
+	json_array_foreach(a, i, o) {
+		struct kiln_dict_record *d = &r->dicts[r->ndicts];
+		const char *path = json_string_value(json_object_get(o, "path"));
+		const char *dict = json_string_value(json_object_get(o, "dictionary"));
+		char *want;
+		bool same;
+		if (!path || !dict || !get_u64(o, "size", &d->size) || !get_recipe(o, d->recipe) ||
+		    !hex32(json_string_value(json_object_get(o, "sha256")), d->sha256) ||
+		    !hex32(json_string_value(json_object_get(o, "dictionary_sha256")),
+			   d->dict_sha256))
+			return false;
+		/* the delta must be the entry's own, for that dictionary */
+		if (!(want = kiln_dict_sibling_path("", key, d->dict_sha256))) {
+			errno = ENOMEM;
+			return false;
+		}
+		same = strcmp(want + 1, path) == 0;
+		free(want);
+		if (!same || (r->ndicts && memcmp(r->dicts[r->ndicts - 1].dict_sha256,
+						  d->dict_sha256, 32) >= 0))
+			return false;
+		if (!(d->dict_path = strdup(dict))) {
+			errno = ENOMEM;
+			return false;
+		}
+		r->ndicts++;
+	}
+	return true;
+}
+
 /* Fill *pe from entry E: 1, or 0 if E is malformed (it is then dropped),
  * or -1 when out of memory. */
 static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev_entry *pe)
@@ -251,8 +296,14 @@ static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev
 			return false;
 	}
 	errno = 0;
-	if (!(r->rel = entry_rel(key, e, version)))
+	if (!parse_dicts(key, e, r)) {
+		kiln_record_free_dicts(r);
 		return errno == ENOMEM ? -1 : 0;
+	}
+	if (!(r->rel = entry_rel(key, e, version))) {
+		kiln_record_free_dicts(r);
+		return errno == ENOMEM ? -1 : 0;
+	}
 	pe->in_manifest = true;
 	return 1;
 }
@@ -450,6 +501,23 @@ bool kiln_state_has_sibling(const struct kiln_prev_entry *pe, kiln_coding c)
 	return false;
 }
 
+/* Does ST record REL, the delta of its first N bytes, as one of its
+ * dictionary deltas? */
+static bool records_delta(const struct kiln_state *st, const char *rel, size_t n)
+{
+	char *src = strndup(rel, n);
+	const struct kiln_prev_entry *pe = src ? kiln_state_find(st, src) : NULL;
+	bool yes = false;
+
+	for (size_t i = 0; pe && pe->in_manifest && !yes && i < pe->rec.ndicts; i++) {
+		char *p = kiln_dict_sibling_path("", src, pe->rec.dicts[i].dict_sha256);
+		yes = p && strcmp(p + 1, rel) == 0;
+		free(p);
+	}
+	free(src);
+	return yes;
+}
+
 bool kiln_state_records_sibling(const struct kiln_state *st, const char *rel)
 {
 	const char *base = strrchr(rel, '/');
@@ -461,6 +529,9 @@ bool kiln_state_records_sibling(const struct kiln_state *st, const char *rel)
 	for (size_t i = 0; i < st->nstale; i++)
 		if (strcmp(st->stale[i].rel, rel) == 0)
 			return true;
+	if ((n = kiln_dict_sibling_base_len(base ? base + 1 : rel)))
+		return records_delta(st, rel, (size_t)(base ? base + 1 - rel : 0) + n);
+	n = strlen(rel);
 	if (c < 0 || !(src = strndup(rel, n - strlen(kiln_codecs[c]->info.suffix))))
 		return false;
 	pe = kiln_state_find(st, src);

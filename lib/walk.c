@@ -175,6 +175,11 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 		e->outcome = KILN_OUTCOME_SIBLING;
 		goto out;
 	}
+	/* NAME.<id>.dcz is kiln's whether or not NAME is there (dict.h) */
+	if (kiln_dict_sibling_base_len(name)) {
+		e->outcome = KILN_OUTCOME_SIBLING;
+		goto out;
+	}
 	if (blen) {
 		char *base = strndup(name, blen);
 		bool sib;

@@ -10,6 +10,13 @@ Every byte a server can send from TREE is the current source's:
   - no orphan: a NAME.gz or NAME.br whose NAME does not exist is a file the
     manifest lists as an asset of its own (a user's download), never one it
     records as a sibling;
+  - every dictionary delta (NAME.<16 hex>.dcz, RFC 9842) is recorded in
+    NAME's entry ("dictionaries") with its size and digest, starts with the
+    dcz header naming the recorded dictionary, has NAME's permission bits
+    and mtime and a size no other of NAME's representations has, and, when
+    the dictionary is found in a --previous DIR (by its recorded path and
+    SHA-256), decodes with it to exactly NAME's bytes; no delta without its
+    NAME (kiln removes every file so named that it does not vouch for);
   - no stray file: no temporary file or staging directory of kiln's, and no
     journal unless --allow-journal;
   - the manifest matches the disk: every entry's size and digests are the
@@ -58,6 +65,8 @@ Options:
                       the top (else it is a stray file), every listed file
                       must exist, and a listed NAME.gz with no NAME is a
                       user's file, not an orphan
+  --previous DIR      an earlier release the deltas were made against: their
+                      dictionaries are looked up there (repeatable)
   --quiet             print nothing, only set the exit status
 Prints one line per problem and exits 1 if there is any.
 
@@ -83,6 +92,8 @@ HTTP_ZSTD_WINDOW = 8 << 20  # RFC 9659
 TEMP = re.compile(rb"^\.kiln-[A-Za-z0-9]{6}\.tmp$")
 STAGE = re.compile(rb"^\.kiln-stage-[A-Za-z0-9]{6}$")
 JOURNAL = re.compile(rb"^\.kiln-journal-[A-Za-z0-9]{6}$")
+DELTA = re.compile(rb"^(.+)\.([0-9a-f]{16})\.dcz$")
+DCZ_MAGIC = bytes.fromhex("5e2a4d1820000000")
 OWN = {b"kiln-manifest.json", b"kiln.nginx.conf", b"kiln.nginx.http.conf", b"kiln.caddy.conf",
        b"kiln.apache.conf"}
 
@@ -104,6 +115,23 @@ def decode(coding, data):
             raise ValueError("not one complete zstd frame")
         return out
     return brotli.decompress(data)
+
+
+def decode_dcz(data, dictionary):
+    """A dcz body with its dictionary (raw content), the window held to
+    max(8 MiB, 1.25 x the dictionary) as RFC 9842 lets a client."""
+    if data[:8] != DCZ_MAGIC or data[8:40] != hashlib.sha256(dictionary).digest():
+        raise ValueError("no dcz header naming this dictionary")
+    frame = data[40:]
+    limit = max(HTTP_ZSTD_WINDOW, len(dictionary) * 5 // 4)
+    if zstandard.get_frame_parameters(frame).window_size > limit:
+        raise ValueError("window over the limit")
+    zd = zstandard.ZstdCompressionDict(dictionary, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+    d = zstandard.ZstdDecompressor(dict_data=zd, max_window_size=1 << 27).decompressobj()
+    out = d.decompress(frame)
+    if not d.eof or d.unused_data:
+        raise ValueError("not one complete zstd frame")
+    return out
 
 
 def read(path):
@@ -232,6 +260,7 @@ class Audit:
                     if (len(data), sha256(data)) == (enc["size"], enc["sha256"]):
                         self.stale_ok.add(rel)
         siblings = {}
+        deltas = []
         for rel, st in files.items():
             base = os.path.basename(rel)
             if TEMP.match(base):
@@ -243,6 +272,9 @@ class Audit:
                     self.problem(f"stray journal {rel!r}")
                 continue
             if rel in OWN:
+                continue
+            if DELTA.match(base):
+                deltas.append(rel)
                 continue
             suffix = next((s for s in SUFFIXES if rel.endswith(s) and len(rel) > len(s)), None)
             src = rel[: -len(suffix)] if suffix else None
@@ -271,9 +303,63 @@ class Audit:
                 self.problem(f"{rel!r}: a source is missing")
         for src, sibs in sorted(siblings.items()):
             self.check_siblings(src, files[src], sibs, files, recorded, journaled)
+        self.check_deltas(deltas, files, entries, siblings)
         if entries is not None:
             self.check_entries(entries, files, siblings)
         return 1 if self.problems else 0
+
+    def check_deltas(self, deltas, files, entries, siblings):
+        """Dictionary deltas: see the top."""
+        recorded = {}
+        for rel, e in (entries or {}).items():
+            for d in e.get("dictionaries", []):
+                recorded[d["path"].encode()] = (rel, d)
+                if d["path"].encode() not in files and not self.opts.get("allow_missing"):
+                    self.problem(f"{d['path']!r}: recorded delta, missing")
+        for rel in sorted(deltas):
+            src = DELTA.match(rel).group(1)
+            if src not in files:
+                # one kiln could not remove (a failed run) from a directory
+                # it cannot write in, as for the stale siblings there
+                if not (self.opts.get("allow_stale") and os.path.dirname(rel) in self.read_only):
+                    self.problem(f"{rel!r}: a delta without its source")
+                continue
+            data = read(os.path.join(self.tree, rel))
+            st, src_st = files[rel], files[src]
+            sizes = [src_st.st_size] + [files[r].st_size for r, _ in siblings.get(src, [])]
+            if st.st_size in sizes:
+                self.problem(f"{rel!r}: the size of another representation of {src!r}")
+            if not self.opts.get("partial") and (
+                    stat.S_IMODE(st.st_mode) != stat.S_IMODE(src_st.st_mode) or st.st_mtime_ns != src_st.st_mtime_ns):
+                self.problem(f"{rel!r}: mode or mtime is not its source's")
+            if rel not in recorded:
+                if not (self.opts.get("allow_unrecorded") or self.opts.get("manifest_may_lag")
+                        or self.opts.get("no_manifest")):
+                    self.problem(f"{rel!r}: a delta the manifest does not record")
+                continue
+            _, d = recorded[rel]
+            if (len(data), sha256(data)) != (d["size"], d["sha256"]):
+                self.problem(f"{rel!r}: recorded size or sha256 is not the file's")
+            if data[:40] != DCZ_MAGIC + bytes.fromhex(d["dictionary_sha256"]):
+                self.problem(f"{rel!r}: its header does not name the recorded dictionary")
+            found = None
+            for p in self.opts.get("previous") or []:
+                try:
+                    cand = read(os.path.join(os.fsencode(p), d["dictionary"].encode()))
+                except OSError:
+                    continue
+                if sha256(cand) == d["dictionary_sha256"]:
+                    found = cand
+                    break
+            if found is None:
+                if self.opts.get("previous"):
+                    self.problem(f"{rel!r}: its dictionary {d['dictionary']!r} is in no --previous")
+                continue
+            try:
+                if decode_dcz(data, found) != read(os.path.join(self.tree, src)):
+                    self.problem(f"{rel!r}: does not decode to its source")
+            except (ValueError, zstandard.ZstdError) as e:
+                self.problem(f"{rel!r}: does not decode: {e}")
 
     def is_recorded(self, rel, recorded, journaled, st):
         if rel not in recorded and rel not in journaled:
@@ -324,7 +410,7 @@ class Audit:
     def check_entries(self, entries, files, siblings):
         sibling_files = {rel for v in siblings.values() for rel, _ in v}
         assets = {r for r in files if r not in OWN and r not in sibling_files
-                  and r not in self.stale_ok
+                  and r not in self.stale_ok and not DELTA.match(os.path.basename(r))
                   and not TEMP.match(os.path.basename(r)) and not JOURNAL.match(os.path.basename(r))}
         if self.sources is not None:
             assets &= self.sources
@@ -366,9 +452,11 @@ def main(argv):
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--manifest", "--unreadable", "--read-only", "--sources") and i + 1 < len(argv):
+        if a in ("--manifest", "--unreadable", "--read-only", "--sources", "--previous") and i + 1 < len(argv):
             v = argv[i + 1]
-            if a in ("--unreadable", "--read-only"):
+            if a == "--previous":
+                opts.setdefault("previous", []).append(v)
+            elif a in ("--unreadable", "--read-only"):
                 opts.setdefault(a[2:].replace("-", "_"), []).append(os.fsencode(v))
             elif a == "--sources":
                 opts["sources"] = {s for s in read(v).split(b"\0") if s}

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import sys
 
 import jsonschema
@@ -91,6 +92,9 @@ def main():
            b"kiln.caddy.conf", b"kiln.apache.conf"}
     siblings = {f for f in files for s in (b".gz", b".br", b".zst")
                 if f.endswith(s) and len(f) > len(s) and f[:-len(s)] in files}
+    # dictionary deltas: NAME.<16 hex>.dcz beside NAME
+    deltas = {f for f in files if re.search(rb"\.[0-9a-f]{16}\.dcz$", f) and f[:-21] in files}
+    siblings |= deltas
     assets = files - own - siblings
 
     seen = set()
@@ -134,6 +138,23 @@ def main():
                 problem(f"{key}: {coding} size differs from the sibling")
             if digest(sib, "sha256").hexdigest() != enc["sha256"]:
                 problem(f"{key}: {coding} sha256 differs from the sibling")
+        listed = set()
+        for d in e.get("dictionaries", []):
+            want = key + "." + d["dictionary_sha256"][:16] + ".dcz"
+            sib = full + want[len(key):].encode()
+            listed.add(sib)
+            if d["path"] != want:
+                problem(f"{key}: dictionary delta path is {d['path']}, want {want}")
+            elif not os.path.isfile(sib):
+                problem(f"{key}: dictionary delta {d['path']} missing")
+            elif (os.path.getsize(sib) != d["size"] or
+                  digest(sib, "sha256").hexdigest() != d["sha256"]):
+                problem(f"{key}: dictionary delta {d['path']} differs from the manifest")
+            elif open(sib, "rb").read(40) != bytes.fromhex("5e2a4d1820000000" + d["dictionary_sha256"]):
+                problem(f"{key}: dictionary delta {d['path']}: header does not name its dictionary")
+        for f in deltas:
+            if f[:-21] == rel and os.path.join(treeb, f) not in listed:
+                problem(f"{key}: dictionary delta {f!r} on disk but not in the manifest")
     for f in sorted(assets - seen):
         problem(f"{f!r}: in the tree but not in the manifest")
     for f in sorted(seen & (own | siblings)):

@@ -176,6 +176,19 @@ class Sequence:
                 if len(data) <= 300000:
                     self.fixtures.append((n, data))
         self.fixtures.sort()
+        # an earlier release for --previous, outside the tree: fingerprinted
+        # files whose families the tree's additions may join, so that runs
+        # make, keep and remove dictionary deltas
+        self.prev = os.path.join(self.tmp, b"prev")
+        os.mkdir(self.prev, 0o755)
+        self.prev_files = {}
+        for name in (b"app.3f9a2c7b.js", b"style.1a2b3c4d.css"):
+            data = self.text(20000 + self.rng.randrange(20000))
+            with open(os.path.join(self.prev, name), "wb") as f:
+                f.write(data)
+            os.chmod(os.path.join(self.prev, name), 0o644)
+            self.prev_files[name] = data
+        self.dictionaries = {hashlib.sha256(d).digest(): d for d in self.prev_files.values()}
         # the model: what the tree's sources are, as this test made them
         self.files = {}     # rel -> bytes
         self.fmode = {}     # rel -> permission bits on disk (0: unreadable)
@@ -186,7 +199,8 @@ class Sequence:
         self.opts = {"codings": "gzip", "gzip_level": 6, "brotli_quality": 5,
                      "zstd": False, "zstd_level": 19, "zopfli": 0,
                      "stream_size": "64K", "include": [], "exclude": [], "max_ratio": None,
-                     "min_size": None, "jobs": None, "verify": False, "cache": False}
+                     "min_size": None, "jobs": None, "verify": False, "cache": False,
+                     "previous": False}
         self.unrecorded = False  # siblings an earlier --no-manifest run wrote may be on disk
         self.foreign_possible = False  # siblings moved with a directory may stay unrecorded
         # paths changed since kiln last recorded the whole tree: such a file
@@ -278,6 +292,8 @@ class Sequence:
             w.append("--verify")
         if o["cache"]:
             w += ["--cache", os.fsdecode(self.cache)]
+        if o["previous"]:
+            w += ["--previous", os.fsdecode(self.prev)]
         return w
 
     # ---- the model -------------------------------------------------------
@@ -399,6 +415,18 @@ class Sequence:
             return name
         return None
 
+    def fingerprinted_name(self, family):
+        """FAMILY (a name of the earlier release) with another fingerprint,
+        free at the top of the tree; or None."""
+        stem, _, ext = family.split(b".")
+        for _ in range(20):
+            fp = b"%08x" % self.rng.getrandbits(32)
+            name = stem + b"." + fp + b"." + ext
+            if (any(c in b"0123456789" for c in fp) and any(c in b"abcdef" for c in fp)
+                    and name not in self.used_names(b"")):
+                return name
+        return None
+
     def new_dir_name(self, d):
         used = self.used_names(d)
         for _ in range(50):
@@ -423,11 +451,23 @@ class Sequence:
                 os.mkdir(self.path(d), 0o755)
                 os.chmod(self.path(d), 0o755)
                 self.dirs[d] = 0o755
-        name = self.new_name(d, download)
+        family = None
+        if not download and self.rng.random() < 0.2:
+            # a new version of a file of the earlier release (--previous)
+            d, family = b"", self.rng.choice(sorted(self.prev_files))
+            name = self.fingerprinted_name(family)
+        else:
+            name = self.new_name(d, download)
         if name is None:
             return None
         rel = join(d, name)
-        if download:
+        if family is not None:
+            data = bytearray(self.prev_files[family])
+            for _ in range(self.rng.randrange(1, 6)):
+                at = self.rng.randrange(len(data))
+                data[at:at + self.rng.randrange(40)] = self.text(self.rng.randrange(1, 60))
+            data, kind = bytes(data), "next version of " + show(family)
+        elif download:
             data = gzip.compress(self.text(self.logsize(300, 20000)), mtime=0)
             kind = "download"
             self.downloads.add(rel)
@@ -669,7 +709,8 @@ class Sequence:
             # still wanted)
             fields += ["codings"] * 3 + ["gzip_level", "brotli_quality", "stream_size"] * 2 + \
                 ["zstd", "zstd", "zstd_level", "zopfli"] + \
-                ["include", "exclude", "exclude", "max_ratio", "max_ratio", "min_size"]
+                ["include", "exclude", "exclude", "max_ratio", "max_ratio", "min_size"] + \
+                ["previous"] * 2
         for field in r.sample(fields, r.randrange(1, 3)):
             if field == "codings":
                 o[field] = r.choices(["gzip", "both", "br"], [3, 4, 2])[0]
@@ -677,7 +718,7 @@ class Sequence:
                 o[field] = r.choice([6, 6, 6, 1, 9, 12])
             elif field == "brotli_quality":
                 o[field] = r.choice([5, 5, 5, 1, 3, 9])
-            elif field == "zstd":
+            elif field in ("zstd", "previous"):
                 o[field] = not o[field]
             elif field == "zstd_level":
                 o[field] = r.choice([19, 19, 1, 3, 22])
@@ -768,6 +809,20 @@ class Sequence:
                 if temps_ok:
                     continue
                 raise Failure(f"stray temporary file {show(rel)}")
+            delta = audit.DELTA.match(base)
+            if delta:  # a dictionary delta: decoded with its dictionary
+                src = rel[:len(rel) - len(base)] + delta.group(1)
+                data = read(self.path(rel))
+                dictionary = self.dictionaries.get(data[8:40])
+                if src not in self.history or dictionary is None:
+                    raise Failure(f"stray file {show(rel)}")
+                try:
+                    got = sha(audit.decode_dcz(data, dictionary))
+                except Exception:
+                    raise Failure(f"{show(rel)}: does not decode (half written?)")
+                if got not in self.history[src]:
+                    raise Failure(f"{show(rel)}: decodes to bytes its source never had")
+                continue
             suffix = next((x for x in SUFFIXES if rel.endswith(x)), None)
             src = rel[:-len(suffix)] if suffix else None
             if src not in self.history:
@@ -791,6 +846,7 @@ class Sequence:
                 return self.memo[1]
         opts["quiet"] = True
         opts["sources"] = set(self.files)
+        opts["previous"] = [self.prev]
         a = audit.Audit(self.root, opts)
         a.run()
         if full:
@@ -837,11 +893,12 @@ class Sequence:
             raise Failure(f"an unchanged re-run wrote in the tree: {names[:20]}")
 
     def wait_for_dead_temps(self):
-        """kiln removes a killed run's temporary files once they are over
-        2 s old (by their ctime): wait for that before a run."""
+        """kiln removes a killed run's temporary files and journals once they
+        are over 2 s old (by their ctime): wait for that before a run."""
         files, _ = self.on_disk()
         newest = max((int(st.st_ctime) for rel, st in files.items()
-                      if audit.TEMP.match(rel.rpartition(b"/")[2])), default=None)
+                      if audit.TEMP.match(rel.rpartition(b"/")[2])
+                      or audit.JOURNAL.match(rel.rpartition(b"/")[2])), default=None)
         if newest is not None:
             delay = newest + 3.05 - time.time()
             if delay > 0:

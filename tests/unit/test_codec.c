@@ -6,6 +6,7 @@
  * damaged, truncated and padded streams; the table is consistent.
  */
 #include "codec.h"
+#include "hash.h"
 
 #include "check.h"
 
@@ -564,9 +565,77 @@ static void test_table(void)
 	      !kiln_is_sibling_extension("js"));
 }
 
+/* dcz: the header, a round trip through libzstd's decoder with the
+ * dictionary (and not without it), the window, and the names. */
+static void test_dcz(void)
+{
+	size_t dlen = 300000, slen = 300500, n = 0;
+	uint8_t *dict = malloc(dlen), *src = malloc(slen), *enc = NULL, dsha[32], other[32];
+	uint32_t x = 12345;
+	char *path;
+
+	CHECK(dict && src);
+	if (!dict || !src)
+		return;
+	for (size_t i = 0; i < dlen; i++) { /* incompressible alone */
+		x = x * 1103515245u + 12345u;
+		dict[i] = (uint8_t)(x >> 16);
+	}
+	memcpy(src, dict, 150000); /* release 2: the same bytes, a little inserted */
+	memset(src + 150000, 'k', 500);
+	memcpy(src + 150500, dict + 150000, dlen - 150000);
+	CHECK(kiln_sha256(dict, dlen, dsha) == KILN_OK);
+	CHECK(kiln_codec_dcz.encode(dict, dlen, dsha, src, slen, &enc, &n) == KILN_OK);
+	CHECK(enc && n > 40 && n < 2000); /* the dictionary does the work */
+	if (!enc)
+		return;
+	{
+		static const uint8_t magic[8] = { 0x5e, 0x2a, 0x4d, 0x18, 0x20, 0, 0, 0 };
+		CHECK(memcmp(enc, magic, 8) == 0 && memcmp(enc + 8, dsha, 32) == 0);
+	}
+	{
+		ZSTD_DCtx *d = ZSTD_createDCtx();
+		uint8_t *out = malloc(slen + 1);
+		size_t got;
+		CHECK(ZSTD_getFrameContentSize(enc + 40, n - 40) == slen);
+		/* within an 8 MiB window, which a client holds it to here */
+		CHECK(!ZSTD_isError(ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 23)));
+		CHECK(!ZSTD_isError(ZSTD_DCtx_refPrefix(d, dict, dlen)));
+		got = ZSTD_decompressDCtx(d, out, slen + 1, enc + 40, n - 40);
+		CHECK(!ZSTD_isError(got) && got == slen && memcmp(out, src, slen) == 0);
+		got = ZSTD_decompressDCtx(d, out, slen + 1, enc + 40, n - 40);
+		CHECK(ZSTD_isError(got) || got != slen || memcmp(out, src, slen) != 0);
+		free(out);
+		ZSTD_freeDCtx(d);
+	}
+	CHECK(kiln_codec_dcz.verify(enc, n, dict, dlen, dsha, src, slen) == KILN_OK);
+	memcpy(other, dsha, 32);
+	other[31] ^= 1;
+	CHECK(kiln_codec_dcz.verify(enc, n, dict, dlen, other, src, slen) == KILN_ERR_VERIFY);
+	CHECK(kiln_codec_dcz.verify(enc, n - 1, dict, dlen, dsha, src, slen) == KILN_ERR_VERIFY);
+	CHECK(kiln_codec_dcz.verify(enc, n, dict, dlen, dsha, src, slen - 1) == KILN_ERR_VERIFY);
+	dict[100] ^= 1; /* another dictionary than the one it was made with */
+	CHECK(kiln_codec_dcz.verify(enc, n, dict, dlen, dsha, src, slen) == KILN_ERR_VERIFY);
+	free(enc);
+	/* names: NAME.<16 hex>.dcz */
+	path = kiln_dict_sibling_path("r", "a/app.js", dsha);
+	CHECK(path && strlen(path) == strlen("r/a/app.js.") + 16 + 4);
+	CHECK(path && kiln_dict_sibling_base_len(strrchr(path, '/') + 1) == strlen("app.js"));
+	CHECK(path && kiln_sibling_base_len(strrchr(path, '/') + 1) == strlen("app.js"));
+	free(path);
+	CHECK(kiln_dict_sibling_base_len("app.js.0123456789abcdef.dcz") == 6);
+	CHECK(kiln_dict_sibling_base_len("app.js.0123456789ABCDEF.dcz") == 0);
+	CHECK(kiln_dict_sibling_base_len("app.js.0123456789abcde.dcz") == 0);
+	CHECK(kiln_dict_sibling_base_len(".0123456789abcdef.dcz") == 0);
+	CHECK(kiln_is_sibling_extension("dcz") && kiln_is_sibling_extension("dcb"));
+	free(dict);
+	free(src);
+}
+
 int main(void)
 {
 	test_gzip();
+	test_dcz();
 	test_brotli();
 	test_window_bits();
 	test_stream_equals_whole();

@@ -8,6 +8,7 @@
 
 #include "check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const yes[] = {
@@ -75,9 +76,29 @@ static void test_globs(void)
 	CHECK(!kiln_immutable(&opt, "settings.js"));
 }
 
+/* Families: the fingerprint becomes '*', the rest stays. */
+static void test_family(void)
+{
+	static const char *const cases[][2] = {
+		{ "assets/app.3f9a2c7b.js", "assets/app.*.js" },
+		{ "main.3f9a2c7b1d4e.chunk.js", "main.*.chunk.js" },
+		{ "x/index-B2x9_kQ1.js", "x/index-*.js" },
+		{ "3f9a2c7b1d4e5f6a7b8c.svg", "*.svg" },
+		{ "a.3f9a2c7b/app.8e1d0a4f.js", "a.3f9a2c7b/app.*.js" }, /* the name, not the directory */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *f = kiln_fingerprint_family(cases[i][0]);
+		CHECK(f && strcmp(f, cases[i][1]) == 0);
+		free(f);
+	}
+	CHECK(kiln_fingerprint_family("settings.js") == NULL);
+	CHECK(kiln_fingerprint_family("jquery-3.7.1.min.js") == NULL);
+}
+
 int main(void)
 {
 	test_rule();
 	test_globs();
+	test_family();
 	return check_exit("test_fingerprint");
 }

@@ -81,13 +81,13 @@ static void test_nginx_map(void)
 	const struct kiln_server *ng = server("nginx");
 	struct kiln_options opt;
 	struct kiln_serve_asset a[] = {
-		{ "APP.3f9a2c7b.js", 1, true },   /* collides with the next, agrees */
-		{ "app.3f9a2c7b.js", 1, true },
-		{ "Data.js", 1, true },           /* collides with the next, disagrees */
-		{ "data.js", 1, false },
-		{ "q\"uote\\.3f9a2c7b.js", 1, true },
-		{ "new\nline.3f9a2c7b.js", 1, true },
-		{ "settings.js", 1, false },
+		{ "APP.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },   /* collides with the next, agrees */
+		{ "app.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },
+		{ "Data.js", 1, true, false, NULL, NULL, 0 },           /* collides with the next, disagrees */
+		{ "data.js", 1, false, false, NULL, NULL, 0 },
+		{ "q\"uote\\.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },
+		{ "new\nline.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },
+		{ "settings.js", 1, false, false, NULL, NULL, 0 },
 	};
 	const char *own[] = { "kiln-manifest.json", NULL };
 	struct kiln_serve s = { &opt, "/static/", a, sizeof(a) / sizeof(a[0]), 1, own };
@@ -132,6 +132,45 @@ static void test_nginx_map(void)
 	free(loc);
 }
 
+/* Dictionary transport: Use-As-Dictionary for the fingerprinted asset,
+ * the Available-Dictionary map (the base64 of SHA-256("abc"), from RFC
+ * 6234's test vector, worked out by hand), a delta's URL never served. */
+static void test_nginx_dictionaries(void)
+{
+	const struct kiln_server *ng = server("nginx");
+	struct kiln_options opt;
+	struct kiln_dict_record d = { .dict_path = "assets/app.11111111aa.js", .size = 100 };
+	static const uint8_t abc[32] = {
+		0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+		0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad,
+	};
+	struct kiln_serve_asset a[] = {
+		{ "assets/app.3f9a2c7b.js", 1, true, true, "assets/app.*.js", &d, 1 },
+		{ "assets/odd name.3f9a2c7b.js", 1, true, true, "assets/odd name.*.js", NULL, 0 },
+		{ "index.html", 1, false, false, NULL, NULL, 0 },
+	};
+	const char *own[] = { "kiln-manifest.json", NULL };
+	struct kiln_serve s = { &opt, "/static/", a, sizeof(a) / sizeof(a[0]), 1, own };
+	char *http, *loc;
+
+	memcpy(d.dict_sha256, abc, 32);
+	kiln_options_init(&opt);
+	http = ng->files[1].text(&s);
+	loc = ng->files[0].text(&s);
+	CHECK(http && loc);
+	if (!http || !loc)
+		return;
+	CHECK(strstr(http, "\"/static/assets/app.3f9a2c7b.js\" \"match=\\\"/static/assets/app.*.js\\\"\";") != NULL);
+	CHECK(strstr(http, "odd name.*") == NULL); /* a space needs escaping in a URL pattern */
+	CHECK(count(http, "match=") == 1);
+	CHECK(strstr(http, "\"~^:ungWv48Bz\\+pBQUDeXa4iI7ADYaOWF3qctBD\\/YfIAFa0=:$\" ba7816bf8f01cfea;") != NULL);
+	CHECK(strstr(loc, "add_header Use-As-Dictionary $kiln_uad;") != NULL);
+	CHECK(strstr(loc, "[^/]*\\.[0-9a-f]{16}\\.dcz|") != NULL);
+	CHECK(strstr(loc, "always") == NULL);
+	free(http);
+	free(loc);
+}
+
 /* Whether some line of TEXT that is not a comment contains WHAT. */
 static bool in_directives(const char *text, const char *what)
 {
@@ -154,16 +193,16 @@ static void test_caddy(void)
 	const struct kiln_server *cd = server("caddy");
 	struct kiln_options opt;
 	struct kiln_serve_asset a[] = {
-		{ "app.3f9a2c7b.js", 3, true },
-		{ "b\\ack.3f9a2c7b.js", 1, true },     /* the file matcher cannot find it */
-		{ "br{ace}.3f9a2c7b.js", 1, true },     /* a placeholder, for Caddy */
-		{ "dir/index.html", 1, true },          /* and its directory's URL */
-		{ "latin1-\xe9.3f9a2c7b.js", 1, true }, /* not UTF-8 */
-		{ "new\nline.3f9a2c7b.js", 1, true },
-		{ "q\"uote.3f9a2c7b.js", 1, true },     /* `...` */
-		{ "settings.js", 1, false },            /* no-cache, like any other */
-		{ "t`i\"ck.3f9a2c7b.js", 1, true },     /* no quoting reads it back */
-		{ "t`ick.3f9a2c7b.js", 1, true },        /* "..." */
+		{ "app.3f9a2c7b.js", 3, true, false, NULL, NULL, 0 },
+		{ "b\\ack.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* the file matcher cannot find it */
+		{ "br{ace}.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* a placeholder, for Caddy */
+		{ "dir/index.html", 1, true, false, NULL, NULL, 0 },          /* and its directory's URL */
+		{ "latin1-\xe9.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 }, /* not UTF-8 */
+		{ "new\nline.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },
+		{ "q\"uote.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* `...` */
+		{ "settings.js", 1, false, false, NULL, NULL, 0 },            /* no-cache, like any other */
+		{ "t`i\"ck.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* no quoting reads it back */
+		{ "t`ick.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },        /* "..." */
 	};
 	const char *own[] = { "kiln-manifest.json", "we{i}rd*.json", NULL };
 	struct kiln_serve s = { &opt, "/static/", a, sizeof(a) / sizeof(a[0]), 3, own };
@@ -233,6 +272,7 @@ int main(void)
 {
 	test_header();
 	test_nginx_map();
+	test_nginx_dictionaries();
 	test_caddy();
 	return check_exit("test_snippet");
 }

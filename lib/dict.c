@@ -1,0 +1,619 @@
+/*
+ * dict.c - dictionary deltas; see dict.h for the rules.
+ *
+ * The earlier releases are listed with the same walk as the tree (so their
+ * siblings and kiln's own files are never taken for dictionaries), and only
+ * their fingerprinted files are kept, by family.  Each asset of the tree
+ * whose family has members there is one piece of work for the pool: read
+ * the asset and hash it (it must still be the content its record holds),
+ * then for each member, newest release first, read it, and reuse the
+ * earlier run's delta for this content and dictionary or encode one, verify
+ * it with --verify, and keep it by the size rule.  A kept delta whose bytes
+ * are already on disk is left there untouched (an unchanged re-run writes
+ * nothing); another is written atomically with its source's metadata.
+ * Then every file named like a delta that no asset kept is removed.
+ */
+#include "dict.h"
+
+#include "codec.h"
+#include "error.h"
+#include "fingerprint.h"
+#include "hash.h"
+#include "pool.h"
+#include "release.h"
+#include "sibling.h"
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Neither a source nor a dictionary larger than this gets a delta: both are
+ * held in memory, and a client may refuse a window over 128 MiB. */
+#define DICT_MAX_SIZE ((uint64_t)64 << 20)
+
+/* A fingerprinted file of an earlier release. */
+struct member {
+	char *family;
+	char *rel;
+	size_t release;    /* index into opt->previous: 0 is the newest */
+	const uint8_t *data; /* an archive's file: its bytes (LEN), else NULL */
+	size_t len;
+};
+
+/* One asset to work on. */
+struct job {
+	size_t k;          /* walk index */
+	size_t first, n;   /* its family's members, in the sorted list */
+};
+
+struct dict_run {
+	struct kiln_tree *t;
+	struct member *m;
+	size_t nm;
+	struct job *jobs;
+	size_t njobs;
+	struct kiln_release archives[KILN_MAX_PREVIOUS]; /* those given as archives */
+	atomic_size_t next;
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	int c = strcmp(x->family, y->family);
+
+	if (c)
+		return c;
+	if (x->release != y->release)
+		return x->release < y->release ? -1 : 1;
+	return strcmp(x->rel, y->rel);
+}
+
+/* Add member M to D (which then owns its strings); false when out of
+ * memory (M's strings freed). */
+static bool add_member(struct dict_run *d, struct member m)
+{
+	struct member *v = realloc(d->m, (d->nm + 1) * sizeof(*v));
+
+	if (!v) {
+		free(m.family);
+		free(m.rel);
+		return false;
+	}
+	d->m = v;
+	v[d->nm++] = m;
+	return true;
+}
+
+/* Report that release I cannot be read (ERR says why). */
+static void release_failed(struct kiln_tree *t, size_t i, const struct kiln_error *err)
+{
+	struct kiln_report r = { .root = t->opt->previous[i], .path = "",
+				 .outcome = KILN_OUTCOME_ERROR, .error = *err };
+
+	r.error.suffix = "";
+	kiln_tree_report(t, &r);
+}
+
+/* List release I, an archive, into D: false as list_release(). */
+static bool list_archive(struct dict_run *d, size_t i)
+{
+	struct kiln_release *rel = &d->archives[i];
+	struct kiln_error err = { 0 };
+
+	if (kiln_release_read_archive(d->t->opt->previous[i], kiln_fingerprinted, DICT_MAX_SIZE,
+				      rel, &err) != KILN_OK) {
+		release_failed(d->t, i, &err);
+		return false;
+	}
+	for (size_t f = 0; f < rel->n; f++) {
+		struct member m = { kiln_fingerprint_family(rel->v[f].rel), strdup(rel->v[f].rel), i,
+				    rel->v[f].data, rel->v[f].len };
+		if (!m.family || !m.rel || !add_member(d, m)) {
+			free(m.family);
+			free(m.rel);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* List release I's fingerprinted files into D.  false when it cannot be
+ * walked (reported) or out of memory. */
+static bool list_release(struct dict_run *d, size_t i)
+{
+	struct kiln_tree *t = d->t;
+	struct kiln_options opt = *t->opt;
+	struct kiln_walk w = { 0 };
+	struct kiln_error err = { 0 };
+	struct stat sb;
+	kiln_status st;
+	bool ok = true;
+
+	opt.n_include = opt.n_exclude = 0;
+	opt.follow_symlinks = false;
+	if (stat(opt.previous[i], &sb) == 0 && S_ISREG(sb.st_mode))
+		return list_archive(d, i);
+	st = kiln_walk(opt.previous[i], &opt, NULL, 0, &w, &err);
+	if (st != KILN_OK) {
+		if (st == KILN_ERR_NOMEM)
+			kiln_fail(&err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
+		release_failed(t, i, &err);
+		kiln_walk_free(&w);
+		return false;
+	}
+	for (size_t e = 0; ok && e < w.n; e++) {
+		char *family;
+		if (w.v[e].outcome != KILN_OUTCOME_CANDIDATE || !S_ISREG(w.v[e].st.st_mode) ||
+		    (uint64_t)w.v[e].st.st_size > DICT_MAX_SIZE ||
+		    !(family = kiln_fingerprint_family(w.v[e].rel)))
+			continue;
+		ok = add_member(d, (struct member){ family, w.v[e].rel, i, NULL, 0 });
+		w.v[e].rel = NULL; /* the member owns it now */
+	}
+	for (size_t e = 0; e < w.n; e++)
+		free(w.v[e].rel);
+	free(w.v);
+	free(w.glob_used);
+	return ok;
+}
+
+/* Read the regular file ROOT/REL whole: *BUF (malloc'ed), *LEN, SHA256. */
+static bool read_whole(const char *root, const char *rel, uint8_t **buf, size_t *len,
+		       uint8_t sha[32])
+{
+	char *path = kiln_path_join(root, rel, "");
+	int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	struct kiln_error err;
+	struct stat st;
+	bool ok = false;
+
+	*buf = NULL;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size <= DICT_MAX_SIZE &&
+	    kiln_source_read(fd, &st, buf, &err) == KILN_OK) {
+		*len = (size_t)st.st_size;
+		ok = kiln_sha256(*buf ? (const void *)*buf : "", *len, sha) == KILN_OK;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return ok;
+}
+
+/* The SHA-256 and size of the regular file PATH, or false. */
+static bool file_digest(const char *path, uint64_t *size, uint8_t sha[32])
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct kiln_error err;
+	uint8_t sha384[48];
+	struct stat st;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	     kiln_source_hash(fd, &st, sha, sha384, &err) == KILN_OK;
+	if (ok)
+		*size = (uint64_t)st.st_size;
+	close(fd);
+	return ok;
+}
+
+/* One asset's state while its deltas are made. */
+struct asset {
+	struct kiln_tree *t;
+	const struct kiln_entry *e;
+	const struct kiln_report *r;
+	struct stat st;
+	uint8_t *src;
+	size_t len;
+	uint8_t sha[32];
+	struct kiln_dict_list kept;
+};
+
+/* May a delta of SIZE bytes be kept beside what A has kept so far? */
+static bool small_enough(const struct asset *a, uint64_t size)
+{
+	if (size >= a->len || (double)size > a->t->opt->max_ratio * (double)a->len)
+		return false;
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (a->r->coding[c].outcome == KILN_CODING_KEPT && size >= a->r->coding[c].size)
+			return false;
+	/* ETags are mtime and size: no two representations share a size */
+	for (size_t i = 0; i < a->kept.n; i++)
+		if (a->kept.v[i].size == size)
+			return false;
+	return true;
+}
+
+/* The earlier run's delta of this content against DICT_SHA, still on disk
+ * as recorded at PATH: its record, or NULL. */
+static const struct kiln_dict_record *recorded(const struct asset *a, const uint8_t dict_sha[32],
+					       const char *recipe, const char *path)
+{
+	const struct kiln_prev_entry *pe = kiln_state_find(&a->t->state, a->e->rel);
+	struct stat st;
+
+	if (!pe || !pe->in_manifest || pe->rec.size != a->len ||
+	    memcmp(pe->rec.sha256, a->sha, 32) != 0)
+		return NULL;
+	for (size_t i = 0; i < pe->rec.ndicts; i++) {
+		const struct kiln_dict_record *dr = &pe->rec.dicts[i];
+		if (memcmp(dr->dict_sha256, dict_sha, 32) == 0 && strcmp(dr->recipe, recipe) == 0 &&
+		    lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == dr->size)
+			return dr;
+	}
+	return NULL;
+}
+
+/* Bring the file PATH's mode and times back to its source's. */
+static void fix_meta(const char *path, const struct stat *src)
+{
+	struct timespec times[2] = { src->st_atim, src->st_mtim };
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0777) != (src->st_mode & 0777))
+		fchmod(fd, src->st_mode & 0777);
+	if (fstat(fd, &st) == 0 && (st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
+				    st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
+		futimens(fd, times);
+	close(fd);
+}
+
+/* Add a kept delta to A's list, in dictionary order. */
+static bool keep(struct asset *a, const struct kiln_dict_record *dr)
+{
+	struct kiln_dict_record *v = realloc(a->kept.v, (a->kept.n + 1) * sizeof(*v));
+	size_t i;
+
+	if (!v)
+		return false;
+	a->kept.v = v;
+	for (i = a->kept.n; i > 0 && memcmp(v[i - 1].dict_sha256, dr->dict_sha256, 32) > 0; i--)
+		v[i] = v[i - 1];
+	v[i] = *dr;
+	if (!(v[i].dict_path = strdup(dr->dict_path))) {
+		memmove(&v[i], &v[i + 1], (a->kept.n - i) * sizeof(*v));
+		return false;
+	}
+	a->kept.n++;
+	return true;
+}
+
+/* Verify ENC against the dictionary and A's source, when --verify asks. */
+static bool verified(const struct asset *a, const uint8_t *enc, size_t enc_len,
+		     const uint8_t *dict, size_t dict_len, const uint8_t dict_sha[32])
+{
+	return !a->t->opt->verify || kiln_codec_dcz.verify(enc, enc_len, dict, dict_len, dict_sha,
+							   a->src, a->len) == KILN_OK;
+}
+
+/* A delta of A against the member M (bytes DICT, DICT_LEN, DICT_SHA). */
+static void one_delta(struct asset *a, const struct member *m, const uint8_t *dict,
+		      size_t dict_len, const uint8_t dict_sha[32])
+{
+	struct kiln_tree *t = a->t;
+	struct kiln_dict_record dr = { .dict_path = m->rel };
+	const struct kiln_dict_record *old;
+	char *path = kiln_dict_sibling_path(t->root, a->e->rel, dict_sha);
+	uint8_t *enc = NULL, sha[32];
+	size_t enc_len = 0;
+	uint64_t size;
+	struct kiln_error err;
+
+	memcpy(dr.dict_sha256, dict_sha, 32);
+	kiln_codec_dcz.recipe(dr.recipe);
+	if (!path || !kiln_sibling_name_fits(a->e->rel, path + strlen(path) -
+						(KILN_DICT_ID_HEX + 1 + strlen(kiln_codec_dcz.suffix))))
+		goto out;
+	if ((old = recorded(a, dict_sha, dr.recipe, path))) {
+		/* the earlier run's: read back to check its digest and header
+		 * (and, with --verify, to decode it) */
+		uint8_t *buf = NULL;
+		size_t blen = 0;
+		char *rel = path + strlen(t->root) + 1;
+		if (small_enough(a, old->size) && read_whole(t->root, rel, &buf, &blen, sha) &&
+		    blen == old->size && memcmp(sha, old->sha256, 32) == 0 &&
+		    kiln_codec_dcz.names_dictionary(buf, blen, dict_sha) &&
+		    verified(a, buf, blen, dict, dict_len, dict_sha)) {
+			dr.size = old->size;
+			memcpy(dr.sha256, old->sha256, 32);
+			if (!t->opt->dry_run)
+				fix_meta(path, &a->st);
+			if (!keep(a, &dr))
+				atomic_store(&t->record_lost, true);
+			free(buf);
+			goto out;
+		}
+		free(buf);
+	}
+	if (atomic_load(&t->run->cancelled))
+		goto out;
+	if (kiln_codec_dcz.encode(dict, dict_len, dict_sha, a->src, a->len, &enc, &enc_len) !=
+	    KILN_OK)
+		goto out; /* no delta: the other siblings serve */
+	if (!small_enough(a, enc_len) || !verified(a, enc, enc_len, dict, dict_len, dict_sha) ||
+	    kiln_sha256(enc, enc_len, dr.sha256) != KILN_OK)
+		goto out;
+	dr.size = enc_len;
+	if (t->opt->dry_run) {
+		if (!keep(a, &dr))
+			atomic_store(&t->record_lost, true);
+		goto out;
+	}
+	if (file_digest(path, &size, sha) && size == enc_len &&
+	    memcmp(sha, dr.sha256, 32) == 0) {
+		fix_meta(path, &a->st); /* these very bytes are there already */
+	} else if (kiln_sibling_check(path, &a->st, &err) != KILN_OK ||
+		   kiln_sibling_write(&t->run->temps, path, enc, enc_len, &a->st, t->opt->fsync,
+				      &err) != KILN_OK) {
+		goto out; /* none: a file left there is removed with the unkept */
+	}
+	if (!keep(a, &dr)) {
+		atomic_store(&t->record_lost, true);
+		unlink(path);
+	}
+out:
+	free(enc);
+	free(path);
+}
+
+static void work_one(struct dict_run *d, const struct job *j)
+{
+	struct kiln_tree *t = d->t;
+	struct asset a = { .t = t, .e = &t->walk.v[j->k], .r = &t->reports[j->k] };
+	char *path = kiln_path_join(t->root, a.e->rel, "");
+	struct kiln_error err;
+	int fd = path ? kiln_source_open(path, a.e->via_link, &a.e->st, &a.st, &err) : -1;
+
+	free(path);
+	if (fd < 0 || (uint64_t)a.st.st_size > DICT_MAX_SIZE ||
+	    kiln_source_read(fd, &a.st, &a.src, &err) != KILN_OK)
+		goto out;
+	a.len = (size_t)a.st.st_size;
+	if (kiln_sha256(a.src ? (const void *)a.src : "", a.len, a.sha) != KILN_OK)
+		goto out;
+	/* the content the run settled, or none: a file changed since gets none */
+	if (t->rec_state[j->k] == KILN_REC_SET &&
+	    (t->records[j->k].size != a.len || memcmp(t->records[j->k].sha256, a.sha, 32) != 0))
+		goto out;
+	for (size_t i = j->first; i < j->first + j->n; i++) {
+		const struct member *m = &d->m[i];
+		uint8_t *dict = NULL, dsha[32];
+		size_t dlen = 0;
+		bool seen;
+		if (m->data) { /* from an archive */
+			dlen = m->len;
+			if (kiln_sha256(dlen ? (const void *)m->data : "", dlen, dsha) != KILN_OK)
+				continue;
+		} else if (!read_whole(t->opt->previous[m->release], m->rel, &dict, &dlen, dsha)) {
+			free(dict);
+			continue;
+		}
+		/* the same bytes as the source, or a dictionary already used */
+		seen = memcmp(dsha, a.sha, 32) == 0;
+		for (size_t x = 0; !seen && x < a.kept.n; x++)
+			seen = memcmp(a.kept.v[x].dict_sha256, dsha, 32) == 0;
+		if (!seen)
+			one_delta(&a, m, m->data ? m->data : dict, dlen, dsha);
+		free(dict);
+	}
+	if (!kiln_source_unchanged(fd, &a.st)) {
+		/* changed under us: what was made from it goes */
+		for (size_t i = 0; i < a.kept.n; i++) {
+			char *p = kiln_dict_sibling_path(t->root, a.e->rel, a.kept.v[i].dict_sha256);
+			if (p && !t->opt->dry_run)
+				unlink(p);
+			free(p);
+			free(a.kept.v[i].dict_path);
+		}
+		a.kept.n = 0;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(a.src);
+	t->dicts[j->k] = a.kept;
+}
+
+static void worker(void *arg, unsigned w)
+{
+	struct dict_run *d = arg;
+
+	(void)w;
+	for (;;) {
+		size_t i = atomic_fetch_add(&d->next, 1);
+		if (i >= d->njobs)
+			return;
+		work_one(d, &d->jobs[i]);
+	}
+}
+
+/* The assets that may get deltas, each with its family's members. */
+static bool plan(struct dict_run *d)
+{
+	struct kiln_tree *t = d->t;
+
+	if (!(d->jobs = calloc(t->walk.n + 1, sizeof(*d->jobs))))
+		return false;
+	for (size_t k = 0; k < t->walk.n; k++) {
+		kiln_outcome o = t->reports[k].outcome;
+		struct member key = { 0 };
+		size_t lo = 0, hi = d->nm;
+		if ((o != KILN_OUTCOME_COMPRESSED && o != KILN_OUTCOME_NO_GAIN) ||
+		    !(key.family = kiln_fingerprint_family(t->walk.v[k].rel)))
+			continue;
+		while (lo < hi) { /* the first member of the family */
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(d->m[mid].family, key.family) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (hi = lo; hi < d->nm && strcmp(d->m[hi].family, key.family) == 0; hi++)
+			;
+		if (hi > lo)
+			d->jobs[d->njobs++] = (struct job){ k, lo, hi - lo };
+		free(key.family);
+	}
+	return true;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Remove every file named like a delta that no asset kept now. */
+static void remove_unkept(struct kiln_tree *t)
+{
+	size_t n = 0, cap = 16;
+	char **kept = malloc(cap * sizeof(*kept));
+
+	for (size_t k = 0; kept && k < t->walk.n; k++)
+		for (size_t i = 0; i < t->dicts[k].n; i++) {
+			if (n == cap) {
+				char **v = realloc(kept, (cap *= 2) * sizeof(*v));
+				if (!v)
+					goto nomem;
+				kept = v;
+			}
+			if (!(kept[n] = kiln_dict_sibling_path("", t->walk.v[k].rel,
+							       t->dicts[k].v[i].dict_sha256)))
+				goto nomem;
+			n++;
+		}
+	if (!kept)
+		goto nomem;
+	qsort(kept, n, sizeof(*kept), str_cmp);
+	for (size_t k = 0; k < t->walk.n; k++) {
+		const struct kiln_entry *e = &t->walk.v[k];
+		const char *base = strrchr(e->rel, '/');
+		char *path, *key;
+		struct stat st;
+		base = base ? base + 1 : e->rel;
+		if (!kiln_dict_sibling_base_len(base) || !(key = kiln_path_join("", e->rel, "")))
+			continue;
+		if (n && bsearch(&key, kept, n, sizeof(*kept), str_cmp)) {
+			free(key);
+			continue;
+		}
+		free(key);
+		if (!(path = kiln_path_join(t->root, e->rel, "")) || lstat(path, &st) != 0) {
+			free(path);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			/* not kiln's to remove, and a server would follow it */
+			atomic_store(&t->foreign_stale, true);
+			kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, path, -1, NULL);
+		} else if (!t->opt->dry_run && unlink(path) != 0) {
+			struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove stale sibling",
+						  "" };
+			atomic_store(&t->remove_failed, true);
+			kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
+		} else {
+			kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
+		}
+		free(path);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(kept[i]);
+	free(kept);
+	return;
+nomem:
+	/* cannot tell which to keep: the previous manifest stays */
+	atomic_store(&t->record_lost, true);
+	for (size_t i = 0; kept && i < n; i++)
+		free(kept[i]);
+	free(kept);
+}
+
+/* Give record R its own copy of the list L. */
+static bool copy_list(struct kiln_record *r, const struct kiln_dict_list *l)
+{
+	if (!l->n)
+		return true;
+	if (!(r->dicts = calloc(l->n, sizeof(*r->dicts))))
+		return false;
+	for (size_t i = 0; i < l->n; i++) {
+		r->dicts[i] = l->v[i];
+		r->ndicts++;
+		if (!(r->dicts[i].dict_path = strdup(l->v[i].dict_path)))
+			return false;
+	}
+	return true;
+}
+
+void kiln_dict_run(struct kiln_tree *t)
+{
+	struct dict_run d = { .t = t };
+	bool listed = true;
+
+	if (!(t->dicts = calloc(t->walk.n + 1, sizeof(*t->dicts)))) {
+		atomic_store(&t->record_lost, true);
+		return;
+	}
+	for (size_t i = 0; i < t->opt->n_previous; i++)
+		listed &= list_release(&d, i);
+	if (!listed)
+		t->dict_failed = true; /* reported; its deltas go */
+	if (d.nm > 1)
+		qsort(d.m, d.nm, sizeof(*d.m), member_cmp);
+	if (!plan(&d)) {
+		atomic_store(&t->record_lost, true);
+	} else if (d.njobs) {
+		atomic_store(&d.next, 0);
+		kiln_pool_run(t->run->nworkers < d.njobs ? t->run->nworkers : (unsigned)d.njobs,
+			      worker, &d);
+	}
+	remove_unkept(t);
+	for (size_t k = 0; k < t->walk.n; k++)
+		for (size_t i = 0; i < t->dicts[k].n; i++) {
+			char *p = kiln_dict_sibling_path(t->root, t->walk.v[k].rel,
+							 t->dicts[k].v[i].dict_sha256);
+			if (p)
+				kiln_tree_event(t, KILN_EVENT_DICT_DELTA, p, -1, NULL);
+			free(p);
+		}
+	/* each record holds exactly the deltas on disk now */
+	for (size_t k = 0; k < t->walk.n; k++) {
+		struct kiln_record *r = &t->records[k];
+		if (t->rec_state[k] != KILN_REC_SET)
+			continue;
+		kiln_record_free_dicts(r);
+		if (!copy_list(r, &t->dicts[k]))
+			atomic_store(&t->record_lost, true);
+	}
+	for (size_t i = 0; i < d.nm; i++) {
+		free(d.m[i].family);
+		free(d.m[i].rel);
+	}
+	free(d.m);
+	free(d.jobs);
+	for (size_t i = 0; i < KILN_MAX_PREVIOUS; i++)
+		kiln_release_free(&d.archives[i]);
+}
+
+const struct kiln_dict_record *kiln_dict_of(const struct kiln_tree *t, size_t k, size_t *n)
+{
+	*n = t->dicts ? t->dicts[k].n : 0;
+	return *n ? t->dicts[k].v : NULL;
+}
+
+void kiln_dict_end(struct kiln_tree *t)
+{
+	for (size_t k = 0; t->dicts && k < t->walk.n; k++) {
+		for (size_t i = 0; i < t->dicts[k].n; i++)
+			free(t->dicts[k].v[i].dict_path);
+		free(t->dicts[k].v);
+	}
+	free(t->dicts);
+	t->dicts = NULL;
+}
