@@ -206,30 +206,18 @@ struct kiln_options {
 	 * (KILN_ERR_INVALID): the record would go out of date. */
 	bool write_manifest;
 	const char *manifest_path;
-	/*
-	 * The servers to write snippets for: a bit set of (1u << I) for the
-	 * servers kiln_server_name(I) names; default nginx's bit alone; 0 for
-	 * none.  Each snippet is generated from the tree's records (what the
-	 * manifest lists) and written at ROOT, under its server's file names
-	 * (README.md, "Serving"): "kiln.nginx.conf" and "kiln.nginx.http.conf",
-	 * "kiln.caddy.conf", "kiln.apache.conf".  NGINX_CONF_PATH, when not
-	 * NULL, is where nginx's first file goes instead (its http{} file goes
-	 * beside it, the name's ".conf" ending replaced by ".http.conf").
-	 */
+	/* Servers to write snippets for (README.md, "Serving"), generated
+	 * from the tree's records into ROOT: bit I for kiln_server_name(I);
+	 * default nginx's alone.  NGINX_CONF_PATH: nginx's first file there
+	 * instead, its http {} file beside it (".conf" -> ".http.conf"). */
 	unsigned servers;
 	const char *nginx_conf_path;
-	/* The URL path the tree is served at, for the snippets' per-file
-	 * rules: begins and ends with '/'; no control characters, spaces,
-	 * quotes or backslashes.  Default "/". */
+	/* URL path the tree is served at (first and last byte '/'; default "/"). */
 	const char *url_prefix;
-	/*
-	 * Cache-Control in the snippets (default true): assets that never
-	 * change under their name (kiln_fingerprinted(), or matching an
-	 * IMMUTABLE glob, with the rules of include) get "public,
-	 * max-age=31536000, immutable" (RFC 8246), every other asset the
-	 * manifest lists "no-cache" (revalidated on each use, RFC 9111 section
-	 * 5.2.2.4).  The manifest marks the first kind "immutable" either way.
-	 */
+	/* Cache-Control in the snippets (default true): "public,
+	 * max-age=31536000, immutable" (RFC 8246) for kiln_fingerprinted()
+	 * files and those matching an IMMUTABLE glob (include's rules), which
+	 * the manifest marks "immutable"; "no-cache" (RFC 9111) for others. */
 	bool cache_control;
 	const char *const *immutable;
 	size_t n_immutable;
@@ -279,30 +267,25 @@ struct kiln_options {
 	 */
 	const char *const *previous;
 	size_t n_previous;
-	/* fsync(2) every sibling, manifest and cache entry before renaming it
-	 * into place, and its directory after: siblings survive power loss,
-	 * at a cost in speed.  Default false. */
+	/* fsync(2) every sibling, manifest and cache entry before its rename,
+	 * and its directory after: survives power loss.  Default false. */
 	bool fsync;
-	/* Shard SHARD_INDEX of SHARD_COUNT (1 <= K <= N <= KILN_MAX_SHARDS;
-	 * needs write_manifest); N 0, the default: the whole tree.  See
-	 * kiln_run_tree(), "Shards". */
+	/* Shard K of N (1 <= K <= N <= KILN_MAX_SHARDS; needs write_manifest);
+	 * N 0, the default: the whole tree.  See kiln_run_tree(), "Shards". */
 	unsigned shard_index, shard_count;
 };
 
 #define KILN_MAX_SHARDS 65536 /* the largest shard count */
-/* At most this many kiln_options.previous. */
-#define KILN_MAX_PREVIOUS 8
+#define KILN_MAX_PREVIOUS 8   /* at most this many kiln_options.previous */
 
 /* Fill *opt with the defaults documented above.  Never fails. */
 void kiln_options_init(struct kiln_options *opt);
 
-/*
- * Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
+/* Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
  * ("codings", "level", "extra", "max_ratio", "servers", "url_prefix",
- * "shard", "previous") and *coding (if non-NULL) to
- * the coding whose level or extra setting is bad (-1 otherwise).
- */
+ * "shard", "previous") and *coding (if non-NULL) to the coding whose level
+ * or extra setting is bad (-1 otherwise). */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
 			       kiln_coding *coding);
 
@@ -741,35 +724,22 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
  * Names and versions
  * ==================================================================== */
 
-/* Default file names of the artifacts, at the top of a tree: they are never
- * taken for inputs there, nor are the other servers' snippets
- * ("kiln.caddy.conf", "kiln.apache.conf"; kiln_server_name()).  Static
- * strings. */
+/* Default names of the artifacts at a tree's top, never taken for inputs
+ * there (nor are "kiln.caddy.conf" and "kiln.apache.conf"). */
 #define KILN_MANIFEST_NAME "kiln-manifest.json"
 #define KILN_NGINX_CONF_NAME "kiln.nginx.conf"
 #define KILN_NGINX_HTTP_CONF_NAME "kiln.nginx.http.conf"
 
-/* The servers kiln writes snippets for, as --server names them ("nginx",
- * "caddy", "apache"): kiln_server_name(I) for I < kiln_server_count(), NULL
- * past the last.  Bit I of kiln_options.servers selects server I.
- * Static strings. */
+/* The servers kiln writes snippets for, as --server names them: static
+ * "nginx", "caddy", "apache" for I < kiln_server_count(), then NULL. */
 unsigned kiln_server_count(void);
 const char *kiln_server_name(unsigned i);
 
-/*
- * True if the base name of PATH (what follows its last '/') carries a
- * content hash as bundlers write one: a token right after a '.' or '-'
- * (not the name's first byte) and right before a '.', that is either 8 or
- * more lowercase hex digits with a digit and a letter among them
- * ("main.3f9a2c7b1d4e.chunk.js"), or exactly 8 characters of [A-Za-z0-9_-]
- * with a letter, and a digit or a lowercase letter followed by an
- * uppercase one
- * ("index-B2x9_kQ1.js", "styles.KZ3T4RBF.css"); or the name starts with
- * 16 or more lowercase hex digits (a digit and a letter among them) and a
- * '.' ("3f9a2c7b1d4e5f6a7b8c.svg").  "jquery-3.7.1.min.js",
- * "favicon-32x32.png" and "settings.js" are not.  The rule is kiln's
- * (README.md, "Cache-Control").  Pure; thread-safe.
- */
+/* True if the base name of PATH carries a content hash as bundlers write
+ * one ("main.3f9a2c7b1d4e.chunk.js", "index-B2x9_kQ1.js",
+ * "styles.KZ3T4RBF.css", "3f9a2c7b1d4e5f6a7b8c.svg"; not
+ * "jquery-3.7.1.min.js", "favicon-32x32.png"): kiln's rule, spelled out in
+ * README.md ("Cache-Control") and lib/fingerprint.c.  Pure; thread-safe. */
 bool kiln_fingerprinted(const char *path);
 
 /* Static names, never NULL: "compressed", "sibling", "excluded", "media",
