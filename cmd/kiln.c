@@ -447,6 +447,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	uint64_t v;
 	char *end;
 	const char *field;
+	struct kiln_options check;
 	int c;
 
 	kiln_options_init(&cli->opt);
@@ -528,7 +529,10 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		}
 		case OPT_URL_PREFIX:
 			cli->opt.url_prefix = optarg;
-			if (kiln_options_check(&cli->opt, &field, NULL) != KILN_OK &&
+			/* the option lists are filled in after the loop */
+			check = cli->opt;
+			check.n_previous = 0;
+			if (kiln_options_check(&check, &field, NULL) != KILN_OK &&
 			    strcmp(field, "url_prefix") == 0)
 				return usage_error("--url-prefix takes a URL path that begins and ends with '/' "
 						   "and holds no spaces, quotes, '%%', '?', '#' or the like, not '%s'",
@@ -620,6 +624,9 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			return EXIT_USAGE;
 		}
 	}
+	if (cli->opt.n_previous && cli->opt.shard_count)
+		return usage_error("--previous and --shard cannot be used together yet: a shard "
+				   "writes no dictionary deltas");
 	cli->opt.include = cli->include;
 	cli->opt.exclude = cli->exclude;
 	cli->opt.immutable = cli->immutable;

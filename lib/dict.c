@@ -498,7 +498,17 @@ static void remove_unkept(struct kiln_tree *t)
 		char *path, *key;
 		struct stat st;
 		base = base ? base + 1 : e->rel;
-		if (!kiln_dict_sibling_base_len(base) || !(key = kiln_path_join("", e->rel, "")))
+		if (!kiln_dict_sibling_base_len(base))
+			continue;
+		/* a shard leaves the deltas of another shard's files alone */
+		if (t->opt->shard_count) {
+			char *src = strndup(e->rel, (size_t)(base - e->rel) + kiln_dict_sibling_base_len(base));
+			bool other = !src || kiln_shard_of(src, t->opt->shard_count) != t->opt->shard_index;
+			free(src);
+			if (other)
+				continue;
+		}
+		if (!(key = kiln_path_join("", e->rel, "")))
 			continue;
 		if (n && bsearch(&key, kept, n, sizeof(*kept), str_cmp)) {
 			free(key);

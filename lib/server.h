@@ -81,7 +81,8 @@ struct kiln_serve {
 	/* Base names of the files kiln writes into the tree that must never be
 	 * served (the manifest's and every snippet's, when inside the tree),
 	 * NULL-terminated.  Temporary files and journals are recognised by the
-	 * patterns KILN_TEMP_GLOB and KILN_JOURNAL_GLOB. */
+	 * patterns KILN_TEMP_GLOB and KILN_JOURNAL_GLOB, shard parts and deltas
+	 * by KILN_PART_GLOB and KILN_DCZ_GLOB. */
 	const char *const *own;
 };
 
@@ -89,6 +90,10 @@ struct kiln_serve {
  * base name (tempfile.c, journal.c). */
 #define KILN_TEMP_GLOB ".kiln-*.tmp"
 #define KILN_JOURNAL_GLOB ".kiln-journal-*"
+/* Shards' partial manifests (shard.c), and dictionary deltas, which a
+ * server sends only as a coding of their source (never by their own URL). */
+#define KILN_PART_GLOB "kiln-manifest.shard-*.json"
+#define KILN_DCZ_GLOB "*.dcz"
 
 /* One file a server's snippet consists of. */
 struct kiln_server_file {

@@ -462,6 +462,10 @@ static void put_own(FILE *f, const struct kiln_serve *s)
 	put_re_glob(f, KILN_TEMP_GLOB);
 	fputc('|', f);
 	put_re_glob(f, KILN_JOURNAL_GLOB);
+	fputc('|', f);
+	put_re_glob(f, KILN_PART_GLOB);
+	fputc('|', f);
+	put_re_glob(f, KILN_DCZ_GLOB);
 	fputc(')', f);
 	put_suffixes(f, (1u << kiln_ncodecs) - 1);
 	fputs("\\z\">\n"

@@ -505,6 +505,10 @@ static void put_file_server(FILE *f, const struct kiln_serve *s, unsigned coding
 	put_hide_pattern(f, KILN_TEMP_GLOB, true);
 	fputc(' ', f);
 	put_hide_pattern(f, KILN_JOURNAL_GLOB, true);
+	fputc(' ', f);
+	put_hide_pattern(f, KILN_PART_GLOB, true);
+	fputc(' ', f);
+	put_hide_pattern(f, KILN_DCZ_GLOB, true);
 	fputs("\n", f);
 	if (codings) {
 		fputs("\t\tprecompressed", f);

@@ -484,8 +484,9 @@ static void put_own_regex(FILE *f, const struct kiln_serve *s)
 	}
 	/* a dictionary delta's own name (codec.h) */
 	fprintf(f, "[^/]*\\.[0-9a-f]{%d}\\%s|", KILN_DICT_ID_HEX, kiln_codec_dcz.suffix);
-	/* KILN_TEMP_GLOB and KILN_JOURNAL_GLOB */
-	fputs("\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*)$", f);
+	/* KILN_TEMP_GLOB, KILN_JOURNAL_GLOB, KILN_PART_GLOB (the deltas' own
+	 * URLs are refused with the dictionary rules) */
+	fputs("\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*|kiln-manifest\\.shard-[^/]*\\.json)$", f);
 }
 
 /* The dictionary delta, when the request names its dictionary and
@@ -497,7 +498,9 @@ static void put_dcz(FILE *f, const char *dict_name)
 	fputs("\n# Dictionary transport (RFC 9842): every response of a dictionary\n"
 	      "# asset varies on Available-Dictionary too.  The delta made against the\n"
 	      "# dictionary the request names, when Accept-Encoding lists the coding\n"
-	      "# (not with q=0), the request asks for no Range, and the file exists.\n"
+	      "# (not with q=0), the request asks for no Range, the source and the\n"
+	      "# delta exist (\"if\" blocks that match only then: a matching \"if\"\n"
+	      "# loses the block's try_files).\n"
 	      "if ($kiln_uad) { set $kiln_vary \"Accept-Encoding, Available-Dictionary\"; }\n"
 	      "set $kiln_dcz \"\";\n",
 	      f);
@@ -506,10 +509,9 @@ static void put_dcz(FILE *f, const char *dict_name)
 	fprintf(f, "if ($http_accept_encoding ~* \"(?:^|,)\\s*%s\\s*" Q_ZERO
 		   "\") { set $kiln_dcz \"\"; }\n", tok);
 	fprintf(f, "if ($http_range) { set $kiln_dcz \"\"; }\n"
-		   "if ($kiln_have !~ \"^s\") { set $kiln_dcz \"\"; }\n"
-		   "set $kiln_dcz \"$kiln_dcz:$%s\";\n"
+		   "set $kiln_dcz \"$kiln_have:$kiln_dcz:$%s\";\n"
 		   "set $kiln_dcz_file \"$request_filename/.kiln-none\";\n"
-		   "if ($kiln_dcz ~ \"^1:([0-9a-f]{%d})$\") { set $kiln_dcz_file \"$request_filename.$1%s\"; }\n"
+		   "if ($kiln_dcz ~ \"^s[0-9]*:1:([0-9a-f]{%d})$\") { set $kiln_dcz_file \"$request_filename.$1%s\"; }\n"
 		   "if (-f $kiln_dcz_file) {\n"
 		   "    set $kiln_coding %s;\n"
 		   "    set $kiln_vary \"Accept-Encoding, Available-Dictionary\";\n"

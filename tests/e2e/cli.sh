@@ -146,4 +146,12 @@ check "tab escaped in messages" grep -qF 'tab\tname.js: compressed' "$T/names.er
 check "invalid UTF-8 escaped in messages" grep -qF '\xff\xfe-latin1.js: compressed' "$T/names.err"
 check "no raw control character printed" not grep -q $'\t' "$T/names.err"
 
+# --previous before --url-prefix (the lists are filled in after parsing);
+# --previous with --shard is refused, nothing written.
+"$KILN" --previous "$T/nowhere" --url-prefix /a/ --help >/dev/null 2>&1
+check "--previous before --url-prefix: no crash (exit $?)" [ $? -eq 0 ]
+fresh_site "$T/ps"
+"$KILN" -q --previous "$T/nowhere" --shard 1/2 "$T/ps" 2>"$T/ps.err"
+check "--previous with --shard: usage error" [ $? -eq 2 ]
+check "... and nothing written" [ ! -e "$T/ps/kiln-manifest.json" ]
 finish

@@ -248,7 +248,7 @@ static void test_caddy(void)
 		CHECK(strstr(text, want) != NULL);
 	}
 	CHECK(strstr(text, "`kiln-manifest.json` `we?i?rd?.json` `" KILN_TEMP_GLOB "` `"
-			   KILN_JOURNAL_GLOB "`\n") != NULL);
+			   KILN_JOURNAL_GLOB "` `" KILN_PART_GLOB "` `" KILN_DCZ_GLOB "`\n") != NULL);
 	CHECK(!in_directives(text, "encode"));
 	/* a function of its input */
 	again = cd->files[0].text(&s);
