@@ -141,6 +141,31 @@ static void put_accept_maps(FILE *f)
 
 /* --- the http {} file ---------------------------------------------------- */
 
+/* "kiln_" + WHAT + "_" and 16 hex digits of the SHA-256 of the prefix
+ * and BODY: a map variable's name. */
+static bool digest_name(const struct kiln_serve *s, const char *what, const char *body,
+			char name[40])
+{
+	uint8_t d[KILN_SHA256_LEN];
+	size_t lp = strlen(s->url_prefix), lb = strlen(body);
+	char *all = malloc(lp + lb + 1);
+	int o;
+
+	if (!all)
+		return false;
+	memcpy(all, s->url_prefix, lp);
+	memcpy(all + lp, body, lb + 1);
+	if (kiln_sha256(all, lp + lb, d) != KILN_OK) {
+		free(all);
+		return false;
+	}
+	free(all);
+	o = snprintf(name, 40, "kiln_%s_", what);
+	for (int i = 0; i < 8; i++)
+		snprintf(name + o + 2 * i, 3, "%02x", d[i]);
+	return true;
+}
+
 struct key {
 	char *text;     /* the URL path */
 	bool immutable;
@@ -230,29 +255,6 @@ static char *map_body(const struct kiln_serve *s, size_t *longest, size_t *count
 		return NULL;
 	}
 	return text;
-}
-
-/* The map variable's name: "kiln_cc_" and 16 hex digits of the SHA-256 of
- * the prefix and BODY. */
-static bool map_name(const struct kiln_serve *s, const char *body, char name[32])
-{
-	uint8_t d[KILN_SHA256_LEN];
-	size_t lp = strlen(s->url_prefix), lb = strlen(body);
-	char *all = malloc(lp + lb + 1);
-
-	if (!all)
-		return false;
-	memcpy(all, s->url_prefix, lp);
-	memcpy(all + lp, body, lb + 1);
-	if (kiln_sha256(all, lp + lb, d) != KILN_OK) {
-		free(all);
-		return false;
-	}
-	free(all);
-	strcpy(name, "kiln_cc_");
-	for (int i = 0; i < 8; i++)
-		snprintf(name + 8 + 2 * i, 3, "%02x", d[i]);
-	return true;
 }
 
 /* --- dictionary transport (RFC 9842) ------------------------------------ */
@@ -360,30 +362,6 @@ static char *dict_body(const struct kiln_serve *s)
 	return text;
 }
 
-/* "kiln_" + WHAT + "_" and 16 hex digits of the SHA-256 of the prefix
- * and BODY: a map variable's name. */
-static bool digest_name(const struct kiln_serve *s, const char *what, const char *body,
-			char name[40])
-{
-	uint8_t d[KILN_SHA256_LEN];
-	size_t lp = strlen(s->url_prefix), lb = strlen(body);
-	char *all = malloc(lp + lb + 1);
-	int o;
-
-	if (!all)
-		return false;
-	memcpy(all, s->url_prefix, lp);
-	memcpy(all + lp, body, lb + 1);
-	if (kiln_sha256(all, lp + lb, d) != KILN_OK) {
-		free(all);
-		return false;
-	}
-	free(all);
-	o = snprintf(name, 40, "kiln_%s_", what);
-	for (int i = 0; i < 8; i++)
-		snprintf(name + o + 2 * i, 3, "%02x", d[i]);
-	return true;
-}
 
 /* The two dictionary maps: their bodies and variable names. */
 struct dict_maps {
@@ -413,6 +391,7 @@ static void put_dict_maps(FILE *f, const struct dict_maps *m)
 		m->uad_name, m->uad, m->dict_name, m->dict);
 }
 
+
 static size_t pow2_at_least(size_t n)
 {
 	size_t p = 64;
@@ -424,10 +403,10 @@ static size_t pow2_at_least(size_t n)
 static char *http_text(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
-	char name[32], *text = NULL, *body = map_body(s, &longest, &count);
+	char name[40], *text = NULL, *body = map_body(s, &longest, &count);
 	struct dict_maps dm;
 	bool dm_ok = body && dict_maps(s, &dm);
-	FILE *f = dm_ok && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
+	FILE *f = dm_ok && digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
 
 	if (!f) {
 		if (dm_ok) {
@@ -585,10 +564,10 @@ static void put_negotiation(FILE *f, const char *dict_name)
 static char *location_text(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
-	char name[32], *text = NULL, *body = map_body(s, &longest, &count);
+	char name[40], *text = NULL, *body = map_body(s, &longest, &count);
 	struct dict_maps dm;
 	bool dm_ok = body && dict_maps(s, &dm);
-	FILE *f = dm_ok && map_name(s, body, name) ? open_memstream(&text, &len) : NULL;
+	FILE *f = dm_ok && digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
 
 	free(body);
 	if (dm_ok) {
