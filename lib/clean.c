@@ -169,7 +169,7 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 {
 	struct kiln_tree t;
 	struct kiln_error err = { 0 };
-	char *snippet = NULL;
+	char *snippet = NULL, *bad = NULL;
 	kiln_status ret;
 
 	*removed = 0;
@@ -181,8 +181,16 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		goto out;
 	}
 	kiln_journal_merge(t.root, &t.state); /* interrupted runs' siblings */
-	if (kiln_parts_merge(t.manifest_path, &t.state, &t.parts_seen) != KILN_OK) {
-		ret = KILN_ERR_NOMEM; /* shard runs' siblings, not merged yet */
+	/* shard runs' siblings, not merged yet: a part kiln cannot read leaves
+	 * siblings it cannot tell from someone else's, so nothing is removed
+	 * (as for a manifest it cannot read) */
+	if (kiln_parts_merge(t.manifest_path, &t.state, &t.parts_seen, &bad, &err) != KILN_OK) {
+		ret = KILN_ERR_NOMEM;
+		goto out;
+	}
+	if (bad) {
+		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, bad, -1, &err);
+		ret = KILN_ERR_IO;
 		goto out;
 	}
 	if (!t.state.loaded) {
@@ -218,6 +226,7 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		ret = KILN_ERR_IO; /* a stale sibling of someone else's is still served */
 out:
 	free(snippet);
+	free(bad);
 	kiln_tree_end(&t);
 	return ret;
 }

@@ -566,6 +566,8 @@ static kiln_status write_merged(struct merger *m)
 
 static kiln_status merge(struct merger *m)
 {
+	struct kiln_error err;
+	char *bad = NULL;
 	kiln_status ret;
 
 	if (!(m->dir = kiln_part_dir(m->t->manifest_path)))
@@ -574,8 +576,12 @@ static kiln_status merge(struct merger *m)
 	    (ret = check_settings(m)) != KILN_OK || (ret = check_records(m)) != KILN_OK)
 		return ret;
 	/* what the parts know of siblings, and which parts were read */
-	if (kiln_parts_merge(m->t->manifest_path, &m->known, &m->t->parts_seen) != KILN_OK)
+	if (kiln_parts_merge(m->t->manifest_path, &m->known, &m->t->parts_seen, &bad, &err) !=
+	    KILN_OK) {
+		free(bad);
 		return KILN_ERR_NOMEM;
+	}
+	free(bad); /* read_parts() said what was wrong with it */
 	if ((ret = check_tree(m)) != KILN_OK)
 		return ret == KILN_ERR_INVALID && m->io ? KILN_ERR_IO : ret;
 	return m->t->opt->dry_run ? KILN_OK : write_merged(m);

@@ -541,10 +541,13 @@ out:
 	free(path);
 }
 
-kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err)
+kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **where)
 {
+	struct kiln_error bad_err;
+	char *bad = NULL;
 	kiln_status ret;
 
+	*where = t->manifest_path;
 	if (!t->opt->write_manifest)
 		return KILN_OK; /* no record is kept (run.c refused a tree that has one) */
 	if (t->manifest_path &&
@@ -555,13 +558,28 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err)
 		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, err);
 	}
 	/* siblings written by runs that died before their manifest are kiln's
-	 * too, and so are those the parts of shard runs record */
+	 * too, and so are those the parts of shard runs record (a part kiln
+	 * cannot read is ignored as a manifest would be: its siblings are then
+	 * someone else's) */
 	if (kiln_journal_merge(t->root, &t->state) != KILN_OK ||
 	    (t->manifest_path &&
-	     kiln_parts_merge(t->manifest_path, &t->state, &t->parts_seen) != KILN_OK)) {
+	     kiln_parts_merge(t->manifest_path, &t->state, &t->parts_seen, &bad, &bad_err) !=
+		     KILN_OK)) {
 		kiln_state_free(&t->state);
+		free(bad);
 		*err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "cannot read the journals", "" };
 		return KILN_ERR_NOMEM;
+	}
+	if (bad && bad_err.status == KILN_ERR_IO) {
+		/* a part kiln cannot read is a record it cannot read */
+		kiln_state_free(&t->state);
+		*err = bad_err;
+		*where = bad;
+		return KILN_ERR_IO;
+	}
+	if (bad) {
+		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, bad, -1, &bad_err);
+		free(bad);
 	}
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_entry *e = &t->walk.v[k];

@@ -19,17 +19,20 @@
 #include <sys/stat.h>
 
 /*
- * Load T's record: the manifest at t->manifest_path and the journals of dead
- * runs in the root.  A file there that is not a kiln manifest is a
- * KILN_EVENT_STATE_IGNORED event (the run goes on as a first run).  Then
- * mark the record's entries the walk found (SEEN), carry over the records
- * below entries the walk could not read, and make a file named like a
- * recorded sibling a sibling.  Returns KILN_OK; or KILN_ERR_IO (the
- * manifest cannot be read) or KILN_ERR_NOMEM with *ERR set: then the tree
- * must not be processed, since without its record kiln could neither
- * remove nor recognise its own siblings.  Main thread, before the pool.
+ * Load T's record: the manifest at t->manifest_path, the journals of dead
+ * runs in the root and the shard parts beside the manifest.  A file there
+ * that is not a kiln manifest (or not a part) is a KILN_EVENT_STATE_IGNORED
+ * event (the run goes on without it).  Then mark the record's entries the
+ * walk found (SEEN), carry over the records below entries the walk could
+ * not read, and make a file named like a recorded sibling a sibling.
+ * Returns KILN_OK; or KILN_ERR_IO (the manifest or a part cannot be read)
+ * or KILN_ERR_NOMEM with *ERR set and *WHERE the path it is about (the
+ * manifest's or the part's, owned by T or the caller's to free when
+ * different from t->manifest_path): then the tree must not be processed,
+ * since without its record kiln could neither remove nor recognise its own
+ * siblings.  Main thread, before the pool.
  */
-kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err);
+kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **where);
 
 /*
  * Coding C of REL (PE may be NULL) gets no sibling this run: remove the one

@@ -476,6 +476,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
+	char *where = NULL;
 	struct stat own[2 + 2];
 	size_t nown = 0;
 	kiln_status ret;
@@ -502,11 +503,13 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_tree_root_error(t, &err);
 		return KILN_ERR_INVALID;
 	}
-	if ((ret = kiln_prev_load(t, &err)) != KILN_OK) {
-		/* the manifest's own path names the problem */
-		struct kiln_report r = { .root = t->manifest_path, .path = "",
+	if ((ret = kiln_prev_load(t, &err, &where)) != KILN_OK) {
+		/* the manifest's own path (or the part's) names the problem */
+		struct kiln_report r = { .root = where, .path = "",
 					 .outcome = KILN_OUTCOME_ERROR, .error = err };
 		kiln_tree_report(t, &r);
+		if (where != t->manifest_path)
+			free(where);
 		return ret;
 	}
 	if (opt->shard_count && (ret = to_part(t)) != KILN_OK)

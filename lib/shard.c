@@ -121,13 +121,15 @@ static kiln_status note_seen(struct kiln_parts_seen *seen, const char *path,
 }
 
 kiln_status kiln_parts_merge(const char *manifest_path, struct kiln_state *st,
-			     struct kiln_parts_seen *seen)
+			     struct kiln_parts_seen *seen, char **bad,
+			     struct kiln_error *bad_err)
 {
 	char *dir = kiln_part_dir(manifest_path);
 	kiln_status ret = KILN_OK;
 	struct dirent *e;
 	DIR *d;
 
+	*bad = NULL;
 	if (!dir)
 		return KILN_ERR_NOMEM;
 	if (!(d = opendir(dir))) {
@@ -155,6 +157,15 @@ kiln_status kiln_parts_merge(const char *manifest_path, struct kiln_state *st,
 			else if (got == KILN_OK && part.loaded &&
 				 (ret = add_part(st, &part)) == KILN_OK)
 				ret = note_seen(seen, path, &pst);
+			else if (got != KILN_OK && ret == KILN_OK && !*bad) {
+				/* (a part gone since the directory was read is
+				 * merged or cleaned: nothing to say) */
+				err.what = got == KILN_ERR_INVALID ? "not a shard part kiln can read"
+								  : "cannot read the shard part";
+				*bad_err = err;
+				*bad = path;
+				path = NULL;
+			}
 		}
 		kiln_state_free(&part);
 		free(path);

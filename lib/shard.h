@@ -48,11 +48,15 @@ struct kiln_parts_seen {
 /*
  * Add what every part beside MANIFEST_PATH records to *ST as journaled
  * siblings (kiln's own, proved by their digests), and note each part read
- * in *SEEN.  A part that cannot be read or parsed is skipped: it only ever
- * adds knowledge.  KILN_OK or KILN_ERR_NOMEM.  Not thread-safe for one ST.
+ * in *SEEN.  A part that cannot be read or parsed is skipped, and the first
+ * such part's path (malloc'd, the caller frees it) is left in *BAD with the
+ * reason in *BAD_ERR, so that the caller can say so: the siblings it
+ * records are then not known to be kiln's.  *BAD is NULL if every part was
+ * read.  KILN_OK or KILN_ERR_NOMEM.  Not thread-safe for one ST.
  */
 kiln_status kiln_parts_merge(const char *manifest_path, struct kiln_state *st,
-			     struct kiln_parts_seen *seen);
+			     struct kiln_parts_seen *seen, char **bad,
+			     struct kiln_error *bad_err);
 
 /* Remove the parts in SEEN that are still the files that were read (same
  * device and inode): a newer part written since is left.  Returns false if

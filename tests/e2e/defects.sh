@@ -390,6 +390,31 @@ if [ "$(id -u)" -eq 0 ]; then
 		[ ! -e "$M/assets/app.js.gz" ] && [ ! -e "$M/assets/app.js.br" ]
 	check "unreadable manifest, readable again: audit" audit "$M"
 
+	# (b2) So is a shard part kiln cannot read: the siblings it records
+	# are kiln's, and neither a run nor clean may take them for someone
+	# else's.
+	P=$T/unreadable-part
+	fresh_site "$P"
+	"$KILN" -q --brotli --shard 2/2 "$P" && chown -R nobody "$P"
+	check "unreadable part: its shard holds assets/app.js" [ -e "$P/assets/app.js.br" ]
+	rm "$P/assets/app.js"
+	chmod 000 "$P/kiln-manifest.shard-2-of-2.json"
+	before=$(tree_digest "$P")
+	"${as[@]}" "$bin" -q --brotli "$P" 2>"$T/up.log"
+	check "unreadable part: exit 1" [ $? -eq 1 ]
+	check "unreadable part: exactly its error" only_lines "$T/up.log" \
+		"kiln: $P/kiln-manifest.shard-2-of-2.json: cannot read the shard part: Permission denied"
+	check "unreadable part: the tree untouched" [ "$(tree_digest "$P")" = "$before" ]
+	"${as[@]}" "$bin" clean -q "$P" 2>"$T/upc.log"
+	check "unreadable part, clean: exit 1" [ $? -eq 1 ]
+	check "unreadable part, clean: the tree untouched" [ "$(tree_digest "$P")" = "$before" ]
+	chmod 644 "$P/kiln-manifest.shard-2-of-2.json"
+	"${as[@]}" "$bin" -q --brotli "$P"
+	check "unreadable part, readable again: exit 0" [ $? -eq 0 ]
+	check "unreadable part, readable again: the deleted source's siblings go" \
+		[ ! -e "$P/assets/app.js.gz" ] && [ ! -e "$P/assets/app.js.br" ]
+	check "unreadable part, readable again: audit" audit "$P"
+
 	# (c) clean on a tree with a directory it cannot search: the siblings in
 	# there stay, so clean fails and keeps the manifest that records them.
 	C=$T/clean-unsearchable

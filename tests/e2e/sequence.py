@@ -948,6 +948,12 @@ class Sequence:
         return any(line.startswith(b"kiln: " + self.root + b": ") or line == b"kiln: ?: out of memory"
                    for line in lines)
 
+    @staticmethod
+    def refused(stderr):
+        """Did kiln refuse the run because its globs would drop every
+        sibling (README, "Globs")?  It then touched nothing."""
+        return b"the globs exclude every file that has siblings" in stderr
+
     def manifest_failed(self, stderr):
         return b"cannot write the manifest" in stderr
 
@@ -956,7 +962,7 @@ class Sequence:
         err = stderr.decode(errors="replace")
         if rc not in (0, 1):
             raise Failure(f"{what}: exit status {rc}:\n{err[:3000]}")
-        if rc == 1 and "the globs exclude every file that has siblings" in err:
+        if rc == 1 and self.refused(stderr):
             # refused (README, "Globs"): the tree is as the changes left it
             self.check_whole(temps_ok=self.killed)
             return
@@ -1095,6 +1101,11 @@ class Sequence:
             return desc
         if rc != -sig:
             raise Failure(f"signalled run: exit status {rc}:\n{stderr.decode(errors='replace')[:3000]}")
+        if self.refused(stderr):
+            # refused before it began (a signal may still end it): the tree
+            # is as the changes left it
+            self.check_whole(temps_ok=self.killed)
+            return desc + " (refused: globs)"
         if double:
             # stopped at once: whole, but not up to date (a killed run's
             # temporary files may not have been reached yet)
@@ -1180,6 +1191,11 @@ class Sequence:
         before = self.source_stats()
         words = self.run_words()
         rc, stderr, _ = self.run_kiln(words)
+        if rc == 1 and self.refused(stderr):
+            # the globs drop every sibling: do as the message says
+            self.log[-1] += " (refused: globs; again with --force)"
+            words = ["-f"] + words
+            rc, stderr, _ = self.run_kiln(words)
         if rc != 0:
             raise Failure(f"final run: exit {rc}:\n{stderr.decode(errors='replace')[:3000]}")
         self.after_run("the final run", rc, stderr, words)

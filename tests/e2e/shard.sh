@@ -203,6 +203,28 @@ check "after a deletion: kiln check passes on the merged tree" "$KILN" check -q 
 check "kiln clean after unmerged shards removes every sibling and part" \
 	sh -c '"$1" '"${OPTS[*]}"' -q --shard 1/4 "$2" && "$1" clean -q "$2" && [ -z "$(find "$2" -name "*.br" -o -name "*.zst" -o -name "kiln-manifest*")" ]' sh "$KILN" "$p"
 
+# ---- a part kiln cannot read: clean removes nothing and says so; a run
+# warns and takes that shard's siblings for someone else's ----
+d=$T/damaged
+cp -a "$T/src" "$d"
+for k in 1 2; do "$KILN" "${OPTS[@]}" -q --shard "$k/2" "$d" || fail "damaged: shard $k"; done
+before=$(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+printf '{"kiln": ' >"$d/kiln-manifest.shard-1-of-2.json"
+"$KILN" clean "$d" 2>"$T/damaged.log"
+rc=$?
+check "clean with a damaged part: exit 1" [ "$rc" = 1 ]
+check "clean with a damaged part: the part named, and why" \
+	grep -qF "kiln: $d/kiln-manifest.shard-1-of-2.json: no manifest: not a shard part kiln can read; nothing removed" "$T/damaged.log"
+after=$(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+check "clean with a damaged part: nothing removed but what was damaged" \
+	[ "$(echo "$before" | grep -v shard-1-of-2)" = "$(echo "$after" | grep -v shard-1-of-2)" ]
+"$KILN" "${OPTS[@]}" "$d" 2>"$T/damaged-run.log"
+check "a run with a damaged part: it warns" \
+	grep -qF "kiln: $d/kiln-manifest.shard-1-of-2.json: warning: previous manifest ignored: not a shard part kiln can read" "$T/damaged-run.log"
+rm "$d/kiln-manifest.shard-1-of-2.json"
+check "once the damaged part is gone, clean removes every sibling" \
+	sh -c '"$1" clean -q "$2" && [ -z "$(find "$2" -name "*.br" -o -name "*.zst" -o -name "kiln-*")" ]' sh "$KILN" "$d"
+
 # ---- --shard auto and bad --shard ----
 a=$T/auto
 cp -a "$T/src" "$a"

@@ -119,6 +119,8 @@ static void test_parts(void)
 	struct kiln_stale stale = { 0 };
 	struct kiln_state st = { 0 };
 	struct kiln_parts_seen seen = { 0 };
+	struct kiln_error err = { 0 };
+	char *bad = NULL;
 	kiln_coding gz = kiln_coding_find("gzip");
 	char *text, *manifest = strdup(scratch_path(base, "kiln-manifest.json"));
 	struct kiln_prev_entry *pe;
@@ -144,10 +146,14 @@ static void test_parts(void)
 	      strstr(text, "\"index\": 2"));
 	CHECK(text && write_file(scratch_path(base, "kiln-manifest.shard-2-of-3.json"), text));
 	free(text);
-	/* not a part: ignored */
+	/* a part kiln cannot parse: skipped, and named to the caller */
 	CHECK(write_file(scratch_path(base, "kiln-manifest.shard-1-of-3.json"), "not json"));
-	CHECK(kiln_parts_merge(manifest, &st, &seen) == KILN_OK);
+	CHECK(kiln_parts_merge(manifest, &st, &seen, &bad, &err) == KILN_OK);
 	CHECK(seen.n == 1 && strstr(seen.v[0].path, "shard-2-of-3"));
+	CHECK(bad && strcmp(bad, scratch_path(base, "kiln-manifest.shard-1-of-3.json")) == 0);
+	CHECK(bad && err.status == KILN_ERR_INVALID && strstr(err.what, "shard part"));
+	free(bad);
+	bad = NULL;
 	pe = kiln_state_find(&st, "app.js");
 	CHECK(pe && !pe->in_manifest && pe->njv == 1);
 	CHECK(pe && kiln_state_owns(pe, gz, 300, r.coding[gz].sha256));
@@ -168,7 +174,9 @@ static void test_parts(void)
 	kiln_state_free(&st);
 	memset(&st, 0, sizeof(st));
 	CHECK(rename(scratch_path(base, "x"), scratch_path(base, "kiln-manifest.shard-2-of-3.json")) == 0);
-	CHECK(kiln_parts_merge(manifest, &st, &seen) == KILN_OK && seen.n == 1);
+	CHECK(unlink(scratch_path(base, "kiln-manifest.shard-1-of-3.json")) == 0);
+	CHECK(kiln_parts_merge(manifest, &st, &seen, &bad, &err) == KILN_OK && seen.n == 1);
+	CHECK(bad == NULL); /* every part read */
 	CHECK(kiln_parts_remove(&seen));
 	CHECK(access(scratch_path(base, "kiln-manifest.shard-2-of-3.json"), F_OK) != 0);
 	kiln_parts_seen_free(&seen);
