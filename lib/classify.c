@@ -50,9 +50,10 @@ static unsigned number(const char **s)
 	return v;
 }
 
-bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n)
+bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n, const char **stem)
 {
 	const char *s = name;
+	size_t len;
 	unsigned kk, nn;
 
 	if (strncmp(s, "kiln-manifest.shard-", strlen("kiln-manifest.shard-")) != 0)
@@ -61,12 +62,17 @@ bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n)
 	if (!(kk = number(&s)) || strncmp(s, "-of-", 4) != 0)
 		return false;
 	s += 4;
-	if (!(nn = number(&s)) || kk > nn || strcmp(s, ".json") != 0)
+	if (!(nn = number(&s)) || kk > nn)
+		return false;
+	len = strlen(s);
+	if (len < 5 || strcmp(s + len - 5, ".json") != 0 || (len > 5 && (len < 7 || *s != '.')))
 		return false;
 	if (k)
 		*k = kk;
 	if (n)
 		*n = nn;
+	if (stem)
+		*stem = len > 5 ? s + 1 : NULL;
 	return true;
 }
 
@@ -77,7 +83,7 @@ bool kiln_is_own_output(const char *name)
 			if (strcmp(name, f->name) == 0)
 				return true;
 	return strcmp(name, KILN_MANIFEST_NAME) == 0 || kiln_is_temp_name(name) ||
-	       kiln_is_journal_name(name) || kiln_is_part_name(name, NULL, NULL);
+	       kiln_is_journal_name(name) || kiln_is_part_name(name, NULL, NULL, NULL);
 }
 
 static const char *const media_extensions[] = {

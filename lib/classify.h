@@ -19,10 +19,14 @@
  * snippet, shard parts, run journals and temporary files, at any depth. */
 bool kiln_is_own_output(const char *name);
 
-/* Is NAME a part's file name, "kiln-manifest.shard-K-of-N.json" with
- * 1 <= K <= N <= KILN_MAX_SHARDS written without leading zeros?  Then *K
- * and *N (either may be NULL) get them. */
-bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n);
+/* Is NAME a part's file name: "kiln-manifest.shard-K-of-N.json" (a part
+ * of a manifest named kiln-manifest.json) or
+ * "kiln-manifest.shard-K-of-N.STEM.json" (of one named otherwise; see
+ * kiln_part_path()), with 1 <= K <= N <= KILN_MAX_SHARDS written without
+ * leading zeros and STEM not empty?  Then *K and *N get them, and *STEM
+ * points at STEM in NAME (it runs up to NAME's last ".json") or is NULL for
+ * the first form; any of them may be NULL. */
+bool kiln_is_part_name(const char *name, unsigned *k, unsigned *n, const char **stem);
 
 /* True for a run journal's name: ".kiln-journal-" and 6 characters. */
 bool kiln_is_journal_name(const char *name);

@@ -475,7 +475,7 @@ void kiln_run_free(struct kiln_run *run);
  * (kiln_shard_of()) are worked on; every other file, sibling, record and
  * journal is left untouched, so shards may run on copies of the tree or at
  * once on one.  The manifest is only read; the record goes to the part
- * kiln-manifest.shard-K-of-N.json beside it; no snippet is written.  Until
+ * kiln-manifest.shard-K-of-N[.NAME].json beside it; no snippet is written.  Until
  * kiln_merge_tree() the parts are kiln's record too: every run knows their
  * siblings as kiln's, and a run of the whole tree removes the parts it read
  * once its manifest is written.

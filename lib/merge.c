@@ -104,7 +104,7 @@ static kiln_status find_parts(struct merger *m)
 	while ((e = readdir(d)) != NULL) {
 		unsigned k, n;
 		struct part *v;
-		if (!kiln_is_part_name(e->d_name, &k, &n))
+		if (!kiln_part_of(m->t->manifest_path, e->d_name, &k, &n))
 			continue;
 		if (!(v = realloc(m->parts, (m->nparts + 1) * sizeof(*v)))) {
 			closedir(d);
@@ -125,8 +125,8 @@ static kiln_status find_parts(struct merger *m)
 	}
 	closedir(d);
 	if (m->nparts == 0) {
-		problem(m, m->dir, "", "no shard parts to merge (kiln-manifest.shard-K-of-N.json, "
-				      "written by kiln --shard K/N)");
+		problem(m, m->t->manifest_path, "", "no shard parts to merge beside it (kiln "
+			"--shard K/N writes them)");
 		return KILN_ERR_INVALID;
 	}
 	qsort(m->parts, m->nparts, sizeof(*m->parts), by_shard);
@@ -144,6 +144,16 @@ static kiln_status find_parts(struct merger *m)
 	return KILN_OK;
 }
 
+/* Report that part K of M's N is not there. */
+static void missing(struct merger *m, unsigned k)
+{
+	char *path = kiln_part_path(m->t->manifest_path, k, m->n);
+
+	problem(m, path ? path : m->dir, "", "missing: shard %u of %u did not run, or its part "
+		"was not gathered here", k, m->n);
+	free(path);
+}
+
 /* All N there, of one N, each readable and saying what its name says. */
 static kiln_status read_parts(struct merger *m)
 {
@@ -159,12 +169,8 @@ static kiln_status read_parts(struct merger *m)
 				"left from another run (remove it, or the others)", p->n, m->n);
 			continue;
 		}
-		for (; want < p->k; want++) {
-			char name[96];
-			snprintf(name, sizeof(name), "kiln-manifest.shard-%u-of-%u.json", want, m->n);
-			problem(m, m->dir, name, "missing: shard %u of %u did not run, or its part "
-				"was not gathered here", want, m->n);
-		}
+		for (; want < p->k; want++)
+			missing(m, want);
 		want = p->k + 1;
 		if (kiln_state_load(p->path, &p->st, &err) != KILN_OK || !p->st.loaded ||
 		    !(p->doc = json_load_file(p->path, 0, &jerr))) {
@@ -176,12 +182,8 @@ static kiln_status read_parts(struct merger *m)
 		    json_integer_value(json_object_get(sh, "count")) != (json_int_t)p->n)
 			problem(m, m->dir, p->name, "does not say it is shard %u of %u", p->k, p->n);
 	}
-	for (; want <= m->n; want++) {
-		char name[96];
-		snprintf(name, sizeof(name), "kiln-manifest.shard-%u-of-%u.json", want, m->n);
-		problem(m, m->dir, name, "missing: shard %u of %u did not run, or its part was "
-			"not gathered here", want, m->n);
-	}
+	for (; want <= m->n; want++)
+		missing(m, want);
 	return m->failed ? KILN_ERR_INVALID : KILN_OK;
 }
 

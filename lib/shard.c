@@ -51,19 +51,49 @@ char *kiln_part_dir(const char *manifest_path)
 	return strndup(manifest_path, (size_t)(slash - manifest_path));
 }
 
+/* The stem of MANIFEST_PATH's parts' names: its base name without
+ * ".json" (*LEN bytes), or NULL for kiln-manifest.json's, which have
+ * none. */
+static const char *part_stem(const char *manifest_path, size_t *len)
+{
+	const char *base = strrchr(manifest_path, '/');
+
+	base = base ? base + 1 : manifest_path;
+	if (strcmp(base, KILN_MANIFEST_NAME) == 0)
+		return NULL;
+	*len = strlen(base);
+	if (*len > 5 && strcmp(base + *len - 5, PART_SUFFIX) == 0)
+		*len -= 5;
+	return base;
+}
+
 char *kiln_part_path(const char *manifest_path, unsigned k, unsigned n)
 {
 	char *dir = kiln_part_dir(manifest_path), *p = NULL;
-	size_t len;
+	size_t len, slen = 0;
+	const char *stem = part_stem(manifest_path, &slen);
 
 	if (!dir)
 		return NULL;
-	len = strlen(dir) + sizeof(PART_PREFIX) + 64;
+	len = strlen(dir) + sizeof(PART_PREFIX) + slen + 64;
 	if ((p = malloc(len)))
-		snprintf(p, len, "%s%s" PART_PREFIX "%u-of-%u" PART_SUFFIX, dir,
-			 strcmp(dir, "/") ? "/" : "", k, n);
+		snprintf(p, len, "%s%s" PART_PREFIX "%u-of-%u%s%.*s" PART_SUFFIX, dir,
+			 strcmp(dir, "/") ? "/" : "", k, n, stem ? "." : "", (int)slen,
+			 stem ? stem : "");
 	free(dir);
 	return p;
+}
+
+bool kiln_part_of(const char *manifest_path, const char *name, unsigned *k, unsigned *n)
+{
+	size_t want_len = 0;
+	const char *want = part_stem(manifest_path, &want_len), *stem;
+
+	if (!kiln_is_part_name(name, k, n, &stem))
+		return false;
+	if (!want || !stem)
+		return want == stem;
+	return strlen(stem) - 5 == want_len && memcmp(stem, want, want_len) == 0;
 }
 
 /* Every sibling of part ST as journaled into *OUT. */
@@ -142,7 +172,7 @@ kiln_status kiln_parts_merge(const char *manifest_path, struct kiln_state *st,
 		struct stat pst;
 		char *path;
 		size_t len;
-		if (!kiln_is_part_name(e->d_name, NULL, NULL))
+		if (!kiln_part_of(manifest_path, e->d_name, NULL, NULL))
 			continue;
 		len = strlen(dir) + strlen(e->d_name) + 2;
 		if (!(path = malloc(len))) {

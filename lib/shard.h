@@ -4,7 +4,7 @@
  * A file belongs to shard kiln_shard_of(REL, N): a hash of its relative
  * path, so it stays in its shard as the tree grows and every runner agrees
  * without talking to the others.  A sharded run writes its record to a
- * part, kiln-manifest.shard-K-of-N.json beside the manifest, and marks its
+ * part beside the manifest (kiln_part_path()), and marks its
  * journal with its shard, so that it removes no journal another shard
  * still needs.  Parts are kiln's record too until `kiln merge` (merge.c)
  * turns them into the manifest: every run reads the siblings they record as
@@ -30,8 +30,16 @@ bool kiln_shard_mine(const struct kiln_options *opt, const char *rel);
 char *kiln_part_dir(const char *manifest_path);
 
 /* The path of part K of N beside MANIFEST_PATH, malloc'ed (NULL when out
- * of memory). */
+ * of memory): kiln-manifest.shard-K-of-N.json for a manifest named
+ * kiln-manifest.json, else kiln-manifest.shard-K-of-N.STEM.json, STEM the
+ * manifest's name without ".json", so that the parts of manifests that
+ * share a directory never meet. */
 char *kiln_part_path(const char *manifest_path, unsigned k, unsigned n);
+
+/* Is NAME (a file name in kiln_part_dir()) a part of the manifest at
+ * MANIFEST_PATH, as kiln_part_path() names them?  Then *K and *N (either
+ * may be NULL) get its shard. */
+bool kiln_part_of(const char *manifest_path, const char *name, unsigned *k, unsigned *n);
 
 /* Parts found and read: their identity, so that only those are removed. */
 struct kiln_part_seen {

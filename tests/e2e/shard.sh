@@ -159,7 +159,7 @@ check "after the repairs = one run (but the edited file)" \
 	  "$(cd "$T/single" && find . -type f ! -path "./$victim*" -print0 | sort -z | xargs -0 sha256sum | grep -v kiln-manifest)" ]
 "$KILN" merge "$T/single" 2>"$T/noparts.log"
 check "merge of a tree without parts is refused" [ $? = 1 ]
-check "merge of a tree without parts: message" grep -q "^kiln: $T/single: no shard parts to merge" "$T/noparts.log"
+check "merge of a tree without parts: message" grep -q "^kiln: $T/single/kiln-manifest.json: no shard parts to merge beside it" "$T/noparts.log"
 
 # ---- no shard touches another's; parts are kiln's record until merged ----
 p=$T/own
@@ -202,6 +202,35 @@ check "its own shard removes them" [ ! -e "$p/$gone.br" -a ! -e "$p/$gone.gz" ]
 check "after a deletion: kiln check passes on the merged tree" "$KILN" check -q "$p"
 check "kiln clean after unmerged shards removes every sibling and part" \
 	sh -c '"$1" '"${OPTS[*]}"' -q --shard 1/4 "$2" && "$1" clean -q "$2" && [ -z "$(find "$2" -name "*.br" -o -name "*.zst" -o -name "kiln-manifest*")" ]' sh "$KILN" "$p"
+
+# ---- manifests named otherwise, two trees' in one directory: each has
+# its own parts, and each merge takes its own ----
+mkdir -p "$T/out"
+cp -a "$T/src" "$T/ta"
+cp -a "$T/src" "$T/tb"
+echo "one more file for tree b, long enough to be compressed at all, yes" >"$T/tb/only-b.txt"
+cp -a "$T/src" "$T/sa" && cp -a "$T/tb" "$T/sb"
+for k in 1 2; do
+	"$KILN" "${OPTS[@]}" -q --manifest "$T/out/a.json" --shard "$k/2" "$T/ta" || fail "named a: shard $k"
+	"$KILN" "${OPTS[@]}" -q --manifest "$T/out/b.json" --shard "$k/2" "$T/tb" || fail "named b: shard $k"
+done
+check "named manifests: four parts, each named after its manifest" \
+	[ "$(cd "$T/out" && ls | tr '\n' ' ')" = "kiln-manifest.shard-1-of-2.a.json kiln-manifest.shard-1-of-2.b.json kiln-manifest.shard-2-of-2.a.json kiln-manifest.shard-2-of-2.b.json " ]
+"$KILN" merge -q --manifest "$T/out/a.json" "$T/ta" || fail "named a: merge"
+"$KILN" merge -q --manifest "$T/out/b.json" "$T/tb" || fail "named b: merge"
+check "named manifests: each merge took its own parts" \
+	[ "$(cd "$T/out" && ls | tr '\n' ' ')" = "a.json b.json " ]
+mkdir -p "$T/out1"
+"$KILN" "${OPTS[@]}" -q --manifest "$T/out1/a.json" "$T/sa" || fail "named a: single run"
+"$KILN" "${OPTS[@]}" -q --manifest "$T/out1/b.json" "$T/sb" || fail "named b: single run"
+check "named manifest a: merged = one run" [ "$(meta_digest "$T/ta")" = "$(meta_digest "$T/sa")" ]
+check "named manifest b: merged = one run" [ "$(meta_digest "$T/tb")" = "$(meta_digest "$T/sb")" ]
+check "named manifest a: merged manifest = one run's" cmp "$T/out/a.json" "$T/out1/a.json"
+check "named manifest b: merged manifest = one run's" cmp "$T/out/b.json" "$T/out1/b.json"
+check "named manifest b: the manifest lists its own file" grep -q '"only-b.txt"' "$T/out/b.json"
+"$KILN" merge -q --manifest "$T/out/a.json" "$T/ta" 2>"$T/named.log"
+check "named manifest: nothing left to merge is said of that manifest" \
+	grep -qF "kiln: $T/out/a.json: no shard parts to merge beside it" "$T/named.log"
 
 # ---- a part kiln cannot read: clean removes nothing and says so; a run
 # warns and takes that shard's siblings for someone else's ----

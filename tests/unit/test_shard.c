@@ -81,26 +81,51 @@ static void test_names(void)
 	unsigned k = 0, n = 0;
 	char *p;
 
-	CHECK(kiln_is_part_name("kiln-manifest.shard-3-of-4.json", &k, &n) && k == 3 && n == 4);
-	CHECK(kiln_is_part_name("kiln-manifest.shard-65536-of-65536.json", &k, &n) &&
+	CHECK(kiln_is_part_name("kiln-manifest.shard-3-of-4.json", &k, &n, NULL) && k == 3 && n == 4);
+	CHECK(kiln_is_part_name("kiln-manifest.shard-65536-of-65536.json", &k, &n, NULL) &&
 	      k == 65536 && n == 65536);
-	CHECK(!kiln_is_part_name("kiln-manifest.shard-5-of-4.json", NULL, NULL));
-	CHECK(!kiln_is_part_name("kiln-manifest.shard-0-of-4.json", NULL, NULL));
-	CHECK(!kiln_is_part_name("kiln-manifest.shard-03-of-4.json", NULL, NULL));
-	CHECK(!kiln_is_part_name("kiln-manifest.shard-1-of-65537.json", NULL, NULL));
-	CHECK(!kiln_is_part_name("kiln-manifest.shard-1-of-4.json.tmp", NULL, NULL));
-	CHECK(!kiln_is_part_name("kiln-manifest.shard-1-of-.json", NULL, NULL));
-	CHECK(!kiln_is_part_name("kiln-manifest.json", NULL, NULL));
+	CHECK(!kiln_is_part_name("kiln-manifest.shard-5-of-4.json", NULL, NULL, NULL));
+	CHECK(!kiln_is_part_name("kiln-manifest.shard-0-of-4.json", NULL, NULL, NULL));
+	CHECK(!kiln_is_part_name("kiln-manifest.shard-03-of-4.json", NULL, NULL, NULL));
+	CHECK(!kiln_is_part_name("kiln-manifest.shard-1-of-65537.json", NULL, NULL, NULL));
+	CHECK(!kiln_is_part_name("kiln-manifest.shard-1-of-4.json.tmp", NULL, NULL, NULL));
+	CHECK(!kiln_is_part_name("kiln-manifest.shard-1-of-.json", NULL, NULL, NULL));
+	CHECK(!kiln_is_part_name("kiln-manifest.json", NULL, NULL, NULL));
 	/* parts are kiln's own outputs: never taken for assets */
 	CHECK(kiln_is_own_output("kiln-manifest.shard-1-of-2.json"));
 	CHECK(!kiln_is_own_output("kiln-manifest.shard-1-of-2.json.gz"));
 	CHECK((p = kiln_part_path("dist/kiln-manifest.json", 2, 8)) &&
 	      strcmp(p, "dist/kiln-manifest.shard-2-of-8.json") == 0);
 	free(p);
-	CHECK((p = kiln_part_path("/m.json", 1, 1)) && strcmp(p, "/kiln-manifest.shard-1-of-1.json") == 0);
+	CHECK((p = kiln_part_path("/kiln-manifest.json", 1, 1)) &&
+	      strcmp(p, "/kiln-manifest.shard-1-of-1.json") == 0);
 	free(p);
-	CHECK((p = kiln_part_path("m.json", 1, 3)) && strcmp(p, "./kiln-manifest.shard-1-of-3.json") == 0);
+	/* a manifest named otherwise: its name in its parts' */
+	CHECK((p = kiln_part_path("/m.json", 1, 1)) && strcmp(p, "/kiln-manifest.shard-1-of-1.m.json") == 0);
 	free(p);
+	CHECK((p = kiln_part_path("m.json", 1, 3)) && strcmp(p, "./kiln-manifest.shard-1-of-3.m.json") == 0);
+	free(p);
+	CHECK((p = kiln_part_path("out/site", 2, 3)) &&
+	      strcmp(p, "out/kiln-manifest.shard-2-of-3.site.json") == 0);
+	free(p);
+	{
+		const char *stem = "x";
+		CHECK(kiln_is_part_name("kiln-manifest.shard-2-of-3.site.json", &k, &n, &stem) &&
+		      k == 2 && n == 3 && stem && strcmp(stem, "site.json") == 0);
+		CHECK(kiln_is_part_name("kiln-manifest.shard-2-of-3.json", NULL, NULL, &stem) && !stem);
+		CHECK(!kiln_is_part_name("kiln-manifest.shard-2-of-3..json", NULL, NULL, NULL));
+		CHECK(!kiln_is_part_name("kiln-manifest.shard-2-of-3xsite.json", NULL, NULL, NULL));
+		CHECK(kiln_is_own_output("kiln-manifest.shard-1-of-2.site.json"));
+	}
+	/* each manifest's own parts, and only those */
+	CHECK(kiln_part_of("d/kiln-manifest.json", "kiln-manifest.shard-1-of-2.json", &k, &n) &&
+	      k == 1 && n == 2);
+	CHECK(!kiln_part_of("d/kiln-manifest.json", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
+	CHECK(kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
+	CHECK(kiln_part_of("d/a", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
+	CHECK(!kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.json", NULL, NULL));
+	CHECK(!kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.ab.json", NULL, NULL));
+	CHECK(!kiln_part_of("d/ab.json", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
 }
 
 static bool write_file(const char *path, const char *text)
