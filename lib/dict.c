@@ -294,6 +294,17 @@ static bool verified(const struct asset *a, const uint8_t *enc, size_t enc_len,
 							   a->src, a->len) == KILN_OK;
 }
 
+/* Report that the delta PATH could not be made (ERR says why): the run
+ * goes on without it, and exits 1. */
+static void delta_failed(struct kiln_tree *t, const char *path, const struct kiln_error *err)
+{
+	struct kiln_report r = { .root = path, .path = "", .outcome = KILN_OUTCOME_ERROR,
+				 .error = *err };
+
+	r.error.suffix = "";
+	kiln_tree_report(t, &r);
+}
+
 /* A delta of A against the member M (bytes DICT, DICT_LEN, DICT_SHA). */
 static void one_delta(struct asset *a, const struct member *m, const uint8_t *dict,
 		      size_t dict_len, const uint8_t dict_sha[32])
@@ -338,8 +349,14 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 	if (kiln_codec_dcz.encode(dict, dict_len, dict_sha, a->src, a->len, &enc, &enc_len) !=
 	    KILN_OK)
 		goto out; /* no delta: the other siblings serve */
-	if (!small_enough(a, enc_len) || !verified(a, enc, enc_len, dict, dict_len, dict_sha) ||
-	    kiln_sha256(enc, enc_len, dr.sha256) != KILN_OK)
+	if (!small_enough(a, enc_len))
+		goto out;
+	if (!verified(a, enc, enc_len, dict, dict_len, dict_sha)) {
+		kiln_fail(&err, KILN_ERR_VERIFY, 0, "delta does not decode to its source");
+		delta_failed(t, path, &err);
+		goto out;
+	}
+	if (kiln_sha256(enc, enc_len, dr.sha256) != KILN_OK)
 		goto out;
 	dr.size = enc_len;
 	if (t->opt->dry_run) {
@@ -350,10 +367,14 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 	if (file_digest(path, &size, sha) && size == enc_len &&
 	    memcmp(sha, dr.sha256, 32) == 0) {
 		fix_meta(path, &a->st); /* these very bytes are there already */
-	} else if (kiln_sibling_check(path, &a->st, &err) != KILN_OK ||
-		   kiln_sibling_write(&t->run->temps, path, enc, enc_len, &a->st, t->opt->fsync,
-				      &err) != KILN_OK) {
-		goto out; /* none: a file left there is removed with the unkept */
+	} else if (kiln_sibling_check(path, &a->st, true, &err) != KILN_OK ||
+		   kiln_sibling_write(&t->run->temps, path, enc, enc_len, &a->st, true,
+				      t->opt->fsync, &err) != KILN_OK) {
+		/* none: a file left there is removed with the unkept (a file
+		 * named like a delta is kiln's, read-only or not: the one of
+		 * a source that was read-only is) */
+		delta_failed(t, path, &err);
+		goto out;
 	}
 	if (!keep(a, &dr)) {
 		atomic_store(&t->record_lost, true);

@@ -95,6 +95,7 @@ static void record_outcome(struct work *wk)
 		return;
 	rec.size = r->size;
 	rec.outcome = r->outcome;
+	rec.read_only = r->outcome == KILN_OUTCOME_COMPRESSED && (wk->st.st_mode & 0222) == 0;
 	memcpy(rec.sha256, wk->src.sha256, 32);
 	memcpy(rec.sha384, wk->src.sha384, 48);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -285,6 +286,7 @@ static bool check_new(struct work *wk)
 
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		const char *suffix = kiln_codecs[c]->info.suffix;
+		bool foreign, decodes;
 		kiln_status s;
 		char *sib;
 		if (!wk->keep[c] || !wk->prod[c].made)
@@ -306,16 +308,23 @@ static bool check_new(struct work *wk)
 			kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
 			return false;
 		}
-		s = kiln_sibling_check(sib, &wk->st, &r->error);
+		/* (kiln's own sibling there, read-only as its source was when
+		 * it was written, is replaced; a read-only file someone else
+		 * put there, or made read-only since, is not) */
+		foreign = kiln_prev_foreign_at(wk->t, wk->pe, wk->e->rel, (kiln_coding)c,
+					       wk->src.fd, (uint64_t)wk->st.st_size, &decodes);
+		wk->prod[c].own_there = !foreign && wk->pe && wk->pe->rec.read_only;
+		s = kiln_sibling_check(sib, &wk->st, wk->prod[c].own_there, &r->error);
 		free(sib);
 		if (s != KILN_OK) {
+			/* (a refused file is not one this run replaces: settle()
+			 * leaves it) */
 			r->outcome = KILN_OUTCOME_ERROR;
 			r->error.suffix = suffix;
 			return false;
 		}
-		wk->foreign[c] = kiln_prev_foreign_at(wk->t, wk->pe, wk->e->rel, (kiln_coding)c,
-						      wk->src.fd, (uint64_t)wk->st.st_size,
-						      &wk->foreign_decodes[c]);
+		wk->foreign[c] = foreign;
+		wk->foreign_decodes[c] = decodes;
 	}
 	if (!kiln_source_unchanged(wk->src.fd, &wk->st)) {
 		kiln_report_fail(r, KILN_ERR_CHANGED, 0, "file changed while being compressed", "");

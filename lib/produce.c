@@ -130,6 +130,10 @@ static kiln_status open_out(struct kiln_tree *t, const struct kiln_source *src, 
 	char *sib;
 	kiln_status s;
 
+	/* whether a read-only file there may be replaced (is it kiln's?) is
+	 * decided once the sibling is made (pipeline.c, check_new()) */
+	meta.refuse_read_only = false;
+
 	if (!(o->h = kiln_hasher_new())) {
 		kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "cannot hash", suffix);
 		return KILN_ERR_NOMEM;
@@ -303,6 +307,7 @@ kiln_status kiln_product_commit(struct kiln_tree *t, struct kiln_product *p, con
 	struct kiln_file_meta meta = kiln_sibling_meta(src->st, t->opt->fsync, times);
 	kiln_status s;
 
+	meta.refuse_read_only = !p->own_there;
 	if (p->in_file) {
 		p->in_file = false;
 		return kiln_tempfile_commit(&p->tf, path, &meta, err);

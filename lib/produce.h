@@ -47,6 +47,8 @@ struct kiln_product {
 	bool in_file;
 	bool hashed;
 	uint8_t sha256[32];
+	bool own_there;           /* the file at the sibling's path is kiln's
+	                             own: replaced even when read-only */
 };
 
 /*
@@ -69,7 +71,8 @@ kiln_status kiln_product_verify(const struct kiln_product *p, kiln_coding c,
 /* P's SHA-256 into p->sha256 (computed on the way for a streamed one). */
 kiln_status kiln_product_hash(struct kiln_product *p);
 
-/* Put P in place as the sibling PATH of SRC (source metadata, atomic). */
+/* Put P in place as the sibling PATH of SRC (source metadata, atomic; a
+ * read-only file there is refused unless p->own_there). */
 kiln_status kiln_product_commit(struct kiln_tree *t, struct kiln_product *p, const char *path,
 				const struct kiln_source *src, struct kiln_error *err);
 

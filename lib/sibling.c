@@ -21,21 +21,25 @@ struct kiln_file_meta kiln_sibling_meta(const struct stat *src, bool fsync,
 	};
 }
 
-kiln_status kiln_sibling_check(const char *final_path, const struct stat *src,
+kiln_status kiln_sibling_check(const char *final_path, const struct stat *src, bool own,
 			       struct kiln_error *err)
 {
 	struct timespec times[2];
 	struct kiln_file_meta meta = kiln_sibling_meta(src, false, times);
+
+	meta.refuse_read_only = !own;
 
 	return kiln_final_check(final_path, &meta, err);
 }
 
 kiln_status kiln_sibling_write(struct kiln_temps *reg, const char *final_path,
 			       const uint8_t *data, size_t len, const struct stat *src,
-			       bool fsync, struct kiln_error *err)
+			       bool own, bool fsync, struct kiln_error *err)
 {
 	struct timespec times[2];
 	struct kiln_file_meta meta = kiln_sibling_meta(src, fsync, times);
+
+	meta.refuse_read_only = !own;
 
 	return kiln_write_atomic(reg, final_path, data, len, &meta, err);
 }

@@ -21,25 +21,30 @@
 
 /* The metadata a sibling of SRC gets; TIMES (2 entries) is filled and
  * pointed to by the result.  A read-only file at the sibling's name beside
- * a writable source is refused (it was made read-only on purpose). */
+ * a writable source is refused (made read-only on purpose) unless the
+ * caller knows it for kiln's own and clears refuse_read_only: kiln gives a
+ * sibling its source's mode, so the sibling of a source that was read-only
+ * when it was written is read-only too. */
 struct kiln_file_meta kiln_sibling_meta(const struct stat *src, bool fsync,
 					struct timespec times[2]);
 
 /* The refusals a sibling of SRC at FINAL_PATH would meet
  * (kiln_final_check()), checked before anything is written, so that every
  * sibling of a file can be checked before the first is written, and a dry
- * run finds what would stop the real one. */
-kiln_status kiln_sibling_check(const char *final_path, const struct stat *src,
+ * run finds what would stop the real one.  OWN: the file there now is one
+ * kiln wrote (its record proves it), which is replaced even when
+ * read-only. */
+kiln_status kiln_sibling_check(const char *final_path, const struct stat *src, bool own,
 			       struct kiln_error *err);
 
 /*
  * Write DATA[0..len) as the sibling FINAL_PATH of SRC, atomically, with the
- * metadata above.  On failure FINAL_PATH is left as it was and *err says
- * what failed.
+ * metadata above (OWN as for kiln_sibling_check()).  On failure FINAL_PATH
+ * is left as it was and *err says what failed.
  */
 kiln_status kiln_sibling_write(struct kiln_temps *reg, const char *final_path,
 			       const uint8_t *data, size_t len, const struct stat *src,
-			       bool fsync, struct kiln_error *err);
+			       bool own, bool fsync, struct kiln_error *err);
 
 /* Does REL's last component followed by SUFFIX fit in NAME_MAX bytes, the
  * longest name a directory entry can have? */

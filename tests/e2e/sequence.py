@@ -59,15 +59,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import audit  # noqa: E402
 
 SUFFIXES = audit.SUFFIXES
-# Two kinds of step are off until kiln handles what they found (KILN_SEQUENCE_ALL=1
-# turns them on):
-#  - renaming a directory that holds siblings: a moved sibling no run
-#    replaces is a file kiln did not write at its new path, and the model
-#    does not yet follow such files once their source goes too;
-#  - a source made read-only (444): kiln copies the mode to its siblings, and
-#    once the source is writable again it takes them for siblings made
-#    read-only on purpose and refuses to replace them.
-MOVE_SIBLINGS = READ_ONLY_SOURCES = os.environ.get("KILN_SEQUENCE_ALL") == "1"
+# One kind of step is off until kiln handles what it found (KILN_SEQUENCE_ALL=1
+# turns it on): renaming a directory that holds siblings: a moved sibling no
+# run replaces is a file kiln did not write at its new path, and the model
+# does not yet follow such files once their source goes too.
+MOVE_SIBLINGS = os.environ.get("KILN_SEQUENCE_ALL") == "1"
+# A source made read-only (444) gives read-only siblings (the source's mode),
+# which the manifest marks as kiln's ("read_only"), so they are replaced once
+# the source is writable again.
+READ_ONLY_SOURCES = True
 MANIFEST = b"kiln-manifest.json"
 SNIPPETS = (b"kiln.nginx.conf", b"kiln.nginx.http.conf", b"kiln.caddy.conf", b"kiln.apache.conf")
 

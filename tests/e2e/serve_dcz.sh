@@ -258,6 +258,27 @@ printf '\n// changed in place\n' >>"$S2"
 check "a changed source: its delta is made again from the new bytes" \
 	sh -c "tail -c +41 '$D' | zstd -q -d -D '$S1' | cmp -s - '$S2'"
 check "... audit.py agrees" $PY "$E2E/audit.py" --previous "$T/r1" "$T/r2"
+# a read-only source gives read-only siblings and delta (a sibling gets
+# its source's mode); made writable and changed, all are replaced, and an
+# unchanged re-run then writes nothing
+chmod 444 "$S2"
+"$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2"
+check "a read-only source: a read-only delta" [ "$(stat -c %a "$D")" = 444 ]
+chmod 644 "$S2" && printf '\n// writable again, and changed\n' >>"$S2"
+"$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2" 2>"$T/ro.err"
+check "writable again and changed: exit 0 ($(head -c 300 "$T/ro.err"))" [ ! -s "$T/ro.err" ]
+check "... the delta made from the new bytes" \
+	sh -c "tail -c +41 '$D' | zstd -q -d -D '$S1' | cmp -s - '$S2'"
+check "... the .gz too" sh -c "gzip -dc '$S2.gz' | cmp -s - '$S2'"
+check "... none read-only any more" [ "$(stat -c %a "$D" "$S2.gz" "$S2.br" | sort -u)" = 644 ]
+before=$(find "$T/r2" -printf '%P %i %T@ %m\n' | sort)
+"$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2"
+check "... and an unchanged re-run writes nothing" [ "$(find "$T/r2" -printf '%P %i %T@ %m\n' | sort)" = "$before" ]
+# a delta kiln cannot put in place is an error, never a silent omission
+rm "$D" && mkdir "$D"
+"$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2" 2>"$T/dir.err"
+check "a directory where the delta goes: exit 1 ($?)" grep -qF "kiln: $D: is a directory, not replaced" "$T/dir.err"
+rmdir "$D"
 "$KILN" -q --brotli --zstd "$T/r2"
 check "a run without --previous removes the delta" not test -e "$D"
 check "... and the manifest no longer records it" not grep -q dictionaries "$T/r2/kiln-manifest.json"

@@ -101,9 +101,11 @@ static void test_names(void)
 	      strcmp(p, "/kiln-manifest.shard-1-of-1.json") == 0);
 	free(p);
 	/* a manifest named otherwise: its name in its parts' */
-	CHECK((p = kiln_part_path("/m.json", 1, 1)) && strcmp(p, "/kiln-manifest.shard-1-of-1.m.json") == 0);
+	CHECK((p = kiln_part_path("/m.json", 1, 1)) &&
+	      strcmp(p, "/kiln-manifest.shard-1-of-1.m.json") == 0);
 	free(p);
-	CHECK((p = kiln_part_path("m.json", 1, 3)) && strcmp(p, "./kiln-manifest.shard-1-of-3.m.json") == 0);
+	CHECK((p = kiln_part_path("m.json", 1, 3)) &&
+	      strcmp(p, "./kiln-manifest.shard-1-of-3.m.json") == 0);
 	free(p);
 	CHECK((p = kiln_part_path("out/site", 2, 3)) &&
 	      strcmp(p, "out/kiln-manifest.shard-2-of-3.site.json") == 0);

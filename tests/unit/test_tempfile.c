@@ -76,7 +76,7 @@ static void test_write(void)
 	put(at("a.js"), "source bytes", 0640);
 	CHECK(utimensat(AT_FDCWD, at("a.js"), times, 0) == 0);
 	CHECK(stat(at("a.js"), &src) == 0);
-	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"encoded", 7, &src, false,
+	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"encoded", 7, &src, false, false,
 				 &err) == KILN_OK);
 	CHECK(stat(at("a.js.gz"), &st) == 0); /* before reading it moves atime */
 	CHECK((st.st_mode & 07777) == 0640);
@@ -89,7 +89,7 @@ static void test_write(void)
 	/* an existing sibling is replaced whole, by a new inode */
 	ino_t old = st.st_ino;
 	int fd = open(at("a.js.gz"), O_RDONLY); /* a reader holding the old file */
-	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"v2", 2, &src, true,
+	CHECK(kiln_sibling_write(&slot, at("a.js.gz"), (const uint8_t *)"v2", 2, &src, false, true,
 				 &err) == KILN_OK);
 	CHECK(has(at("a.js.gz"), "v2"));
 	CHECK(stat(at("a.js.gz"), &st) == 0 && st.st_ino != old);
@@ -114,7 +114,7 @@ static void test_refusals(void)
 
 	/* a symlink at the sibling path: not followed, not replaced */
 	CHECK(symlink("target", at("b.js.gz")) == 0);
-	CHECK(kiln_sibling_write(&slot, at("b.js.gz"), (const uint8_t *)"x", 1, &src, false,
+	CHECK(kiln_sibling_write(&slot, at("b.js.gz"), (const uint8_t *)"x", 1, &src, false, false,
 				 &err) == KILN_ERR_UNSAFE);
 	CHECK(err.status == KILN_ERR_UNSAFE && err.what != NULL);
 	CHECK(lstat(at("b.js.gz"), &st) == 0 && S_ISLNK(st.st_mode));
@@ -122,18 +122,30 @@ static void test_refusals(void)
 
 	/* a directory */
 	CHECK(mkdir(at("b.js.br"), 0755) == 0);
-	CHECK(kiln_sibling_write(&slot, at("b.js.br"), (const uint8_t *)"x", 1, &src, false,
+	CHECK(kiln_sibling_write(&slot, at("b.js.br"), (const uint8_t *)"x", 1, &src, false, false,
 				 &err) == KILN_ERR_UNSAFE);
 	CHECK(lstat(at("b.js.br"), &st) == 0 && S_ISDIR(st.st_mode));
 
 	/* a FIFO */
 	CHECK(mkfifo(at("c.js.gz"), 0644) == 0);
-	CHECK(kiln_sibling_write(&slot, at("c.js.gz"), (const uint8_t *)"x", 1, &src, false,
+	CHECK(kiln_sibling_write(&slot, at("c.js.gz"), (const uint8_t *)"x", 1, &src, false, false,
 				 &err) == KILN_ERR_UNSAFE);
 	CHECK(lstat(at("c.js.gz"), &st) == 0 && S_ISFIFO(st.st_mode));
 
+	/* a read-only file beside a writable source: refused, unless the
+	 * caller knows it for kiln's own (its source was read-only) */
+	put(at("r.js.gz"), "old", 0444);
+	CHECK(kiln_sibling_write(&slot, at("r.js.gz"), (const uint8_t *)"x", 1, &src, false, false,
+				 &err) == KILN_ERR_UNSAFE);
+	CHECK(err.errnum == EACCES && has(at("r.js.gz"), "old"));
+	CHECK(kiln_sibling_check(at("r.js.gz"), &src, false, &err) == KILN_ERR_UNSAFE);
+	CHECK(kiln_sibling_check(at("r.js.gz"), &src, true, &err) == KILN_OK);
+	CHECK(kiln_sibling_write(&slot, at("r.js.gz"), (const uint8_t *)"x", 1, &src, true, false,
+				 &err) == KILN_OK);
+	CHECK(has(at("r.js.gz"), "x") && stat(at("r.js.gz"), &st) == 0 && (st.st_mode & 0777) == 0644);
+
 	/* a directory that does not exist: I/O error with errno, nothing left */
-	CHECK(kiln_sibling_write(&slot, at("nodir/d.js.gz"), (const uint8_t *)"x", 1, &src, false,
+	CHECK(kiln_sibling_write(&slot, at("nodir/d.js.gz"), (const uint8_t *)"x", 1, &src, false, false,
 				 &err) == KILN_ERR_IO);
 	CHECK(err.errnum == ENOENT);
 
@@ -141,7 +153,7 @@ static void test_refusals(void)
 	char name[NAME_MAX + 2];
 	memset(name, 'n', NAME_MAX + 1);
 	name[NAME_MAX + 1] = '\0';
-	CHECK(kiln_sibling_write(&slot, at(name), (const uint8_t *)"x", 1, &src, false, &err) ==
+	CHECK(kiln_sibling_write(&slot, at(name), (const uint8_t *)"x", 1, &src, false, false, &err) ==
 	      KILN_ERR_IO);
 	CHECK(err.errnum == ENAMETOOLONG);
 	CHECK(count_temps() == 0);
@@ -181,7 +193,7 @@ static void test_shutdown(void)
 	/* after shutdown, a write creates nothing at all */
 	put(at("e.js"), "e", 0644);
 	CHECK(stat(at("e.js"), &src) == 0);
-	CHECK(kiln_sibling_write(&reg, at("e.js.gz"), (const uint8_t *)"x", 1, &src, false,
+	CHECK(kiln_sibling_write(&reg, at("e.js.gz"), (const uint8_t *)"x", 1, &src, false, false,
 				 &err) == KILN_ERR_CANCELLED);
 	CHECK(kiln_tempdir_create(&reg, &d, dir, ".kiln-stage-", &err) == KILN_ERR_CANCELLED);
 	CHECK(!kiln_temps_hold(&reg));
