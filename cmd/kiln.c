@@ -512,6 +512,11 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 				return usage_error("--manifest takes a file path");
 			cli->opt.manifest_path = optarg;
 			cli->opt.write_manifest = true;
+			check = cli->opt;
+			check.n_previous = 0;
+			if (kiln_options_check(&check, &field, NULL) != KILN_OK &&
+			    strcmp(field, "manifest_path") == 0)
+				return usage_error("--manifest cannot be named like a shard part, not '%s'", optarg);
 			break;
 		case OPT_NO_MANIFEST: cli->opt.write_manifest = false; break;
 		case OPT_NGINX_CONF:

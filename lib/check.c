@@ -13,6 +13,7 @@
 
 #include "classify.h"
 #include "codec.h"
+#include "shard.h"
 #include "sibling.h"
 #include "source.h"
 
@@ -35,6 +36,32 @@ static void problem(struct check *k, kiln_event ev, const char *path, int coding
 
 	k->problems++;
 	kiln_tree_event(k->t, ev, path, coding, detail ? &err : NULL);
+}
+
+/* Shard parts beside the manifest (shard.h) are runs the manifest does not
+ * record yet: each is a problem until merged, and one kiln cannot read or
+ * parse an error.  false when out of memory. */
+static bool check_parts(struct check *k)
+{
+	struct kiln_state st = { 0 };
+	struct kiln_parts_seen seen = { 0 };
+	struct kiln_error err;
+	char *bad = NULL;
+	bool ok = kiln_parts_merge(k->t->manifest_path, &st, &seen, &bad, &err) == KILN_OK;
+
+	if (ok && bad) {
+		struct kiln_report r = { .root = bad, .path = "", .outcome = KILN_OUTCOME_ERROR,
+					 .error = err };
+		kiln_tree_report(k->t, &r);
+		k->io_failed = true;
+	}
+	for (size_t i = 0; ok && i < seen.n; i++)
+		problem(k, KILN_EVENT_OUT_OF_DATE, seen.v[i].path, -1,
+			"a shard part not merged yet (run kiln merge)");
+	free(bad);
+	kiln_parts_seen_free(&seen);
+	kiln_state_free(&st);
+	return ok;
 }
 
 static void io_error(struct check *k, const char *rel, const struct kiln_error *err)
@@ -284,6 +311,10 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
 	if (ret != KILN_OK) {
 		if (ret == KILN_ERR_IO)
 			kiln_tree_root_error(&t, &err);
+		goto out;
+	}
+	if (!check_parts(&k)) {
+		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
 	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded) {

@@ -55,9 +55,11 @@ static bool remove_file(struct kiln_tree *t, const char *path, uint64_t *removed
 {
 	struct kiln_error err = { KILN_ERR_IO, 0, "cannot remove", "" };
 
-	if (!t->opt->dry_run && unlink(path) != 0) {
+	struct stat st;
+
+	if (t->opt->dry_run ? lstat(path, &st) != 0 && errno == ENOENT : unlink(path) != 0) {
 		if (errno == ENOENT)
-			return true;
+			return true; /* nothing there: nothing to count */
 		err.errnum = errno;
 		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
 		return false;
@@ -189,11 +191,13 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		goto out;
 	}
 	if (bad) {
-		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, bad, -1, &err);
+		struct kiln_report r = { .root = bad, .path = "", .outcome = KILN_OUTCOME_ERROR,
+					 .error = err };
+		kiln_tree_report(&t, &r);
 		ret = KILN_ERR_IO;
 		goto out;
 	}
-	if (!t.state.loaded) {
+	if (!t.state.loaded && t.parts_seen.n == 0) {
 		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, NULL);
 		goto out;
 	}

@@ -251,6 +251,51 @@ void kiln_journal_remove_stale(const char *root, const char *own)
 	each_dead(root, remove_one, &r);
 }
 
+struct settled_removal {
+	bool (*settled)(void *arg, const char *rel, const struct kiln_journaled *j);
+	void *arg;
+};
+
+/* Remove the journal at PATH if every line of it is settled. */
+static kiln_status remove_if_settled(void *arg, const char *path)
+{
+	const struct settled_removal *r = arg;
+	char line[PATH_MAX * 2 + 512];
+	bool all = true;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return KILN_OK;
+	while (all && fgets(line, sizeof(line), f)) {
+		struct kiln_journaled j;
+		char *rel;
+		if (strncmp(line, "shard ", 6) == 0 && strchr(line, '\n'))
+			continue; /* the shard a journal was written by */
+		if (!strchr(line, '\n'))
+			break; /* cut short by a kill: its sibling was never renamed */
+		if (!parse_line(line, &j, &rel)) {
+			all = false; /* a line it cannot read: who knows */
+			break;
+		}
+		all = r->settled(r->arg, rel, &j);
+		free(rel);
+	}
+	fclose(f);
+	if (all)
+		unlink(path);
+	return KILN_OK;
+}
+
+void kiln_journal_remove_settled(const char *root,
+				 bool (*settled)(void *arg, const char *rel,
+						 const struct kiln_journaled *j),
+				 void *arg)
+{
+	struct settled_removal r = { settled, arg };
+
+	each_dead(root, remove_if_settled, &r);
+}
+
 struct shard_removal {
 	unsigned k, n;
 };

@@ -80,6 +80,14 @@ bool kiln_journal_any(const char *root);
  * NULL). */
 void kiln_journal_remove_stale(const char *root, const char *own);
 
+/* Remove each journal in ROOT whose writer is gone and every line of which
+ * SETTLED(ARG, REL, J) says a record now accounts for (REL the source's
+ * relative path, J the sibling it wrote); one with any other line stays. */
+void kiln_journal_remove_settled(const char *root,
+				 bool (*settled)(void *arg, const char *rel,
+						 const struct kiln_journaled *j),
+				 void *arg);
+
 /* Remove the journals in ROOT whose writers are gone and that shard K of N
  * wrote: once that shard's part is written, it records all they do.  A
  * shard must leave the others' (and those of runs of the whole tree), whose

@@ -283,9 +283,9 @@ void kiln_options_init(struct kiln_options *opt);
 
 /* Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
- * ("codings", "level", "extra", "max_ratio", "servers", "url_prefix",
- * "shard", "previous") and *coding (if non-NULL) to the coding whose level
- * or extra setting is bad (-1 otherwise). */
+ * ("codings", "level", "extra", "max_ratio", "servers", "url_prefix", "shard",
+ * "manifest_path" (named like a shard part), "previous") and *coding (if
+ * non-NULL) to the coding whose level or extra setting is bad (-1 else). */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
 			       kiln_coding *coding);
 

@@ -18,6 +18,7 @@
 
 #include "classify.h"
 #include "codec.h"
+#include "journal.h"
 #include "manifest.h"
 #include "shard.h"
 #include "sibling.h"
@@ -528,6 +529,34 @@ static void settle_siblings(struct merger *m)
 }
 
 /* Hand every record and stale sibling to the tree, and write. */
+/* Does the merged manifest account for the sibling journal line J of REL:
+ * it records those bytes, or they are not on disk (removed or replaced)? */
+static bool settled(void *arg, const char *rel, const struct kiln_journaled *j)
+{
+	struct merger *m = arg;
+	const struct slot *s = find_slot(m, rel);
+	char *path;
+	uint8_t sha[32];
+	uint64_t size;
+	bool there;
+
+	if (s && s->rec->coding[j->coding].outcome == KILN_CODING_KEPT &&
+	    memcmp(s->rec->coding[j->coding].sha256, j->sha256, 32) == 0)
+		return true;
+	if (!(path = kiln_path_join(m->t->root, rel, kiln_codecs[j->coding]->info.suffix)))
+		return false;
+	there = digest(path, false, &size, sha) && size == j->size &&
+		memcmp(sha, j->sha256, 32) == 0;
+	free(path);
+	/* (recorded as stale: the manifest knows it) */
+	for (size_t i = 0; there && i < m->t->nstale; i++)
+		there = !(m->t->stale[i].coding == j->coding &&
+			  memcmp(m->t->stale[i].sha256, j->sha256, 32) == 0 &&
+			  strncmp(m->t->stale[i].rel, rel, strlen(rel)) == 0 &&
+			  strcmp(m->t->stale[i].rel + strlen(rel), kiln_codecs[j->coding]->info.suffix) == 0);
+	return !there;
+}
+
 static kiln_status write_merged(struct merger *m)
 {
 	struct kiln_tree *t = m->t;
@@ -563,6 +592,9 @@ static kiln_status write_merged(struct merger *m)
 		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, m->dir, -1, &err);
 		return KILN_ERR_IO;
 	}
+	/* the journals of dead runs whose siblings the manifest now accounts
+	 * for go, as after a run of the whole tree */
+	kiln_journal_remove_settled(t->root, settled, m);
 	return KILN_OK;
 }
 

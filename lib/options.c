@@ -2,6 +2,8 @@
 #include "codec.h"
 #include "kiln.h"
 
+#include "classify.h"
+
 #include <string.h>
 
 void kiln_options_init(struct kiln_options *opt)
@@ -66,6 +68,12 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 	    (opt->shard_count > KILN_MAX_SHARDS || opt->shard_index < 1 ||
 	     opt->shard_index > opt->shard_count || !opt->write_manifest))
 		bad = "shard";
+	/* a manifest named like a part would be taken for another tree's part */
+	if (!bad && opt->manifest_path &&
+	    kiln_is_part_name(strrchr(opt->manifest_path, '/') ? strrchr(opt->manifest_path, '/') + 1
+							       : opt->manifest_path,
+			      NULL, NULL, NULL))
+		bad = "manifest_path";
 	if (!bad && opt->n_previous > KILN_MAX_PREVIOUS)
 		bad = "previous";
 	for (size_t i = 0; !bad && i < opt->n_previous; i++)

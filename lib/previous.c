@@ -375,9 +375,23 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 		goto out;
 	if (from_manifest && (uint64_t)st.st_size == cr->size) {
 		/* the record's own sibling: its size is the check (an unchanged
-		 * re-run must not read every sibling) */
-		memcpy(sha256, cr->sha256, 32);
-		ok = true;
+		 * re-run must not read every sibling), unless a journal or a
+		 * shard's part says other bytes were put there since (a run
+		 * killed, or a shard run, on other content of the source):
+		 * then only its digest proves it */
+		bool doubt = false;
+		for (size_t i = 0; !doubt && i < pe->njv; i++)
+			doubt = pe->jv[i].coding == c && memcmp(pe->jv[i].sha256, cr->sha256, 32) != 0;
+		if (!doubt) {
+			memcpy(sha256, cr->sha256, 32);
+			ok = true;
+		} else if (kiln_source_hash(fd, &st, file_sha, sha384, &err) == KILN_OK) {
+			hashed = true;
+			if (memcmp(file_sha, cr->sha256, 32) == 0) {
+				memcpy(sha256, file_sha, 32);
+				ok = true;
+			}
+		}
 	}
 	/* a journal's: proved by its digest, as nothing else vouches for it */
 	for (size_t i = pe->njv; !ok && i-- > 0;) {
@@ -558,9 +572,7 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
 		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, err);
 	}
 	/* siblings written by runs that died before their manifest are kiln's
-	 * too, and so are those the parts of shard runs record (a part kiln
-	 * cannot read is ignored as a manifest would be: its siblings are then
-	 * someone else's) */
+	 * too, and so are those the parts of shard runs record */
 	if (kiln_journal_merge(t->root, &t->state) != KILN_OK ||
 	    (t->manifest_path &&
 	     kiln_parts_merge(t->manifest_path, &t->state, &t->parts_seen, &bad, &bad_err) !=
@@ -570,16 +582,13 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
 		*err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "cannot read the journals", "" };
 		return KILN_ERR_NOMEM;
 	}
-	if (bad && bad_err.status == KILN_ERR_IO) {
-		/* a part kiln cannot read is a record it cannot read */
+	if (bad) {
+		/* a part kiln cannot read or parse is a record it cannot read
+		 * (its name is kiln's: it is no one else's file) */
 		kiln_state_free(&t->state);
 		*err = bad_err;
 		*where = bad;
 		return KILN_ERR_IO;
-	}
-	if (bad) {
-		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, bad, -1, &bad_err);
-		free(bad);
 	}
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_entry *e = &t->walk.v[k];

@@ -20,12 +20,14 @@
 
 /*
  * Load T's record: the manifest at t->manifest_path, the journals of dead
- * runs in the root and the shard parts beside the manifest.  A file there
- * that is not a kiln manifest (or not a part) is a KILN_EVENT_STATE_IGNORED
- * event (the run goes on without it).  Then mark the record's entries the
+ * runs in the root and the shard parts beside the manifest.  A manifest
+ * file that is not a kiln manifest is a KILN_EVENT_STATE_IGNORED event (the
+ * run goes on without it); a part kiln cannot parse is an error like one it
+ * cannot read, as its name is kiln's.  Then mark the record's entries the
  * walk found (SEEN), carry over the records below entries the walk could
  * not read, and make a file named like a recorded sibling a sibling.
- * Returns KILN_OK; or KILN_ERR_IO (the manifest or a part cannot be read)
+ * Returns KILN_OK; or KILN_ERR_IO (the manifest or a part cannot be read,
+ * or a part parsed)
  * or KILN_ERR_NOMEM with *ERR set and *WHERE the path it is about (the
  * manifest's or the part's, owned by T or the caller's to free when
  * different from t->manifest_path): then the tree must not be processed,

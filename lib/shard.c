@@ -51,9 +51,9 @@ char *kiln_part_dir(const char *manifest_path)
 	return strndup(manifest_path, (size_t)(slash - manifest_path));
 }
 
-/* The stem of MANIFEST_PATH's parts' names: its base name without
- * ".json" (*LEN bytes), or NULL for kiln-manifest.json's, which have
- * none. */
+/* The stem of MANIFEST_PATH's parts' names: its whole base name (*LEN
+ * bytes; whole, so that two names never share a stem), or NULL for
+ * kiln-manifest.json's, which have none. */
 static const char *part_stem(const char *manifest_path, size_t *len)
 {
 	const char *base = strrchr(manifest_path, '/');
@@ -62,8 +62,6 @@ static const char *part_stem(const char *manifest_path, size_t *len)
 	if (strcmp(base, KILN_MANIFEST_NAME) == 0)
 		return NULL;
 	*len = strlen(base);
-	if (*len > 5 && strcmp(base + *len - 5, PART_SUFFIX) == 0)
-		*len -= 5;
 	return base;
 }
 
@@ -190,8 +188,10 @@ kiln_status kiln_parts_merge(const char *manifest_path, struct kiln_state *st,
 			else if (got != KILN_OK && ret == KILN_OK && !*bad) {
 				/* (a part gone since the directory was read is
 				 * merged or cleaned: nothing to say) */
-				err.what = got == KILN_ERR_INVALID ? "not a shard part kiln can read"
-								  : "cannot read the shard part";
+				err.what = got == KILN_ERR_INVALID
+						   ? "not a shard part kiln can read (remove it, "
+						     "then run that shard again)"
+						   : "cannot read the shard part";
 				*bad_err = err;
 				*bad = path;
 				path = NULL;

@@ -31,9 +31,9 @@ char *kiln_part_dir(const char *manifest_path);
 
 /* The path of part K of N beside MANIFEST_PATH, malloc'ed (NULL when out
  * of memory): kiln-manifest.shard-K-of-N.json for a manifest named
- * kiln-manifest.json, else kiln-manifest.shard-K-of-N.STEM.json, STEM the
- * manifest's name without ".json", so that the parts of manifests that
- * share a directory never meet. */
+ * kiln-manifest.json, else kiln-manifest.shard-K-of-N.NAME.json, NAME the
+ * manifest's whole file name, so that the parts of manifests that share a
+ * directory never meet. */
 char *kiln_part_path(const char *manifest_path, unsigned k, unsigned n);
 
 /* Is NAME (a file name in kiln_part_dir()) a part of the manifest at

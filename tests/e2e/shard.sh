@@ -215,7 +215,7 @@ for k in 1 2; do
 	"$KILN" "${OPTS[@]}" -q --manifest "$T/out/b.json" --shard "$k/2" "$T/tb" || fail "named b: shard $k"
 done
 check "named manifests: four parts, each named after its manifest" \
-	[ "$(cd "$T/out" && ls | tr '\n' ' ')" = "kiln-manifest.shard-1-of-2.a.json kiln-manifest.shard-1-of-2.b.json kiln-manifest.shard-2-of-2.a.json kiln-manifest.shard-2-of-2.b.json " ]
+	[ "$(cd "$T/out" && ls | tr '\n' ' ')" = "kiln-manifest.shard-1-of-2.a.json.json kiln-manifest.shard-1-of-2.b.json.json kiln-manifest.shard-2-of-2.a.json.json kiln-manifest.shard-2-of-2.b.json.json " ]
 "$KILN" merge -q --manifest "$T/out/a.json" "$T/ta" || fail "named a: merge"
 "$KILN" merge -q --manifest "$T/out/b.json" "$T/tb" || fail "named b: merge"
 check "named manifests: each merge took its own parts" \
@@ -232,8 +232,50 @@ check "named manifest b: the manifest lists its own file" grep -q '"only-b.txt"'
 check "named manifest: nothing left to merge is said of that manifest" \
 	grep -qF "kiln: $T/out/a.json: no shard parts to merge beside it" "$T/named.log"
 
-# ---- a part kiln cannot read: clean removes nothing and says so; a run
-# warns and takes that shard's siblings for someone else's ----
+# ---- a part's bytes at a sibling the manifest also records: the source
+# back to the manifest's content, the sibling's size the same (a one-byte
+# edit), a run must not take the part's sibling for the manifest's ----
+r=$T/revert
+mkdir -p "$r"
+yes 'body { color: #fff; margin: 0 auto; padding: 1px; } .x{}' | head -20 >"$r/app.css"
+"$KILN" -q "$r"
+sed -i 's/#fff/#000/' "$r/app.css"
+for k in 1 2; do "$KILN" -q --shard "$k/2" "$r"; done
+sed -i 's/#000/#fff/' "$r/app.css"
+"$KILN" -q "$r"
+check "revert after shards: the .gz decodes to the source as it is now" \
+	sh -c 'gzip -dc "$1.gz" | cmp -s - "$1"' sh "$r/app.css"
+check "revert after shards: kiln check passes" "$KILN" check -q "$r"
+
+# ---- a run of the whole tree killed (its journal left), then shards and
+# the merge: the merge accounts for the journal's siblings and removes it,
+# as a whole run would, so kiln check passes ----
+J=$T/killed
+mkdir -p "$J"
+for i in $(seq 1 24); do
+	head -c 200000 "$FIXTURES/../README.md" >"$J/f$i.txt"
+	yes "line $i of a file to compress, with some words" | head -20000 >>"$J/f$i.txt"
+done
+"$KILN" -q --brotli -j1 "$J" &
+pid=$!
+for n in $(seq 1 1000); do
+	[ -n "$(find "$J" -maxdepth 1 -name '.kiln-journal-*' -size +0 2>/dev/null)" ] && break
+	sleep 0.01
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if [ -n "$(find "$J" -maxdepth 1 -name '.kiln-journal-*')" ]; then
+	for k in 1 2; do "$KILN" -q --brotli --shard "$k/2" "$J" || fail "killed: shard $k"; done
+	"$KILN" merge -q "$J" || fail "killed: merge"
+	check "killed run, shards, merge: the dead journal is gone" \
+		[ -z "$(find "$J" -maxdepth 1 -name '.kiln-journal-*')" ]
+	check "killed run, shards, merge: kiln check passes" "$KILN" check -q "$J"
+else
+	echo "shard.sh: the run ended before it could be killed; the journal case is not tried" >&2
+fi
+
+# ---- a part kiln cannot parse: clean, a run and check each stop and say
+# so, changing nothing; removed and its shard run again, all is well ----
 d=$T/damaged
 cp -a "$T/src" "$d"
 for k in 1 2; do "$KILN" "${OPTS[@]}" -q --shard "$k/2" "$d" || fail "damaged: shard $k"; done
@@ -243,15 +285,25 @@ printf '{"kiln": ' >"$d/kiln-manifest.shard-1-of-2.json"
 rc=$?
 check "clean with a damaged part: exit 1" [ "$rc" = 1 ]
 check "clean with a damaged part: the part named, and why" \
-	grep -qF "kiln: $d/kiln-manifest.shard-1-of-2.json: no manifest: not a shard part kiln can read; nothing removed" "$T/damaged.log"
+	grep -qF "kiln: $d/kiln-manifest.shard-1-of-2.json: not a shard part kiln can read (remove it, then run that shard again)" "$T/damaged.log"
 after=$(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 check "clean with a damaged part: nothing removed but what was damaged" \
 	[ "$(echo "$before" | grep -v shard-1-of-2)" = "$(echo "$after" | grep -v shard-1-of-2)" ]
 "$KILN" "${OPTS[@]}" "$d" 2>"$T/damaged-run.log"
-check "a run with a damaged part: it warns" \
-	grep -qF "kiln: $d/kiln-manifest.shard-1-of-2.json: warning: previous manifest ignored: not a shard part kiln can read" "$T/damaged-run.log"
+check "a run with a damaged part: exit 1" [ $? -eq 1 ]
+check "a run with a damaged part: the part named, and what to do" \
+	grep -qF "kiln: $d/kiln-manifest.shard-1-of-2.json: not a shard part kiln can read (remove it, then run that shard again)" "$T/damaged-run.log"
+after2=$(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+check "a run with a damaged part: nothing changed" [ "$after" = "$after2" ]
+"$KILN" check "$d" 2>"$T/damaged-check.log"
+check "kiln check with a damaged part: exit 1" [ $? -eq 1 ]
 rm "$d/kiln-manifest.shard-1-of-2.json"
-check "once the damaged part is gone, clean removes every sibling" \
+"$KILN" "${OPTS[@]}" -q --shard 1/2 "$d" || fail "damaged: that shard again"
+check "the damaged part removed and its shard run again: kiln check sees the part" \
+	sh -c '"$1" check "$2" 2>&1 | grep -q "a shard part not merged yet (run kiln merge)"' sh "$KILN" "$d"
+"$KILN" merge -q "$d" || fail "damaged: merge once repaired"
+check "repaired and merged: kiln check passes" "$KILN" check -q "$d"
+check "then clean removes every sibling" \
 	sh -c '"$1" clean -q "$2" && [ -z "$(find "$2" -name "*.br" -o -name "*.zst" -o -name "kiln-*")" ]' sh "$KILN" "$d"
 
 # ---- --shard auto and bad --shard ----

@@ -102,10 +102,10 @@ static void test_names(void)
 	free(p);
 	/* a manifest named otherwise: its name in its parts' */
 	CHECK((p = kiln_part_path("/m.json", 1, 1)) &&
-	      strcmp(p, "/kiln-manifest.shard-1-of-1.m.json") == 0);
+	      strcmp(p, "/kiln-manifest.shard-1-of-1.m.json.json") == 0);
 	free(p);
 	CHECK((p = kiln_part_path("m.json", 1, 3)) &&
-	      strcmp(p, "./kiln-manifest.shard-1-of-3.m.json") == 0);
+	      strcmp(p, "./kiln-manifest.shard-1-of-3.m.json.json") == 0);
 	free(p);
 	CHECK((p = kiln_part_path("out/site", 2, 3)) &&
 	      strcmp(p, "out/kiln-manifest.shard-2-of-3.site.json") == 0);
@@ -123,11 +123,14 @@ static void test_names(void)
 	CHECK(kiln_part_of("d/kiln-manifest.json", "kiln-manifest.shard-1-of-2.json", &k, &n) &&
 	      k == 1 && n == 2);
 	CHECK(!kiln_part_of("d/kiln-manifest.json", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
-	CHECK(kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
+	CHECK(kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.a.json.json", NULL, NULL));
 	CHECK(kiln_part_of("d/a", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
+	/* "a" and "a.json" never share a part's name */
+	CHECK(!kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
+	CHECK(!kiln_part_of("d/a", "kiln-manifest.shard-1-of-2.a.json.json", NULL, NULL));
 	CHECK(!kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.json", NULL, NULL));
-	CHECK(!kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.ab.json", NULL, NULL));
-	CHECK(!kiln_part_of("d/ab.json", "kiln-manifest.shard-1-of-2.a.json", NULL, NULL));
+	CHECK(!kiln_part_of("d/a.json", "kiln-manifest.shard-1-of-2.ab.json.json", NULL, NULL));
+	CHECK(!kiln_part_of("d/ab.json", "kiln-manifest.shard-1-of-2.a.json.json", NULL, NULL));
 }
 
 static bool write_file(const char *path, const char *text)
