@@ -243,6 +243,24 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* Is the file PATH (which may not exist yet) inside the tree ROOT, so that
+ * a server of the tree could send it?  By the real paths of its directory
+ * and of ROOT; a path that cannot be resolved counts as inside. */
+static bool in_tree(const char *root, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	char *rdir = dir ? realpath(dir, NULL) : NULL, *rroot = realpath(root, NULL);
+	size_t n = rroot ? strlen(rroot) : 0;
+	bool in = !rdir || !rroot ||
+		  (strncmp(rdir, rroot, n) == 0 && (rdir[n] == '\0' || rdir[n] == '/' || n == 1));
+
+	free(dir);
+	free(rdir);
+	free(rroot);
+	return in;
+}
+
 /* Free the first N of A, the snippets' assets. */
 static void free_assets(struct kiln_serve_asset *a, size_t n)
 {
@@ -299,15 +317,17 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 	s->url_prefix = opt->url_prefix;
 	s->assets = a;
 	s->n = m;
+	/* kiln's own names, and the names given to its files in the tree (one
+	 * outside it is not the tree's to hide: an asset may share its name) */
 	own[o++] = KILN_MANIFEST_NAME;
-	if (opt->manifest_path)
+	if (opt->manifest_path && in_tree(t->root, opt->manifest_path))
 		own[o++] = base_name(opt->manifest_path);
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
 		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
 			own[o++] = f->name;
-	if (opt->nginx_conf_path)
+	if (opt->nginx_conf_path && in_tree(t->root, opt->nginx_conf_path))
 		own[o++] = base_name(opt->nginx_conf_path);
-	if (http_conf)
+	if (http_conf && in_tree(t->root, http_conf))
 		own[o++] = base_name(http_conf);
 	own[o] = NULL;
 	s->own = own;

@@ -154,4 +154,16 @@ fresh_site "$T/ps"
 "$KILN" -q --previous "$T/nowhere" --shard 1/2 "$T/ps" 2>"$T/ps.err"
 check "--previous with --shard: usage error" [ $? -eq 2 ]
 check "... and nothing written" [ ! -e "$T/ps/kiln-manifest.json" ]
+
+# --manifest: a name outside the tree is not hidden in the tree (an asset
+# may share it); inside, it is; named like a shard part, refused.
+fresh_site "$T/mo"
+mkdir -p "$T/mo-out"
+"$KILN" -q --server nginx,caddy,apache --manifest "$T/mo-out/products.json" "$T/mo"
+check "--manifest outside the tree: its name is hidden by no snippet" \
+	not grep -q products "$T/mo/kiln.nginx.conf" "$T/mo/kiln.caddy.conf" "$T/mo/kiln.apache.conf"
+"$KILN" -q --manifest "$T/mo/site-record.json" "$T/mo"
+check "--manifest inside the tree: its name is hidden" grep -q 'site-record' "$T/mo/kiln.nginx.conf"
+"$KILN" -q --manifest "$T/mo-out/kiln-manifest.shard-1-of-2.json" "$T/mo" 2>"$T/mo.err"
+check "--manifest named like a part: usage error ($?)" grep -q "cannot be named like a shard part" "$T/mo.err"
 finish
