@@ -914,7 +914,7 @@ class Sequence:
     def act(self):
         r = self.rng
         acts = [("run", 50), ("check", 6), ("clean", 4), ("no-manifest", 3),
-                ("signal", 10), ("kill", 2)]
+                ("signal", 10), ("kill", 2), ("shards", 6)]
         if self.shim:
             acts.append(("fault", 10))
         if not os.path.exists(self.path(MANIFEST)) and not self.has_record():
@@ -922,6 +922,8 @@ class Sequence:
         action = r.choices([a for a, _ in acts], [w for _, w in acts])[0]
         if action == "clean" and self.unrecorded and os.path.exists(self.path(MANIFEST)):
             action = "run"  # clean cannot take back what it has no record of
+        if action == "shards" and (self.restricted() or self.unrecorded or self.opts["previous"]):
+            action = "run"  # shards need the whole tree, a record, and no --previous
         self.counts[action] = self.counts.get(action, 0) + 1
         return getattr(self, "a_" + action.replace("-", "_"))()
 
@@ -1034,6 +1036,36 @@ class Sequence:
             return f"run {' '.join(words[:-1])} -> {rc} (refused: the tree holds a record)"
         self.after_run("run --no-manifest", rc, stderr, words, no_manifest=True)
         return f"run {' '.join(words[:-1])} -> {rc}"
+
+    def a_shards(self):
+        """The tree in N shards, run one after another on the tree itself,
+        then merged: the result must pass the full audit, and a run of the
+        whole tree after it must find nothing to do."""
+        self.wait_for_dead_temps()
+        n = self.rng.choice([2, 3])
+        base = self.opt_words() + ["--no-progress", "-q"]
+        for k in range(1, n + 1):
+            words = base + ["--shard", f"{k}/{n}", os.fsdecode(self.root)]
+            rc, stderr, _ = self.run_kiln(words)
+            if rc == 1 and self.refused(stderr):
+                # the globs drop every sibling of that shard: a run of the
+                # whole tree, forced, puts the tree right (and takes the
+                # parts written so far in)
+                words = self.run_words(["-f"])
+                rc, stderr, _ = self.run_kiln(words)
+                self.after_run("a forced run after a refused shard", rc, stderr, words)
+                return f"shards of {n}: {k}/{n} refused (globs); run -f -> {rc}"
+            if rc != 0:
+                raise Failure(f"shard {k}/{n}: exit {rc}:\n{stderr.decode(errors='replace')[:3000]}")
+        rc, stderr, _ = self.run_kiln(["merge", "-q", os.fsdecode(self.root)])
+        if rc != 0:
+            raise Failure(f"merge of {n} shards: exit {rc}:\n{stderr.decode(errors='replace')[:3000]}")
+        if any(audit.PART.match(r.rpartition(b"/")[2]) for r in self.on_disk()[0]):
+            raise Failure("a part is left after the merge")
+        self.require_audit(f"{n} shards and a merge")
+        self.dirty.clear()
+        self.unchanged_rerun(self.run_words())
+        return f"shards of {n} ({' '.join(base[:-2])}), merge -> 0"
 
     def a_check(self):
         # check_agrees() runs after every step
