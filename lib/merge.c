@@ -162,7 +162,7 @@ static kiln_status read_parts(struct merger *m)
 
 	for (size_t i = 0; i < m->nparts; i++) {
 		struct part *p = &m->parts[i];
-		struct kiln_error err;
+		struct kiln_error err = { 0 };
 		json_error_t jerr;
 		json_t *sh;
 		if (p->n != m->n) {
@@ -175,7 +175,11 @@ static kiln_status read_parts(struct merger *m)
 		want = p->k + 1;
 		if (kiln_state_load(p->path, &p->st, &err) != KILN_OK || !p->st.loaded ||
 		    !(p->doc = json_load_file(p->path, 0, &jerr))) {
-			problem(m, m->dir, p->name, "not a part kiln can read");
+			bool io = err.status == KILN_ERR_IO;
+			problem(m, m->dir, p->name, "not a part kiln can read%s%s (remove it, then "
+				"run that shard again)", io ? ": " : "",
+				io ? strerror(err.errnum ? err.errnum : EIO) : "");
+			m->io |= io;
 			continue;
 		}
 		sh = json_object_get(p->doc, "shard");
