@@ -210,9 +210,14 @@ static kiln_status plan(struct kiln_tree *t)
 	if (t->cb->on_plan)
 		t->cb->on_plan(t->cb->user, t->root, norder, bytes);
 	/* what the walk decided alone is reported before any work starts */
-	for (size_t i = 0; i < t->walk.n; i++)
-		if (!t->walk.v[i].queued && kiln_shard_mine(t->opt, t->walk.v[i].rel))
+	for (size_t i = 0; i < t->walk.n; i++) {
+		const struct kiln_entry *e = &t->walk.v[i];
+		/* a directory kiln cannot read may hold any shard's files:
+		 * every shard says so */
+		bool any_shard = e->outcome == KILN_OUTCOME_ERROR && S_ISDIR(e->st.st_mode);
+		if (!e->queued && (kiln_shard_mine(t->opt, e->rel) || any_shard))
 			kiln_tree_report(t, &t->reports[i]);
+	}
 	return KILN_OK;
 }
 

@@ -273,6 +273,7 @@ static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
 			close(fd);
 		if (!(e = push(wk->out, rel, NULL)))
 			return KILN_ERR_NOMEM;
+		e->st.st_mode = S_IFDIR; /* a directory (whose files are unknown) */
 		set_error(e, KILN_ERR_IO, err, "cannot open directory");
 		return KILN_OK;
 	}

@@ -415,6 +415,21 @@ if [ "$(id -u)" -eq 0 ]; then
 		[ ! -e "$P/assets/app.js.gz" ] && [ ! -e "$P/assets/app.js.br" ]
 	check "unreadable part, readable again: audit" audit "$P"
 
+	# (b3) A directory kiln cannot read may hold any shard's files: every
+	# shard says so and exits 1, not only the shard its name falls in.
+	S=$T/unreadable-dir-shards
+	fresh_site "$S"
+	mkdir -p "$S/deep/a" "$S/deep/b"
+	cp "$S/assets/app.js" "$S/deep/a/" && cp "$S/assets/app.css" "$S/deep/b/"
+	chown -R nobody "$S" && chmod 000 "$S/deep"
+	for k in 1 2 3; do
+		"${as[@]}" "$bin" -q --shard "$k/3" "$S" 2>"$T/uds.log"
+		check "unreadable directory, shard $k/3: exit 1" [ $? -eq 1 ]
+		check "unreadable directory, shard $k/3: said so" \
+			grep -qF "kiln: $S/deep: cannot open directory: Permission denied" "$T/uds.log"
+	done
+	chmod 755 "$S/deep"
+
 	# (c) clean on a tree with a directory it cannot search: the siblings in
 	# there stay, so clean fails and keeps the manifest that records them.
 	C=$T/clean-unsearchable
