@@ -282,8 +282,6 @@ static json_t *entry(const struct kiln_options *opt, const struct kiln_record *r
 			ok = add_coding(encs, nogain, &r->coding[c], (kiln_coding)c, key);
 	if (ok && r->ndicts)
 		ok = add_dicts(e, r, key);
-	if (ok && r->outcome == KILN_OUTCOME_COMPRESSED && r->read_only)
-		ok = json_object_set_new(e, "read_only", json_true()) == 0;
 	if (ok && r->outcome != KILN_OUTCOME_COMPRESSED)
 		ok = put_str(e, "skipped", kiln_outcome_name(r->outcome));
 	else if (ok)

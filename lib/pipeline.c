@@ -95,7 +95,6 @@ static void record_outcome(struct work *wk)
 		return;
 	rec.size = r->size;
 	rec.outcome = r->outcome;
-	rec.read_only = r->outcome == KILN_OUTCOME_COMPRESSED && (wk->st.st_mode & 0222) == 0;
 	memcpy(rec.sha256, wk->src.sha256, 32);
 	memcpy(rec.sha384, wk->src.sha384, 48);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -308,12 +307,13 @@ static bool check_new(struct work *wk)
 			kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", suffix);
 			return false;
 		}
-		/* (kiln's own sibling there, read-only as its source was when
-		 * it was written, is replaced; a read-only file someone else
-		 * put there, or made read-only since, is not) */
+		/* (a sibling kiln wrote, as its record, a journal or a part
+		 * proves by its digest, is replaced whatever its mode: it must
+		 * hold the current source; a read-only file kiln did not write
+		 * beside a writable source is not) */
 		foreign = kiln_prev_foreign_at(wk->t, wk->pe, wk->e->rel, (kiln_coding)c,
 					       wk->src.fd, (uint64_t)wk->st.st_size, &decodes);
-		wk->prod[c].own_there = !foreign && wk->pe && wk->pe->rec.read_only;
+		wk->prod[c].own_there = !foreign;
 		s = kiln_sibling_check(sib, &wk->st, wk->prod[c].own_there, &r->error);
 		free(sib);
 		if (s != KILN_OK) {

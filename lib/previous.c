@@ -3,6 +3,7 @@
 
 #include "classify.h"
 #include "codec.h"
+#include "error.h"
 #include "hash.h"
 #include "shard.h"
 #include "sibling.h"
@@ -374,12 +375,15 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		goto out;
 	if (from_manifest && (uint64_t)st.st_size == cr->size) {
-		/* the record's own sibling: its size is the check (an unchanged
-		 * re-run must not read every sibling), unless a journal or a
-		 * shard's part says other bytes were put there since (a run
-		 * killed, or a shard run, on other content of the source):
-		 * then only its digest proves it */
-		bool doubt = false;
+		/* the record's own sibling: its size and mtime (its source's,
+		 * when kiln wrote it) are the check, so that an unchanged re-run
+		 * reads no sibling; unless a journal or a shard's part says
+		 * other bytes were put there since (a run killed, or a shard
+		 * run, on other content of the source), or the mtimes differ (a
+		 * source touched, or other content there whose record is
+		 * gone): then only its digest proves it */
+		bool doubt = st.st_mtim.tv_sec != src_st->st_mtim.tv_sec ||
+			     st.st_mtim.tv_nsec != src_st->st_mtim.tv_nsec;
 		for (size_t i = 0; !doubt && i < pe->njv; i++)
 			doubt = pe->jv[i].coding == c && memcmp(pe->jv[i].sha256, cr->sha256, 32) != 0;
 		if (!doubt) {
@@ -569,6 +573,13 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
 		kiln_state_free(&t->state);
 		if (ret != KILN_ERR_INVALID)
 			return ret;
+		/* a path given with --manifest names a file on purpose: one that
+		 * is not kiln's is someone's (an asset of the tree, perhaps) */
+		if (t->opt->manifest_path) {
+			kiln_fail(err, KILN_ERR_IO, 0, "not a kiln manifest, so not replaced (give "
+				  "--manifest a new path, or kiln's manifest's)");
+			return KILN_ERR_IO;
+		}
 		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, err);
 	}
 	/* siblings written by runs that died before their manifest are kiln's

@@ -20,10 +20,11 @@
 
 /*
  * Load T's record: the manifest at t->manifest_path, the journals of dead
- * runs in the root and the shard parts beside the manifest.  A manifest
- * file that is not a kiln manifest is a KILN_EVENT_STATE_IGNORED event (the
- * run goes on without it); a part kiln cannot parse is an error like one it
- * cannot read, as its name is kiln's.  Then mark the record's entries the
+ * runs in the root and the shard parts beside the manifest.  A file at the
+ * default manifest path that is not a kiln manifest is a
+ * KILN_EVENT_STATE_IGNORED event (the run goes on without it, and replaces
+ * it); at a path given as opt->manifest_path, or a part kiln cannot parse,
+ * it is an error like one kiln cannot read.  Then mark the record's entries the
  * walk found (SEEN), carry over the records below entries the walk could
  * not read, and make a file named like a recorded sibling a sibling.
  * Returns KILN_OK; or KILN_ERR_IO (the manifest or a part cannot be read,

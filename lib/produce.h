@@ -48,7 +48,8 @@ struct kiln_product {
 	bool hashed;
 	uint8_t sha256[32];
 	bool own_there;           /* the file at the sibling's path is kiln's
-	                             own: replaced even when read-only */
+	                             own (by its digest): replaced even when
+	                             read-only */
 };
 
 /*

@@ -54,11 +54,6 @@ struct kiln_record {
 	kiln_outcome outcome;  /* COMPRESSED, or why not: MEDIA, SMALL,
 	                          NO_GAIN, EXCLUDED */
 	struct kiln_coding_record coding[KILN_MAX_CODINGS];
-	/* Its siblings were given no write bits (a sibling gets its source's
-	 * mode, and the source had none): read-only siblings that are kiln's
-	 * own, replaced once the source is writable again, unlike a read-only
-	 * file someone put there (tempfile.h, refuse_read_only). */
-	bool read_only;
 	/* Its dictionary deltas, sorted by dict_sha256; owned. */
 	struct kiln_dict_record *dicts;
 	size_t ndicts;

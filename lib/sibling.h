@@ -24,7 +24,8 @@
  * a writable source is refused (made read-only on purpose) unless the
  * caller knows it for kiln's own and clears refuse_read_only: kiln gives a
  * sibling its source's mode, so the sibling of a source that was read-only
- * when it was written is read-only too. */
+ * when it was written is read-only too, and kiln's own siblings must hold
+ * the current source whatever their mode. */
 struct kiln_file_meta kiln_sibling_meta(const struct stat *src, bool fsync,
 					struct timespec times[2]);
 
@@ -32,8 +33,8 @@ struct kiln_file_meta kiln_sibling_meta(const struct stat *src, bool fsync,
  * (kiln_final_check()), checked before anything is written, so that every
  * sibling of a file can be checked before the first is written, and a dry
  * run finds what would stop the real one.  OWN: the file there now is one
- * kiln wrote (its record proves it), which is replaced even when
- * read-only. */
+ * kiln wrote (its record, a journal or a part proves it by its digest),
+ * which is replaced even when read-only. */
 kiln_status kiln_sibling_check(const char *final_path, const struct stat *src, bool own,
 			       struct kiln_error *err);
 

@@ -283,7 +283,6 @@ static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev
 		if (!json_is_object(encs) || json_object_get(e, "skipped"))
 			return false;
 		r->outcome = KILN_OUTCOME_COMPRESSED;
-		r->read_only = json_is_true(json_object_get(e, "read_only"));
 	} else {
 		r->outcome = skipped_outcome(json_string_value(json_object_get(e, "skipped")));
 		if (r->outcome == KILN_NOUTCOMES)

@@ -164,6 +164,11 @@ check "--manifest outside the tree: its name is hidden by no snippet" \
 	not grep -q products "$T/mo/kiln.nginx.conf" "$T/mo/kiln.caddy.conf" "$T/mo/kiln.apache.conf"
 "$KILN" -q --manifest "$T/mo/site-record.json" "$T/mo"
 check "--manifest inside the tree: its name is hidden" grep -q 'site-record' "$T/mo/kiln.nginx.conf"
+cp "$T/mo/data/products.json" "$T/products.orig"
+"$KILN" -q --manifest "$T/mo/data/products.json" "$T/mo" 2>"$T/mo.err"
+check "--manifest naming a file that is not kiln's: exit 1 ($?)" \
+	grep -qF "kiln: $T/mo/data/products.json: not a kiln manifest, so not replaced" "$T/mo.err"
+check "... and that file untouched" cmp -s "$T/mo/data/products.json" "$T/products.orig"
 "$KILN" -q --manifest "$T/mo-out/kiln-manifest.shard-1-of-2.json" "$T/mo" 2>"$T/mo.err"
 check "--manifest named like a part: usage error ($?)" grep -q "cannot be named like a shard part" "$T/mo.err"
 finish

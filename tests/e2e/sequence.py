@@ -66,8 +66,8 @@ SUFFIXES = audit.SUFFIXES
 # does not yet follow such files once their source goes too.
 MOVE_SIBLINGS = os.environ.get("KILN_SEQUENCE_ALL") == "1"
 # A source made read-only (444) gives read-only siblings (the source's mode),
-# which the manifest marks as kiln's ("read_only"), so they are replaced once
-# the source is writable again.
+# kiln's by their digests, so they are replaced once the source is writable
+# again.
 READ_ONLY_SOURCES = True
 MANIFEST = b"kiln-manifest.json"
 SNIPPETS = (b"kiln.nginx.conf", b"kiln.nginx.http.conf", b"kiln.caddy.conf", b"kiln.apache.conf")
