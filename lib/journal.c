@@ -68,16 +68,17 @@ int kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
 		     (unsigned long long)src_size, src_hex);
 	k += EVP_EncodeBlock((unsigned char *)line + k, (const unsigned char *)rel, (int)len);
 	line[k++] = '\n';
+	/* under the lock, whole: a short write (a file size limit, a full
+	 * disk) is retried to learn its errno, and no other line can land in
+	 * the middle of this one */
 	pthread_mutex_lock(&j->lock);
 	fd = journal_fd(j);
-	pthread_mutex_unlock(&j->lock);
-	if (fd >= 0 && write(fd, line, (size_t)k) != k) {
-		pthread_mutex_lock(&j->lock);
-		j->failed = true;
+	if (fd >= 0 && kiln_write_all(fd, (const uint8_t *)line, (size_t)k) != 0) {
 		j->errnum = errno ? errno : ENOSPC;
-		pthread_mutex_unlock(&j->lock);
+		j->failed = true;
 		fd = -1;
 	}
+	pthread_mutex_unlock(&j->lock);
 	free(line);
 	if (fd >= 0)
 		return 0;

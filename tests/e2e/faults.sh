@@ -30,7 +30,10 @@ rc=$?
 check "ulimit -f: exit 1 (got $rc)" [ $rc -eq 1 ]
 check "ulimit -f: the failure is named" grep -q 'cannot write: File too large' "$T/u.log"
 check "ulimit -f: invariants" invariants "$T/u" "$orig"
-check "ulimit -f: small siblings still written" decodes_to "$T/u/about/index.html.gz" "$T/u/about/index.html"
+# (which ones depends on when the journal itself reaches the limit: the
+# files run largest first, on every core)
+check "ulimit -f: siblings that fit still written" [ -n "$(find "$T/u" -name '*.gz' ! -name archive.tar.gz)" ]
+check "ulimit -f: no error names a stale errno" not grep -q 'No such file or directory' "$T/u.log"
 
 # 2. A real full disk: a small tmpfs (root only).
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=400k tmpfs "$T/mnt" 2>/dev/null; then
