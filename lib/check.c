@@ -50,9 +50,7 @@ static bool check_parts(struct check *k)
 	bool ok = kiln_parts_merge(k->t->manifest_path, &st, &seen, &bad, &err) == KILN_OK;
 
 	if (ok && bad) {
-		struct kiln_report r = { .root = bad, .path = "", .outcome = KILN_OUTCOME_ERROR,
-					 .error = err };
-		kiln_tree_report(k->t, &r);
+		kiln_tree_path_error(k->t, bad, &err);
 		k->io_failed = true;
 	}
 	for (size_t i = 0; ok && i < seen.n; i++)

@@ -191,9 +191,7 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		goto out;
 	}
 	if (bad) {
-		struct kiln_report r = { .root = bad, .path = "", .outcome = KILN_OUTCOME_ERROR,
-					 .error = err };
-		kiln_tree_report(&t, &r);
+		kiln_tree_path_error(&t, bad, &err);
 		ret = KILN_ERR_IO;
 		goto out;
 	}

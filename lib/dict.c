@@ -87,15 +87,6 @@ static bool add_member(struct dict_run *d, struct member m)
 	return true;
 }
 
-/* Report that release I cannot be read (ERR says why). */
-static void release_failed(struct kiln_tree *t, size_t i, const struct kiln_error *err)
-{
-	struct kiln_report r = { .root = t->opt->previous[i], .path = "",
-				 .outcome = KILN_OUTCOME_ERROR, .error = *err };
-
-	r.error.suffix = "";
-	kiln_tree_report(t, &r);
-}
 
 /* List release I, an archive, into D: false as list_release(). */
 static bool list_archive(struct dict_run *d, size_t i)
@@ -105,7 +96,7 @@ static bool list_archive(struct dict_run *d, size_t i)
 
 	if (kiln_release_read_archive(d->t->opt->previous[i], kiln_fingerprinted, DICT_MAX_SIZE,
 				      rel, &err) != KILN_OK) {
-		release_failed(d->t, i, &err);
+		kiln_tree_path_error(d->t, d->t->opt->previous[i], &err);
 		return false;
 	}
 	for (size_t f = 0; f < rel->n; f++) {
@@ -140,7 +131,7 @@ static bool list_release(struct dict_run *d, size_t i)
 	if (st != KILN_OK) {
 		if (st == KILN_ERR_NOMEM)
 			kiln_fail(&err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
-		release_failed(t, i, &err);
+		kiln_tree_path_error(t, opt.previous[i], &err);
 		kiln_walk_free(&w);
 		return false;
 	}
@@ -180,25 +171,6 @@ static bool read_whole(const char *root, const char *rel, uint8_t **buf, size_t 
 	if (fd >= 0)
 		close(fd);
 	free(path);
-	return ok;
-}
-
-/* The SHA-256 and size of the regular file PATH, or false. */
-static bool file_digest(const char *path, uint64_t *size, uint8_t sha[32])
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct kiln_error err;
-	uint8_t sha384[48];
-	struct stat st;
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	     kiln_source_hash(fd, &st, sha, sha384, &err) == KILN_OK;
-	if (ok)
-		*size = (uint64_t)st.st_size;
-	close(fd);
 	return ok;
 }
 
@@ -294,17 +266,6 @@ static bool verified(const struct asset *a, const uint8_t *enc, size_t enc_len,
 							   a->src, a->len) == KILN_OK;
 }
 
-/* Report that the delta PATH could not be made (ERR says why): the run
- * goes on without it, and exits 1. */
-static void delta_failed(struct kiln_tree *t, const char *path, const struct kiln_error *err)
-{
-	struct kiln_report r = { .root = path, .path = "", .outcome = KILN_OUTCOME_ERROR,
-				 .error = *err };
-
-	r.error.suffix = "";
-	kiln_tree_report(t, &r);
-}
-
 /* A delta of A against the member M (bytes DICT, DICT_LEN, DICT_SHA). */
 static void one_delta(struct asset *a, const struct member *m, const uint8_t *dict,
 		      size_t dict_len, const uint8_t dict_sha[32])
@@ -353,7 +314,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 		goto out;
 	if (!verified(a, enc, enc_len, dict, dict_len, dict_sha)) {
 		kiln_fail(&err, KILN_ERR_VERIFY, 0, "delta does not decode to its source");
-		delta_failed(t, path, &err);
+		kiln_tree_path_error(t, path, &err); /* the run goes on without it */
 		goto out;
 	}
 	if (kiln_sha256(enc, enc_len, dr.sha256) != KILN_OK)
@@ -364,7 +325,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 			atomic_store(&t->record_lost, true);
 		goto out;
 	}
-	if (file_digest(path, &size, sha) && size == enc_len &&
+	if (kiln_file_digest(path, false, &size, sha) == KILN_OK && size == enc_len &&
 	    memcmp(sha, dr.sha256, 32) == 0) {
 		fix_meta(path, &a->st); /* these very bytes are there already */
 	} else if (kiln_sibling_check(path, &a->st, true, &err) != KILN_OK ||
@@ -373,7 +334,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 		/* none: a file left there is removed with the unkept (a file
 		 * named like a delta is kiln's, read-only or not: the one of
 		 * a source that was read-only is) */
-		delta_failed(t, path, &err);
+		kiln_tree_path_error(t, path, &err); /* the run goes on without it */
 		goto out;
 	}
 	if (!keep(a, &dr)) {

@@ -396,25 +396,6 @@ static struct slot *find_slot(struct merger *m, const char *rel)
 	return NULL;
 }
 
-/* Size and SHA-256 of the file at PATH (following a link when FOLLOW);
- * false if it cannot be read. */
-static bool digest(const char *path, bool follow, uint64_t *size, uint8_t sha256[32])
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
-	struct kiln_error err = { 0 };
-	uint8_t sha384[48];
-	struct stat st;
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	     kiln_source_hash(fd, &st, sha256, sha384, &err) == KILN_OK;
-	*size = (uint64_t)st.st_size;
-	close(fd);
-	return ok;
-}
-
 /* One walk entry against the records. */
 static kiln_status check_entry(struct merger *m, size_t k)
 {
@@ -443,7 +424,7 @@ static kiln_status check_entry(struct merger *m, size_t k)
 	s->entry = k;
 	if (!(path = kiln_path_join(root, e->rel, "")))
 		return KILN_ERR_NOMEM;
-	if (!digest(path, e->via_link, &size, sha)) {
+	if (kiln_file_digest(path, e->via_link, &size, sha) != KILN_OK) {
 		problem(m, root, e->rel, "cannot read it to compare it with shard %u's record: %s",
 			s->k, strerror(errno ? errno : EIO));
 		m->io = true;
@@ -475,7 +456,8 @@ static kiln_status check_siblings(struct merger *m)
 				continue;
 			if (!(sib = kiln_path_join(m->t->root, s->rec->rel, suffix)))
 				return KILN_ERR_NOMEM;
-			good = digest(sib, false, &size, sha) && size == s->rec->coding[c].size &&
+			good = kiln_file_digest(sib, false, &size, sha) == KILN_OK &&
+			       size == s->rec->coding[c].size &&
 			       memcmp(sha, s->rec->coding[c].sha256, 32) == 0;
 			free(sib);
 			if (good)
@@ -549,7 +531,7 @@ static bool settled(void *arg, const char *rel, const struct kiln_journaled *j)
 		return true;
 	if (!(path = kiln_path_join(m->t->root, rel, kiln_codecs[j->coding]->info.suffix)))
 		return false;
-	there = digest(path, false, &size, sha) && size == j->size &&
+	there = kiln_file_digest(path, false, &size, sha) == KILN_OK && size == j->size &&
 		memcmp(sha, j->sha256, 32) == 0;
 	free(path);
 	/* (recorded as stale: the manifest knows it) */

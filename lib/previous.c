@@ -52,25 +52,11 @@ static void keep_stale(struct kiln_tree *t, const char *rel, kiln_coding c, uint
  * if it cannot be read (out of memory too: then T's record is lost). */
 static bool file_sha256(struct kiln_tree *t, const char *path, uint64_t *size, uint8_t out[32])
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct kiln_error err;
-	uint8_t sha384[48];
-	struct stat st;
-	bool ok;
+	kiln_status ret = kiln_file_digest(path, false, size, out);
 
-	if (fd < 0) {
-		if (errno == ENOMEM)
-			atomic_store(&t->record_lost, true);
-		return false;
-	}
-	err.status = KILN_OK;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	     kiln_source_hash(fd, &st, out, sha384, &err) == KILN_OK;
-	if (err.status == KILN_ERR_NOMEM)
+	if (ret == KILN_ERR_NOMEM)
 		atomic_store(&t->record_lost, true);
-	*size = (uint64_t)st.st_size;
-	close(fd);
-	return ok;
+	return ret == KILN_OK;
 }
 
 /* Does the regular file SIB decode with coding C to the SRC_SIZE bytes of

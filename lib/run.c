@@ -530,9 +530,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	}
 	if ((ret = kiln_prev_load(t, &err, &where)) != KILN_OK) {
 		/* the manifest's own path (or the part's) names the problem */
-		struct kiln_report r = { .root = where, .path = "",
-					 .outcome = KILN_OUTCOME_ERROR, .error = err };
-		kiln_tree_report(t, &r);
+		kiln_tree_path_error(t, where, &err);
 		if (where != t->manifest_path)
 			free(where);
 		return ret;

@@ -154,6 +154,10 @@ void kiln_tree_write_artifacts(struct kiln_tree *t);
 /* Report the root itself failing (path ""). */
 void kiln_tree_root_error(struct kiln_tree *t, const struct kiln_error *err);
 
+/* Report the file or directory PATH, named whole (no suffix), failing as
+ * ERR says: a manifest, a shard part, a release, a delta.  Any thread. */
+void kiln_tree_path_error(struct kiln_tree *t, const char *path, const struct kiln_error *err);
+
 /* Mark *R failed: outcome KILN_OUTCOME_ERROR, error (ST, ERRNUM, WHAT) about
  * the sibling with SUFFIX ("" for the source itself). */
 void kiln_report_fail(struct kiln_report *r, kiln_status st, int errnum, const char *what,

@@ -149,3 +149,29 @@ bool kiln_source_unchanged(int fd, const struct stat *st)
 	       now.st_ctim.tv_sec == st->st_ctim.tv_sec &&
 	       now.st_ctim.tv_nsec == st->st_ctim.tv_nsec;
 }
+
+kiln_status kiln_file_digest(const char *path, bool follow, uint64_t *size, uint8_t sha256[32])
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	struct kiln_error err = { 0 };
+	uint8_t sha384[48];
+	struct stat st;
+	kiln_status ret;
+	int e = 0;
+
+	if (fd < 0)
+		return errno == ENOMEM ? KILN_ERR_NOMEM : KILN_ERR_IO;
+	if (fstat(fd, &st) != 0)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL;
+	if (e) {
+		close(fd);
+		errno = e;
+		return KILN_ERR_IO;
+	}
+	ret = kiln_source_hash(fd, &st, sha256, sha384, &err);
+	*size = (uint64_t)st.st_size;
+	close(fd);
+	return ret;
+}

@@ -49,6 +49,14 @@ kiln_status kiln_source_read(int fd, const struct stat *st, uint8_t **out,
 kiln_status kiln_source_hash(int fd, const struct stat *st, uint8_t sha256[32],
 			     uint8_t sha384[48], struct kiln_error *err);
 
+/*
+ * Size and SHA-256 of the regular file at PATH (a symbolic link followed
+ * only when FOLLOW), read whole in chunks.  KILN_OK; KILN_ERR_IO when it
+ * cannot be opened or is not a regular file (errno says why);
+ * KILN_ERR_NOMEM.  Thread-safe.
+ */
+kiln_status kiln_file_digest(const char *path, bool follow, uint64_t *size, uint8_t sha256[32]);
+
 /* True if FD still has ST's inode, size, mtime and ctime. */
 bool kiln_source_unchanged(int fd, const struct stat *st);
 

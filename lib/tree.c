@@ -147,6 +147,15 @@ void kiln_tree_root_error(struct kiln_tree *t, const struct kiln_error *err)
 	kiln_tree_report(t, &r);
 }
 
+void kiln_tree_path_error(struct kiln_tree *t, const char *path, const struct kiln_error *err)
+{
+	struct kiln_report r = { .root = path, .path = "", .outcome = KILN_OUTCOME_ERROR };
+
+	r.error = *err;
+	r.error.suffix = "";
+	kiln_tree_report(t, &r);
+}
+
 void kiln_report_fail(struct kiln_report *r, kiln_status st, int errnum, const char *what,
 		      const char *suffix)
 {
