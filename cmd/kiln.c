@@ -120,6 +120,10 @@ static const char *const fixed_help[][2] = {
 	{ "--url-prefix PATH", "the URL path DIR is served at, for the snippets (default /)" },
 	{ "--immutable GLOB", "serve files matching GLOB as immutable too (repeatable; fingerprinted "
 			      "names always are)" },
+	{ "--mutable GLOB", "never serve files matching GLOB as immutable, whatever the evidence "
+			    "(repeatable)" },
+	{ "--fingerprints FILE", "a bundler's manifest saying which outputs hold a content hash "
+				 "(Vite, webpack, esbuild, Next.js, Angular; repeatable)" },
 	{ "--no-cache-control", "leave Cache-Control out of the snippets" },
 	{ "--previous PATH", "an earlier release of DIR as deployed (a directory or a deploy archive; repeatable, "
 			     "newest first, at most 8): each fingerprinted file whose earlier "
@@ -251,7 +255,7 @@ enum {
 	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL, OPT_PREVIOUS,
-	OPT_SHARD,
+	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
 };
@@ -276,6 +280,8 @@ static const struct option fixed_options[] = {
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "url-prefix", required_argument, NULL, OPT_URL_PREFIX },
 	{ "immutable", required_argument, NULL, OPT_IMMUTABLE },
+	{ "mutable", required_argument, NULL, OPT_MUTABLE },
+	{ "fingerprints", required_argument, NULL, OPT_FINGERPRINTS },
 	{ "no-cache-control", no_argument, NULL, OPT_NO_CACHE_CONTROL },
 	{ "previous", required_argument, NULL, OPT_PREVIOUS },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -354,7 +360,7 @@ struct cli {
 	struct kiln_archive_options aopt;
 	const char *output;  /* -o */
 	bool archive_option; /* an option that needs -o was given */
-	const char **include, **exclude, **immutable, **previous;
+	const char **include, **exclude, **immutable, **previous, **mutable_globs, **fingerprints;
 	enum ui_verbosity verbosity;
 	int progress; /* -1 auto, 0 off, 1 on */
 	bool json;
@@ -458,8 +464,11 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->exclude = calloc((size_t)argc, sizeof(char *));
 	cli->immutable = calloc((size_t)argc, sizeof(char *));
 	cli->previous = calloc((size_t)argc, sizeof(char *));
+	cli->mutable_globs = calloc((size_t)argc, sizeof(char *));
+	cli->fingerprints = calloc((size_t)argc, sizeof(char *));
 	cli->long_options = build_options(cli->option_names);
 	if (!cli->include || !cli->exclude || !cli->immutable || !cli->previous ||
+	    !cli->mutable_globs || !cli->fingerprints ||
 	    !cli->long_options) {
 		fputs("kiln: out of memory\n", stderr);
 		return EXIT_FAILED;
@@ -547,6 +556,16 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			if (!*optarg)
 				return usage_error("--immutable takes a non-empty glob");
 			cli->immutable[cli->opt.n_immutable++] = optarg;
+			break;
+		case OPT_MUTABLE:
+			if (!*optarg)
+				return usage_error("--mutable takes a non-empty glob");
+			cli->mutable_globs[cli->opt.n_mutable++] = optarg;
+			break;
+		case OPT_FINGERPRINTS:
+			if (!*optarg)
+				return usage_error("--fingerprints takes a bundler manifest's path");
+			cli->fingerprints[cli->opt.n_fingerprints++] = optarg;
 			break;
 		case OPT_NO_CACHE_CONTROL: cli->opt.cache_control = false; break;
 		case OPT_PREVIOUS:
@@ -636,6 +655,8 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	cli->opt.exclude = cli->exclude;
 	cli->opt.immutable = cli->immutable;
 	cli->opt.previous = cli->previous;
+	cli->opt.mutable_globs = cli->mutable_globs;
+	cli->opt.fingerprints = cli->fingerprints;
 	if (cli->opt.codings == 0)
 		return usage_error("every coding is turned off: nothing to write");
 	return -1;
@@ -816,6 +837,8 @@ out:
 	free(cli.exclude);
 	free(cli.immutable);
 	free(cli.previous);
+	free(cli.mutable_globs);
+	free(cli.fingerprints);
 	free(cli.long_options);
 	for (size_t i = 0; i < sizeof(cli.option_names) / sizeof(cli.option_names[0]); i++)
 		free(cli.option_names[i]);

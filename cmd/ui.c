@@ -390,6 +390,9 @@ static void print_verbose(struct ui *ui, const struct kiln_report *r)
 		   r->outcome == KILN_OUTCOME_LONG_NAME) {
 		fprintf(ui->err, ", %llu B", (unsigned long long)r->size);
 	}
+	/* why it is served immutable, so that a wrong call can be seen */
+	if (r->immutable)
+		fprintf(ui->err, ", immutable (%s)", r->immutable);
 	fputc('\n', ui->err);
 }
 

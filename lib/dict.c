@@ -1,9 +1,12 @@
 /*
  * dict.c - dictionary deltas; see dict.h for the rules.
  *
- * The earlier releases are listed with the same walk as the tree (so their
- * siblings and kiln's own files are never taken for dictionaries), and only
- * their fingerprinted files are kept, by family.  Each asset of the tree
+ * The earlier releases are listed before the pool (release.c: with the
+ * same walk as the tree, so their siblings and kiln's own files are never
+ * taken for dictionaries; only names that may hold a hash), and their files
+ * that fit the family of a fingerprinted asset of the tree (immutable.h:
+ * its path with a token of the same length where its fingerprint is) are
+ * kept, by family.  Each asset of the tree
  * whose family has members there is one piece of work for the pool: read
  * the asset and hash it (it must still be the content its record holds),
  * then for each member, newest release first, read it, and reuse the
@@ -17,8 +20,8 @@
 
 #include "codec.h"
 #include "error.h"
-#include "fingerprint.h"
 #include "hash.h"
+#include "immutable.h"
 #include "pool.h"
 #include "release.h"
 #include "sibling.h"
@@ -37,7 +40,7 @@
 /* A fingerprinted file of an earlier release. */
 struct member {
 	char *family;
-	char *rel;
+	const char *rel;   /* the release's */
 	size_t release;    /* index into opt->previous: 0 is the newest */
 	const uint8_t *data; /* an archive's file: its bytes (LEN), else NULL */
 	size_t len;
@@ -47,6 +50,7 @@ struct member {
 struct job {
 	size_t k;          /* walk index */
 	size_t first, n;   /* its family's members, in the sorted list */
+	size_t len;        /* its fingerprint's length */
 };
 
 struct dict_run {
@@ -55,9 +59,24 @@ struct dict_run {
 	size_t nm;
 	struct job *jobs;
 	size_t njobs;
-	struct kiln_release archives[KILN_MAX_PREVIOUS]; /* those given as archives */
+	struct family *fams; /* the tree's, sorted and unique */
+	size_t nfams;
 	atomic_size_t next;
 };
+
+/* The family of a fingerprinted asset, and its fingerprint's length. */
+struct family {
+	char *family;
+	size_t len;
+};
+
+static int family_cmp(const void *a, const void *b)
+{
+	const struct family *x = a, *y = b;
+	int c = strcmp(x->family, y->family);
+
+	return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
 
 static int member_cmp(const void *a, const void *b)
 {
@@ -71,15 +90,14 @@ static int member_cmp(const void *a, const void *b)
 	return strcmp(x->rel, y->rel);
 }
 
-/* Add member M to D (which then owns its strings); false when out of
- * memory (M's strings freed). */
+/* Add member M to D (which then owns its family); false when out of
+ * memory (then freed). */
 static bool add_member(struct dict_run *d, struct member m)
 {
 	struct member *v = realloc(d->m, (d->nm + 1) * sizeof(*v));
 
 	if (!v) {
 		free(m.family);
-		free(m.rel);
 		return false;
 	}
 	d->m = v;
@@ -87,68 +105,77 @@ static bool add_member(struct dict_run *d, struct member m)
 	return true;
 }
 
-
-/* List release I, an archive, into D: false as list_release(). */
-static bool list_archive(struct dict_run *d, size_t i)
+void kiln_dict_begin(struct kiln_tree *t)
 {
-	struct kiln_release *rel = &d->archives[i];
-	struct kiln_error err = { 0 };
-
-	if (kiln_release_read_archive(d->t->opt->previous[i], kiln_fingerprinted, DICT_MAX_SIZE,
-				      rel, &err) != KILN_OK) {
-		kiln_tree_path_error(d->t, d->t->opt->previous[i], &err);
-		return false;
+	for (size_t i = 0; i < t->opt->n_previous; i++) {
+		struct kiln_error err = { 0 };
+		if (kiln_release_read(t->opt->previous[i], t->opt, DICT_MAX_SIZE, &t->releases[i],
+				      &err) != KILN_OK) {
+			kiln_tree_path_error(t, t->opt->previous[i], &err);
+			t->dict_failed = true; /* its deltas go */
+		}
 	}
-	for (size_t f = 0; f < rel->n; f++) {
-		struct member m = { kiln_fingerprint_family(rel->v[f].rel), strdup(rel->v[f].rel), i,
-				    rel->v[f].data, rel->v[f].len };
-		if (!m.family || !m.rel || !add_member(d, m)) {
-			free(m.family);
-			free(m.rel);
-			return false;
+}
+
+/* The families of the tree's fingerprinted, compressible assets. */
+static bool list_families(struct dict_run *d)
+{
+	struct kiln_tree *t = d->t;
+	size_t n = 0;
+
+	if (!(d->fams = calloc(t->walk.n + 1, sizeof(*d->fams))))
+		return false;
+	for (size_t k = 0; k < t->walk.n; k++) {
+		struct kiln_fp fp = kiln_immutable_of(t, k);
+		kiln_outcome o = t->reports[k].outcome;
+		if (!fp.len || (o != KILN_OUTCOME_COMPRESSED && o != KILN_OUTCOME_NO_GAIN))
+			continue;
+		if (!(d->fams[n].family = kiln_family_at(t->walk.v[k].rel, fp.start, fp.len)))
+			goto nomem;
+		d->fams[n++].len = fp.len;
+	}
+	if (n > 1)
+		qsort(d->fams, n, sizeof(*d->fams), family_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (d->nfams && family_cmp(&d->fams[d->nfams - 1], &d->fams[i]) == 0)
+			free(d->fams[i].family);
+		else
+			d->fams[d->nfams++] = d->fams[i];
+	}
+	return true;
+nomem:
+	d->nfams = n;
+	return false;
+}
+
+/* Release I's files that are members of a family of the tree, into D. */
+static bool list_members(struct dict_run *d, size_t i)
+{
+	const struct kiln_release *r = &d->t->releases[i];
+
+	for (size_t f = 0; f < r->n; f++) {
+		const char *rel = r->v[f].rel, *slash = strrchr(rel, '/');
+		size_t base = slash ? (size_t)(slash - rel) + 1 : 0;
+		for (size_t p = base; rel[p]; p++) {
+			struct family key = { NULL, 0 };
+			if (p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
+				continue;
+			while (rel[p + key.len] && rel[p + key.len] != '.')
+				key.len++;
+			if (!kiln_token_at(rel, p, key.len))
+				continue;
+			if (!(key.family = kiln_family_at(rel, p, key.len)))
+				return false;
+			if (!d->nfams || !bsearch(&key, d->fams, d->nfams, sizeof(key), family_cmp)) {
+				free(key.family);
+				continue;
+			}
+			if (!add_member(d, (struct member){ key.family, rel, i, r->v[f].data,
+							     r->v[f].len }))
+				return false;
 		}
 	}
 	return true;
-}
-
-/* List release I's fingerprinted files into D.  false when it cannot be
- * walked (reported) or out of memory. */
-static bool list_release(struct dict_run *d, size_t i)
-{
-	struct kiln_tree *t = d->t;
-	struct kiln_options opt = *t->opt;
-	struct kiln_walk w = { 0 };
-	struct kiln_error err = { 0 };
-	struct stat sb;
-	kiln_status st;
-	bool ok = true;
-
-	opt.n_include = opt.n_exclude = 0;
-	opt.follow_symlinks = false;
-	if (stat(opt.previous[i], &sb) == 0 && S_ISREG(sb.st_mode))
-		return list_archive(d, i);
-	st = kiln_walk(opt.previous[i], &opt, NULL, 0, &w, &err);
-	if (st != KILN_OK) {
-		if (st == KILN_ERR_NOMEM)
-			kiln_fail(&err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
-		kiln_tree_path_error(t, opt.previous[i], &err);
-		kiln_walk_free(&w);
-		return false;
-	}
-	for (size_t e = 0; ok && e < w.n; e++) {
-		char *family;
-		if (w.v[e].outcome != KILN_OUTCOME_CANDIDATE || !S_ISREG(w.v[e].st.st_mode) ||
-		    (uint64_t)w.v[e].st.st_size > DICT_MAX_SIZE ||
-		    !(family = kiln_fingerprint_family(w.v[e].rel)))
-			continue;
-		ok = add_member(d, (struct member){ family, w.v[e].rel, i, NULL, 0 });
-		w.v[e].rel = NULL; /* the member owns it now */
-	}
-	for (size_t e = 0; e < w.n; e++)
-		free(w.v[e].rel);
-	free(w.v);
-	free(w.glob_used);
-	return ok;
 }
 
 /* Read the regular file ROOT/REL whole: *BUF (malloc'ed), *LEN, SHA256. */
@@ -271,7 +298,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 		      size_t dict_len, const uint8_t dict_sha[32])
 {
 	struct kiln_tree *t = a->t;
-	struct kiln_dict_record dr = { .dict_path = m->rel };
+	struct kiln_dict_record dr = { .dict_path = (char *)m->rel } /* keep() copies it */;
 	const struct kiln_dict_record *old;
 	char *path = kiln_dict_sibling_path(t->root, a->e->rel, dict_sha);
 	uint8_t *enc = NULL, sha[32];
@@ -370,6 +397,8 @@ static void work_one(struct dict_run *d, const struct job *j)
 		uint8_t *dict = NULL, dsha[32];
 		size_t dlen = 0;
 		bool seen;
+		if (strlen(m->rel) + 1 != strlen(m->family) + j->len)
+			continue; /* a token of another length */
 		if (m->data) { /* from an archive */
 			dlen = m->len;
 			if (kiln_sha256(dlen ? (const void *)m->data : "", dlen, dsha) != KILN_OK)
@@ -426,10 +455,11 @@ static bool plan(struct dict_run *d)
 		return false;
 	for (size_t k = 0; k < t->walk.n; k++) {
 		kiln_outcome o = t->reports[k].outcome;
+		struct kiln_fp fp = kiln_immutable_of(t, k);
 		struct member key = { 0 };
 		size_t lo = 0, hi = d->nm;
-		if ((o != KILN_OUTCOME_COMPRESSED && o != KILN_OUTCOME_NO_GAIN) ||
-		    !(key.family = kiln_fingerprint_family(t->walk.v[k].rel)))
+		if ((o != KILN_OUTCOME_COMPRESSED && o != KILN_OUTCOME_NO_GAIN) || !fp.len ||
+		    !(key.family = kiln_family_at(t->walk.v[k].rel, fp.start, fp.len)))
 			continue;
 		while (lo < hi) { /* the first member of the family */
 			size_t mid = lo + (hi - lo) / 2;
@@ -441,7 +471,7 @@ static bool plan(struct dict_run *d)
 		for (hi = lo; hi < d->nm && strcmp(d->m[hi].family, key.family) == 0; hi++)
 			;
 		if (hi > lo)
-			d->jobs[d->njobs++] = (struct job){ k, lo, hi - lo };
+			d->jobs[d->njobs++] = (struct job){ k, lo, hi - lo, fp.len };
 		free(key.family);
 	}
 	return true;
@@ -552,10 +582,15 @@ void kiln_dict_run(struct kiln_tree *t)
 		atomic_store(&t->record_lost, true);
 		return;
 	}
-	for (size_t i = 0; i < t->opt->n_previous; i++)
-		listed &= list_release(&d, i);
-	if (!listed)
-		t->dict_failed = true; /* reported; its deltas go */
+	listed = list_families(&d);
+	for (size_t i = 0; listed && i < t->opt->n_previous; i++)
+		listed = list_members(&d, i);
+	if (!listed) { /* no delta rather than some */
+		atomic_store(&t->record_lost, true);
+		for (size_t i = 0; i < d.nm; i++)
+			free(d.m[i].family);
+		d.nm = 0;
+	}
 	if (d.nm > 1)
 		qsort(d.m, d.nm, sizeof(*d.m), member_cmp);
 	if (!plan(&d)) {
@@ -583,14 +618,13 @@ void kiln_dict_run(struct kiln_tree *t)
 		if (!copy_list(r, &t->dicts[k]))
 			atomic_store(&t->record_lost, true);
 	}
-	for (size_t i = 0; i < d.nm; i++) {
+	for (size_t i = 0; i < d.nm; i++)
 		free(d.m[i].family);
-		free(d.m[i].rel);
-	}
 	free(d.m);
 	free(d.jobs);
-	for (size_t i = 0; i < KILN_MAX_PREVIOUS; i++)
-		kiln_release_free(&d.archives[i]);
+	for (size_t i = 0; i < d.nfams; i++)
+		free(d.fams[i].family);
+	free(d.fams);
 }
 
 const struct kiln_dict_record *kiln_dict_of(const struct kiln_tree *t, size_t k, size_t *n)

@@ -5,11 +5,13 @@
  * Run after the pool has settled every file's siblings and records, before
  * the manifest and snippets are written.  The rules (README.md,
  * "Dictionary deltas"):
- *  - a file's family is its name with the fingerprint replaced by '*'; a
- *    fingerprinted asset whose family has a member with other bytes in an
- *    earlier release (kiln_options.previous) gets one dcz sibling per such
- *    member, made against it, and keeps it only if it is smaller than the
- *    file's every other sibling (and than max_ratio x the file);
+ *  - a file's family is its name with the fingerprint (immutable.h)
+ *    replaced by '*'; its members in an earlier release
+ *    (kiln_options.previous) are the files named so with a token of the
+ *    fingerprint's length there; a fingerprinted asset with a member of
+ *    other bytes gets one dcz sibling per such member, made against it,
+ *    and keeps it only if it is smaller than the file's every other
+ *    sibling (and than max_ratio x the file);
  *  - the names NAME.<16 hex>.dcz are kiln's: every such file the run does
  *    not vouch for now (made, or left from an earlier run for this very
  *    content and dictionary) is removed, whoever wrote it, so a server can
@@ -21,6 +23,13 @@
 #define KILN_DICT_H
 
 #include "run.h"
+
+/*
+ * Read the earlier releases into t->releases (release.c); one that cannot
+ * be read is reported through on_file (its path as root) and sets
+ * t->dict_failed.  Main thread, before kiln_immutable_decide().
+ */
+void kiln_dict_begin(struct kiln_tree *t);
 
 /*
  * Make, keep and remove T's dictionary deltas as above, on the run's

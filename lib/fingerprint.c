@@ -1,52 +1,196 @@
 /*
- * fingerprint.c - which files never change under their name: fingerprinted
- * assets (a content hash in the file name, as bundlers write them), and
- * those the user marks with --immutable.  The server snippets give them a
- * year of freshness and "immutable"; every other file is revalidated.
+ * fingerprint.c - content hashes in file names, as bundlers write them.
  *
- * The rule (README.md, "Cache-Control"), on the file's base name: it is
- * fingerprinted when it holds a token T, right after a '.' or '-' that is
- * not the name's first byte and right before a '.', such that
+ * A token is a run of at least KILN_TOKEN_MIN base64url bytes that ends
+ * right before a '.' (the extension) and starts the base name or follows a
+ * '.' or '-'.  The rule on a name alone (README.md, "Cache-Control"): a
+ * name is fingerprinted when it holds a token T, right after a '.' or '-'
+ * that is not the base name's first byte, such that
  *  (a) T is 8 or more lowercase hexadecimal digits with at least one digit
- *      and at least one letter: webpack and Create React App
- *      ("main.3f9a2c7b1d4e.chunk.js"), Parcel, Angular, Next.js, Gatsby
+ *      and one letter: webpack and Create React App
+ *      ("main.3f9a2c7b1d4e.chunk.js"), Parcel, Angular, Next.js
  *      ("framework-2c79e2a64abdb08b.js"); or
- *  (b) T is exactly 8 characters of the base64url alphabet [A-Za-z0-9_-]
- *      with a letter, and a digit or a lowercase letter directly followed
- *      by an uppercase one: Vite and Rollup ("index-B2x9_kQ1.js"),
- *      esbuild's upper-case base32 ("styles.KZ3T4RBF.css").
- *  (c) the name starts with 16 or more lowercase hexadecimal digits, with
- *      at least one digit and one letter, followed by a '.': webpack's
- *      default names for assets and chunks ("[hash][ext]",
- *      "3f9a2c7b1d4e5f6a7b8c.svg").
- * The digit and case-mix conditions keep words out: "settings.js",
- * "Inter-Variable.woff2", "vue.esm-browser.js", and versions
- * ("jquery-3.7.1.min.js": a token holds no '.'), sizes
- * ("favicon-32x32.png": too short) and dates ("report.20241201.js": no
- * letter).  A hash that happens to hold no digit
- * (about 2% of 8-digit hex hashes, 25% of Rollup's) is not recognised: such
- * a file is revalidated, which costs a round trip, never a stale byte.
+ *  (b) T is exactly 8 characters, not made of words
+ *      (kiln_token_hashlike(): "python23", "mobile-2"), and either
+ *      upper-case base32 with a digit, and not a code (a few letters, then
+ *      digits: "CRS.EPSG4326.js"): esbuild ("styles.KZ3T4RBF.css"); or base64url with both an uppercase and a
+ *      lowercase letter and a digit, or with no digit but a lowercase
+ *      letter directly followed by an uppercase one, and not a CamelCase
+ *      word ("SemiBold", "iPhone12"): Vite and Rollup ("index-B2x9_kQ1.js");
+ *      or
+ *  (c) the base name starts with 16 or more lowercase hexadecimal digits,
+ *      a digit and a letter among them, followed by a '.': webpack's
+ *      "[hash][ext]" ("3f9a2c7b1d4e5f6a7b8c.svg").
+ * The conditions keep words, versions ("jquery-3.7.1.min.js": a token
+ * holds no '.'), sizes ("favicon-32x32.png": too short) and dates
+ * ("report.20241201.js": no letter) out; they also keep out a few per cent
+ * of real hashes, which the other evidence (immutable.c) brings back.
  */
 #include "fingerprint.h"
 
-#include "classify.h"
-
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const why_names[KILN_NWHY] = {
+	[KILN_WHY_NAME] = "name",
+	[KILN_WHY_BUNDLER] = "bundler",
+	[KILN_WHY_PREVIOUS] = "previous",
+	[KILN_WHY_TREE] = "tree",
+	[KILN_WHY_GLOB] = "glob",
+};
+
+const char *kiln_why_name(unsigned why)
+{
+	return why < KILN_NWHY ? why_names[why] : NULL;
+}
+
+unsigned kiln_why_parse(const char *s)
+{
+	for (unsigned w = 1; s && w < KILN_NWHY; w++)
+		if (strcmp(s, why_names[w]) == 0)
+			return w;
+	return KILN_NWHY;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_lower(char c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
+static bool is_upper(char c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
 static bool is_hex_lower(char c)
 {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+	return is_digit(c) || (c >= 'a' && c <= 'f');
 }
 
 static bool is_base64url(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '-';
+	return is_upper(c) || is_lower(c) || is_digit(c) || c == '_' || c == '-';
 }
 
-/* Rule (a) for the token starting at T, or (c) when MIN is 16: its
- * length, or 0. */
+unsigned kiln_token_alphabets(const char *t, size_t len)
+{
+	unsigned a = KILN_ALPHA_HEX | KILN_ALPHA_B32 | KILN_ALPHA_B64;
+
+	for (size_t i = 0; i < len && a; i++) {
+		if (!is_hex_lower(t[i]))
+			a &= ~(unsigned)KILN_ALPHA_HEX;
+		if (!is_upper(t[i]) && !(t[i] >= '2' && t[i] <= '7'))
+			a &= ~(unsigned)KILN_ALPHA_B32;
+		if (!is_base64url(t[i]))
+			a &= ~(unsigned)KILN_ALPHA_B64;
+	}
+	return len ? a : 0;
+}
+
+/* Does T (LEN bytes, all digits) begin with a date YYYYMMDD of 1970-2099? */
+static bool is_date(const char *t, size_t len)
+{
+	int y, m, d;
+
+	if (len < 8)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!is_digit(t[i]))
+			return false;
+	y = (t[0] - '0') * 1000 + (t[1] - '0') * 100 + (t[2] - '0') * 10 + (t[3] - '0');
+	m = (t[4] - '0') * 10 + (t[5] - '0');
+	d = (t[6] - '0') * 10 + (t[7] - '0');
+	return y >= 1970 && y <= 2099 && m >= 1 && m <= 12 && d >= 1 && d <= 31;
+}
+
+/* One part of a token between '-' and '_' (N bytes at P): 2 for a word
+ * ("menu", "Python", "python23"), 1 for a number or a version ("2", "v2"),
+ * 0 for anything else. */
+static int word_part(const char *p, size_t n)
+{
+	size_t i = n && is_upper(p[0]), lower = 0, digits = 0;
+
+	while (i + lower < n && is_lower(p[i + lower]))
+		lower++;
+	while (i + lower + digits < n && is_digit(p[i + lower + digits]))
+		digits++;
+	if (i + lower + digits != n)
+		return 0;
+	if (lower >= 2)
+		return 2;
+	return i + lower <= 1 && digits ? 1 : 0;
+}
+
+bool kiln_token_hashlike(const char *t, size_t len)
+{
+	bool word = false, lower = false;
+
+	if (is_date(t, len))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		lower |= is_lower(t[i]);
+	if (!lower || kiln_token_alphabets(t, len) & KILN_ALPHA_HEX)
+		return true;
+	for (size_t i = 0; i <= len;) {
+		size_t n = 0;
+		int w;
+		while (i + n < len && t[i + n] != '-' && t[i + n] != '_')
+			n++;
+		if (!(w = word_part(t + i, n)))
+			return true;
+		word |= w == 2;
+		i += n + 1;
+	}
+	return !word;
+}
+
+/* A CamelCase word, maybe with a number after it ("SemiBold", "darkMode",
+ * "rotateCw", "iPhone12"): lowercase letters, then runs of an uppercase
+ * letter and lowercase ones, then digits.  '-' and '_' are skipped when
+ * SKIP. */
+static bool camel_word(const char *t, size_t len, bool skip)
+{
+	size_t i = 0, runs = 0;
+
+	while (i < len && (is_lower(t[i]) || (skip && (t[i] == '-' || t[i] == '_'))))
+		i++;
+	while (i < len && is_upper(t[i])) {
+		size_t n = 0;
+		for (i++; i < len && (is_lower(t[i]) || (skip && (t[i] == '-' || t[i] == '_'))); i++)
+			n += is_lower(t[i]);
+		if (!n)
+			return false;
+		runs++;
+	}
+	while (i < len && is_digit(t[i]))
+		i++;
+	return runs && i == len;
+}
+
+static const char *base_of(const char *name)
+{
+	const char *b = strrchr(name, '/');
+
+	return b ? b + 1 : name;
+}
+
+bool kiln_token_at(const char *name, size_t start, size_t len)
+{
+	const char *base = base_of(name), *t = name + start;
+
+	if (t < base || len < KILN_TOKEN_MIN || (size_t)(t - name) + len > strlen(name) ||
+	    t[len] != '.' || (t > base && t[-1] != '.' && t[-1] != '-'))
+		return false;
+	return kiln_token_alphabets(t, len) & KILN_ALPHA_B64;
+}
+
+/* Rule (a) for the token at T, or (c) when MIN is 16: its length, or 0. */
 static size_t hex_token(const char *t, size_t min)
 {
 	size_t n = 0;
@@ -59,27 +203,44 @@ static size_t hex_token(const char *t, size_t min)
 	return n >= min && t[n] == '.' && digit && letter ? n : 0;
 }
 
-/* Rule (b) for the token starting at T: its length (8), or 0. */
+/* Rule (b) for the token at T: its length (8), or 0.  esbuild's base32 is
+ * upper-case letters and digits; a base64url hash holds both cases (with
+ * a digit, or with a lowercase letter before an uppercase one), where
+ * words and versions hold one ("c9search", "2x2-plus", "EPSG3857") or
+ * make CamelCase. */
 static size_t base64url_token(const char *t)
 {
-	bool digit = false, letter = false, mix = false;
+	bool digit = false, upper = false, lower = false, mix = false;
 
 	for (size_t i = 0; i < 8; i++) {
 		if (!is_base64url(t[i]))
 			return 0;
-		digit |= t[i] >= '0' && t[i] <= '9';
-		letter |= (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z');
-		mix |= i > 0 && t[i - 1] >= 'a' && t[i - 1] <= 'z' && t[i] >= 'A' && t[i] <= 'Z';
+		digit |= is_digit(t[i]);
+		upper |= is_upper(t[i]);
+		lower |= is_lower(t[i]);
+		mix |= i > 0 && is_lower(t[i - 1]) && is_upper(t[i]);
 	}
-	return t[8] == '.' && letter && (digit || mix) ? 8 : 0;
+	if (t[8] != '.' || !(upper || lower) || !kiln_token_hashlike(t, 8))
+		return 0;
+	if (kiln_token_alphabets(t, 8) & KILN_ALPHA_B32) {
+		/* a few letters, then 3 digits or more, is a code ("EPSG4326") */
+		size_t letters = 0, digits = 0;
+		while (letters < 8 && is_upper(t[letters]))
+			letters++;
+		while (letters + digits < 8 && is_digit(t[letters + digits]))
+			digits++;
+		return digit && !(letters >= 1 && letters <= 5 && letters + digits == 8) ? 8 : 0;
+	}
+	if (digit)
+		return upper && lower && !camel_word(t, 8, false) ? 8 : 0;
+	return mix && !camel_word(t, 8, true) ? 8 : 0;
 }
 
 bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len)
 {
-	const char *base = strrchr(name, '/');
+	const char *base = base_of(name);
 	size_t n;
 
-	base = base ? base + 1 : name;
 	if ((n = hex_token(base, 16))) {
 		*start = (size_t)(base - name);
 		*len = n;
@@ -102,12 +263,12 @@ bool kiln_fingerprinted(const char *name)
 	return kiln_fingerprint_span(name, &start, &len);
 }
 
-char *kiln_fingerprint_family(const char *name)
+char *kiln_family_at(const char *name, size_t start, size_t len)
 {
-	size_t start, len, n = strlen(name);
-	char *f;
+	size_t n = strlen(name);
+	char *f = malloc(n - len + 2);
 
-	if (!kiln_fingerprint_span(name, &start, &len) || !(f = malloc(n - len + 2)))
+	if (!f)
 		return NULL;
 	memcpy(f, name, start);
 	f[start] = '*';
@@ -115,12 +276,13 @@ char *kiln_fingerprint_family(const char *name)
 	return f;
 }
 
-bool kiln_immutable(const struct kiln_options *opt, const char *rel)
+size_t kiln_token_find(const char *name, const char *token, size_t len)
 {
-	if (kiln_fingerprinted(rel))
-		return true;
-	for (size_t i = 0; i < opt->n_immutable; i++)
-		if (kiln_glob_match(opt->immutable[i], rel))
-			return true;
-	return false;
+	const char *base = base_of(name);
+	size_t n = strlen(name);
+
+	for (size_t p = (size_t)(base - name); p + len <= n; p++)
+		if (memcmp(name + p, token, len) == 0 && kiln_token_at(name, p, len))
+			return p;
+	return SIZE_MAX;
 }

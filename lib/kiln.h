@@ -147,14 +147,11 @@ kiln_coding kiln_coding_find(const char *s);
  * Options
  * ==================================================================== */
 
-/*
- * Options that shape a run.  Initialise with kiln_options_init(), then change
+/* Options that shape a run.  Initialise with kiln_options_init(), then change
  * fields.  The library copies what it needs in kiln_run_new(); the caller
- * keeps ownership of the strings and arrays and may free them afterwards.
- */
+ * keeps ownership of the strings and arrays and may free them afterwards. */
 struct kiln_options {
-	/* Bit set of (1u << kiln_coding); default: the codings whose
-	 * default_on is set. */
+	/* Bit set of (1u << kiln_coding); default: those default_on. */
 	unsigned codings;
 	/* Per coding, its level or quality, within the coding's
 	 * [level_min, level_max]; default level_default. */
@@ -163,8 +160,7 @@ struct kiln_options {
 	 * (kiln_coding_info.extra_*): 0 (the default) is off, else within
 	 * [extra_min, extra_max]. */
 	int extra[KILN_MAX_CODINGS];
-	/* Files smaller than this are "small"; default 256. */
-	uint64_t min_size;
+	uint64_t min_size; /* files smaller than this are "small"; default 256 */
 	/* A sibling is kept only if its size <= max_ratio * source size and
 	 * strictly below the source size; 0 < max_ratio <= 1, default 0.95.
 	 * The refinements that follow from how servers build Vary and ETag are
@@ -212,15 +208,21 @@ struct kiln_options {
 	 * instead, its http {} file beside it (".conf" -> ".http.conf"). */
 	unsigned servers;
 	const char *nginx_conf_path;
-	/* URL path the tree is served at (first and last byte '/'; default "/"). */
-	const char *url_prefix;
+	const char *url_prefix; /* served at this URL path ('/' first and last; "/") */
 	/* Cache-Control in the snippets (default true): "public,
-	 * max-age=31536000, immutable" (RFC 8246) for kiln_fingerprinted()
-	 * files and those matching an IMMUTABLE glob (include's rules), which
-	 * the manifest marks "immutable"; "no-cache" (RFC 9111) for others. */
+	 * max-age=31536000, immutable" (RFC 8246) for the files the evidence
+	 * proves fingerprinted (README.md, "Cache-Control": the name, the
+	 * bundler's manifest at the tree's top or in FINGERPRINTS, the names of
+	 * the PREVIOUS releases, the tree's names) and those matching an
+	 * IMMUTABLE glob (include's rules), none matching a MUTABLE_GLOBS glob;
+	 * the manifest says why ("immutable"); "no-cache" (RFC 9111) else. */
 	bool cache_control;
 	const char *const *immutable;
 	size_t n_immutable;
+	const char *const *mutable_globs;
+	size_t n_mutable;
+	const char *const *fingerprints;
+	size_t n_fingerprints;
 	/* Ignore what earlier runs left about contents: encode every file again
 	 * (siblings they recorded are still removed when stale); and run even
 	 * when the globs exclude every file that has siblings (see
@@ -235,27 +237,26 @@ struct kiln_options {
 	 * failing to write an entry is an error (KILN_EVENT_CACHE_FAILED). */
 	const char *cache_dir;
 	uint64_t cache_max_size;
-	/* Files that would be compressed but are larger than this are refused
-	 * (an error for that file).  Default 0: no limit. */
+	/* Files to compress larger than this are refused (an error for that
+	 * file).  Default 0: no limit. */
 	uint64_t max_file_size;
 	/* Files of at least this many bytes are encoded streaming: read once,
-	 * in 1 MiB chunks, into every coding's streaming encoder at the same
-	 * time, each writing straight into its sibling's temporary file, so
-	 * memory is the encoders' own whatever the file's size.  A coding
-	 * whose whole-buffer encoder cannot stream uses another encoder then
-	 * (each coding's recipe says which; see README.md, "Memory and large
-	 * files").  Streamed files bypass the cache, and a dry run encodes them
-	 * without verifying.  Smaller files are held in memory with their
-	 * encodings: peak memory is about jobs * 3 * stream_size plus the
+	 * in 1 MiB chunks, into every coding's streaming encoder at once, each
+	 * writing straight into its sibling's temporary file, so memory is the
+	 * encoders' own whatever the file's size (a coding whose whole-buffer
+	 * encoder cannot stream uses another, its recipe says which: README.md,
+	 * "Memory and large files").  Streamed files bypass the cache; a dry
+	 * run does not verify them.  Smaller files are held in memory with
+	 * their encodings: peak memory about jobs * 3 * stream_size plus the
 	 * encoders' own.  Default 64 MiB; 0 means never stream. */
 	uint64_t stream_size;
 	/*
 	 * Dictionary deltas (RFC 9842; README.md, "Dictionary deltas"): earlier
 	 * releases of the tree as deployed (directories, or deploy archives
 	 * read as kiln_run_archive() reads its input), newest first, at
-	 * most KILN_MAX_PREVIOUS.  A fingerprinted asset (kiln_fingerprinted())
-	 * whose family -- its path with the fingerprint replaced by '*' --
-	 * has a member with other bytes in one of them gets a "dcz" sibling
+	 * most KILN_MAX_PREVIOUS.  A fingerprinted asset (as cache_control
+	 * says) whose family -- its path with the fingerprint replaced by '*'
+	 * -- has a member with other bytes in one of them gets a "dcz" sibling
 	 * NAME.<16 hex digits of the member's SHA-256>.dcz per such member,
 	 * encoded against it, kept only if smaller than every other sibling
 	 * of the file (and within max_ratio); the manifest records each
@@ -268,7 +269,7 @@ struct kiln_options {
 	const char *const *previous;
 	size_t n_previous;
 	/* fsync(2) every sibling, manifest and cache entry before its rename,
-	 * and its directory after: survives power loss.  Default false. */
+	 * and its directory after (power loss).  Default false. */
 	bool fsync;
 	/* Shard K of N (1 <= K <= N <= KILN_MAX_SHARDS; needs write_manifest);
 	 * N 0, the default: the whole tree.  See kiln_run_tree(), "Shards". */
@@ -284,7 +285,8 @@ void kiln_options_init(struct kiln_options *opt);
 /* Check *opt for values out of range.  Returns KILN_OK, or KILN_ERR_INVALID
  * with *field (if non-NULL) set to a static name of the first bad field
  * ("codings", "level", "extra", "max_ratio", "servers", "url_prefix", "shard",
- * "manifest_path" (named like a shard part), "previous") and *coding (if
+ * "manifest_path" (named like a shard part), "previous",
+ * "fingerprints") and *coding (if
  * non-NULL) to the coding whose level or extra setting is bad (-1 else). */
 kiln_status kiln_options_check(const struct kiln_options *opt, const char **field,
 			       kiln_coding *coding);
@@ -359,6 +361,9 @@ struct kiln_report {
 	 * name of one of its entries (a message should read "ROOT: PATH", not
 	 * "ROOT/PATH"). */
 	bool in_archive;
+	/* Why it is served immutable (kiln_options.cache_control), static:
+	 * "name", "bundler", "previous", "tree", "glob"; NULL: it is not. */
+	const char *immutable;
 };
 
 /*
@@ -514,19 +519,17 @@ void kiln_run_remove_temps(struct kiln_run *run);
 /*
  * `kiln check`: compare the tree ROOT with its manifest (opt.manifest_path,
  * or ROOT/kiln-manifest.json) and write nothing.  Every asset must be in the
- * manifest with the same size and SHA-256, every sibling the manifest
- * records must exist, decode to its current source and have its source's
- * mtime and permission bits, no sibling may exist that the manifest does
- * not record (one that does not decode to its source is reported as a
- * stale sibling), every entry must still exist, and no sibling may be
- * recorded as stale; every dictionary delta the manifest records must hold
- * the recorded bytes (its dictionary is not at hand to decode it with),
- * name its dictionary in its header and have its source's mtime and
- * permission bits.  Each problem is one on_event call
- * (KILN_EVENT_NO_MANIFEST .. KILN_EVENT_UNRECORDED_SIBLING, with a detail
- * in err->what where there is one) and is counted in *problems.  I/O errors
- * on files are reported through on_file.  Returns KILN_OK, or KILN_ERR_IO if
- * ROOT cannot be walked or a file cannot be read.
+ * manifest with the same size and SHA-256; every sibling it records must
+ * exist, decode to its current source and have its source's mtime and
+ * permission bits; no sibling may exist that it does not record (one that
+ * does not decode to its source is a stale sibling); every entry must still
+ * exist; no sibling may be recorded as stale; every dictionary delta it
+ * records must hold the recorded bytes (its dictionary is not at hand to
+ * decode it with), name its dictionary and have its source's mtime and
+ * permission bits.  Each problem is one on_event call (KILN_EVENT_NO_MANIFEST
+ * .. KILN_EVENT_UNRECORDED_SIBLING, a detail in err->what where there is
+ * one), counted in *problems.  I/O errors on files go to on_file.  Returns
+ * KILN_OK, or KILN_ERR_IO if ROOT cannot be walked or a file read.
  */
 kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *problems);
 
@@ -597,8 +600,7 @@ typedef enum kiln_archive_format {
  * kiln_archive_options_init(), then change fields.
  */
 struct kiln_archive_options {
-	/* Output format; default KILN_ARCHIVE_AUTO. */
-	kiln_archive_format format;
+	kiln_archive_format format; /* output format; default KILN_ARCHIVE_AUTO */
 	/* Keep each entry's owner (numeric uid/gid, and the user and group
 	 * names an input archive carries) instead of uid 0, gid 0 and no
 	 * names.  Default false. */
@@ -608,17 +610,15 @@ struct kiln_archive_options {
 	uint64_t max_expanded_size;
 	/* Refuse an input archive whose entries expand to more than this many
 	 * times the bytes read from the archive file, checked once they hold
-	 * more than KILN_ARCHIVE_RATIO_FLOOR bytes (so that a small, very
-	 * compressible archive is never refused).  Default 200; 0 means no
-	 * limit. */
+	 * more than KILN_ARCHIVE_RATIO_FLOOR bytes (a small, very compressible
+	 * archive is never refused).  Default 200; 0 means no limit. */
 	double max_expansion_ratio;
 	/* Refuse an input with more entries than this.  Default 1,000,000
 	 * (each entry's metadata is held until the output is written). */
 	uint64_t max_entries;
 	/* Timestamp (seconds since the epoch) of the entries kiln adds that
-	 * have no source (the manifest and snippet) when mtime_set; otherwise
-	 * the newest mtime of the input's entries.  The kiln program sets it
-	 * from SOURCE_DATE_EPOCH. */
+	 * have no source (the manifest and snippet) when mtime_set; else the
+	 * newest mtime of the input's entries (kiln: SOURCE_DATE_EPOCH). */
 	bool mtime_set;
 	int64_t mtime;
 };
@@ -629,10 +629,8 @@ struct kiln_archive_options {
 /* Fill *aopt with the defaults documented above.  Never fails. */
 void kiln_archive_options_init(struct kiln_archive_options *aopt);
 
-/*
- * The format an output named PATH gets: by its suffix (case-sensitive, see
- * kiln_archive_format), or KILN_ARCHIVE_AUTO when the suffix is unknown.
- */
+/* The format an output named PATH gets: by its suffix (case-sensitive, see
+ * kiln_archive_format), or KILN_ARCHIVE_AUTO when the suffix is unknown. */
 kiln_archive_format kiln_archive_format_from_name(const char *path);
 
 /* Static name of a format, never NULL: "tar", "tar.gz", "tar.zst",
@@ -736,10 +734,10 @@ unsigned kiln_server_count(void);
 const char *kiln_server_name(unsigned i);
 
 /* True if the base name of PATH carries a content hash as bundlers write
- * one ("main.3f9a2c7b1d4e.chunk.js", "index-B2x9_kQ1.js",
- * "styles.KZ3T4RBF.css", "3f9a2c7b1d4e5f6a7b8c.svg"; not
- * "jquery-3.7.1.min.js", "favicon-32x32.png"): kiln's rule, spelled out in
- * README.md ("Cache-Control") and lib/fingerprint.c.  Pure; thread-safe. */
+ * one by the rule on the name alone ("main.3f9a2c7b1d4e.chunk.js",
+ * "index-B2x9_kQ1.js", "styles.KZ3T4RBF.css"; not "jquery-3.7.1.min.js",
+ * "favicon-32x32.png"): README.md ("Cache-Control"), lib/fingerprint.c.
+ * A tree run has more evidence (kiln_options.cache_control).  Pure. */
 bool kiln_fingerprinted(const char *path);
 
 /* Static names, never NULL: "compressed", "sibling", "excluded", "media",

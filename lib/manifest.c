@@ -184,7 +184,8 @@ static json_t *settings(const struct kiln_options *opt)
 	     json_object_set_new(s, "max_ratio", json_real(opt->max_ratio)) == 0 &&
 	     json_object_set_new(s, "include", glob_array(opt->include, opt->n_include)) == 0 &&
 	     json_object_set_new(s, "exclude", glob_array(opt->exclude, opt->n_exclude)) == 0 &&
-	     json_object_set_new(s, "immutable", glob_array(opt->immutable, opt->n_immutable)) == 0;
+	     json_object_set_new(s, "immutable", glob_array(opt->immutable, opt->n_immutable)) == 0 &&
+	     json_object_set_new(s, "mutable", glob_array(opt->mutable_globs, opt->n_mutable)) == 0;
 	if (!ok) {
 		json_decref(enc);
 		json_decref(s);
@@ -262,7 +263,7 @@ static bool add_dicts(json_t *e, const struct kiln_record *r, const char *key)
 	return ok;
 }
 
-static json_t *entry(const struct kiln_options *opt, const struct kiln_record *r,
+static json_t *entry(const struct kiln_record *r,
 		     const char *key, bool encoded)
 {
 	json_t *e = json_object(), *encs = json_object(), *nogain = json_object();
@@ -274,9 +275,15 @@ static json_t *entry(const struct kiln_options *opt, const struct kiln_record *r
 	     put_str(e, "integrity", sri) && put_str(e, "content_type", kiln_media_type(r->rel));
 	if (ok && encoded)
 		ok = put_base64(e, "path_base64", r->rel);
-	/* served with a year of freshness (README.md, "Cache-Control") */
-	if (ok && kiln_immutable(opt, r->rel))
-		ok = json_object_set_new(e, "immutable", json_true()) == 0;
+	/* served with a year of freshness (README.md, "Cache-Control"): why,
+	 * and the fingerprint a dictionary's family replaces with '*' */
+	if (ok && r->fp.why != KILN_WHY_NONE)
+		ok = put_str(e, "immutable", kiln_why_name(r->fp.why));
+	if (ok && r->fp.len) {
+		char *tok = strndup(r->rel + r->fp.start, r->fp.len);
+		ok = tok && put_str(e, "fingerprint", tok);
+		free(tok);
+	}
 	for (unsigned c = 0; ok && c < kiln_ncodecs; c++)
 		if (r->coding[c].outcome != KILN_CODING_OFF)
 			ok = add_coding(encs, nogain, &r->coding[c], (kiln_coding)c, key);
@@ -332,7 +339,7 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 	for (size_t i = 0; ok && i < n; i++) {
 		bool encoded;
 		char *key = kiln_manifest_key(recs[i].rel, &encoded);
-		json_t *e = key ? entry(opt, &recs[i], key, encoded) : NULL;
+		json_t *e = key ? entry(&recs[i], key, encoded) : NULL;
 		ok = e && json_object_set_new(files, key, e) == 0;
 		free(key);
 	}

@@ -15,7 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define KILN_MANIFEST_VERSION 2
+/* 3: "immutable" says why (a word, no longer true), and "fingerprint" */
+#define KILN_MANIFEST_VERSION 3
 
 /*
  * The manifest key of a relative path REL: REL with '%' and every byte that

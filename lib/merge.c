@@ -276,11 +276,13 @@ static bool rebuild_options(struct merger *m, json_t *s)
 	opt->max_ratio = json_number_value(v);
 	nglobs = json_array_size(json_object_get(s, "include")) +
 		 json_array_size(json_object_get(s, "exclude")) +
-		 json_array_size(json_object_get(s, "immutable"));
+		 json_array_size(json_object_get(s, "immutable")) +
+		 json_array_size(json_object_get(s, "mutable"));
 	ok = ok && (m->globs = calloc(nglobs + 1, sizeof(char *))) != NULL;
 	ok = ok && globs(m, s, "include", &opt->include, &opt->n_include) &&
 	     globs(m, s, "exclude", &opt->exclude, &opt->n_exclude) &&
-	     globs(m, s, "immutable", &opt->immutable, &opt->n_immutable);
+	     globs(m, s, "immutable", &opt->immutable, &opt->n_immutable) &&
+	     globs(m, s, "mutable", &opt->mutable_globs, &opt->n_mutable);
 	return ok && kiln_options_check(opt, NULL, NULL) == KILN_OK;
 }
 

@@ -79,6 +79,9 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 	for (size_t i = 0; !bad && i < opt->n_previous; i++)
 		if (!opt->previous[i] || !*opt->previous[i])
 			bad = "previous";
+	for (size_t i = 0; !bad && i < opt->n_fingerprints; i++)
+		if (!opt->fingerprints[i] || !*opt->fingerprints[i])
+			bad = "fingerprints";
 	if (field)
 		*field = bad;
 	if (coding)

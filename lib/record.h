@@ -12,6 +12,7 @@
 #define KILN_RECORD_H
 
 #include "codec.h"
+#include "fingerprint.h"
 #include "kiln.h"
 
 #include <stdbool.h>
@@ -57,6 +58,9 @@ struct kiln_record {
 	/* Its dictionary deltas, sorted by dict_sha256; owned. */
 	struct kiln_dict_record *dicts;
 	size_t ndicts;
+	/* Why it is served immutable, and its fingerprint's span in REL
+	 * (immutable.h): the manifest's "immutable" and "fingerprint". */
+	struct kiln_fp fp;
 };
 
 /* A sibling kiln wrote that should be gone but could not be removed: kept

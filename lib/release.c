@@ -1,6 +1,6 @@
 /*
- * release.c - an earlier release given as a deploy archive, read for its
- * dictionaries (dict.c): the regular files a caller wants, held in memory.
+ * release.c - an earlier release, a directory or a deploy archive: the
+ * regular files whose names may hold a hash, an archive's held in memory.
  *
  * The archive is read with libarchive, the formats and filters
  * kiln_run_archive() reads, and never unpacked: its paths are only
@@ -13,7 +13,9 @@
 #include "release.h"
 
 #include "error.h"
+#include "fingerprint.h"
 #include "state.h"
+#include "walk.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* PATH without "./" components and repeated slashes, malloc'ed; NULL if it
  * is not a safe relative path (or out of memory). */
@@ -175,4 +178,82 @@ kiln_status kiln_release_read_archive(const char *path, bool (*want)(const char 
 	}
 	strip_top(out);
 	return KILN_OK;
+}
+
+/* Does REL's base name hold a candidate token? */
+static bool has_token(const char *rel)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t base = slash ? (size_t)(slash - rel) + 1 : 0;
+
+	for (size_t p = base; rel[p]; p++) {
+		size_t len = 0;
+		if (p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
+			continue;
+		while (rel[p + len] && rel[p + len] != '.')
+			len++;
+		if (kiln_token_at(rel, p, len))
+			return true;
+	}
+	return false;
+}
+
+static int file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kiln_release_file *)a)->rel,
+		      ((const struct kiln_release_file *)b)->rel);
+}
+
+/* The directory PATH's files into *OUT. */
+static kiln_status read_dir(const char *path, const struct kiln_options *topt, uint64_t max_size,
+			    struct kiln_release *out, struct kiln_error *err)
+{
+	struct kiln_options opt = *topt;
+	struct kiln_walk w = { 0 };
+	kiln_status st;
+
+	opt.n_include = opt.n_exclude = 0;
+	opt.follow_symlinks = false;
+	st = kiln_walk(path, &opt, NULL, 0, &w, err);
+	if (st == KILN_OK && !(out->v = calloc(w.n + 1, sizeof(*out->v))))
+		st = KILN_ERR_NOMEM;
+	for (size_t e = 0; st == KILN_OK && e < w.n; e++) {
+		if (w.v[e].outcome != KILN_OUTCOME_CANDIDATE || !S_ISREG(w.v[e].st.st_mode) ||
+		    (uint64_t)w.v[e].st.st_size > max_size || !has_token(w.v[e].rel))
+			continue;
+		out->v[out->n++] = (struct kiln_release_file){ w.v[e].rel, NULL,
+							       (size_t)w.v[e].st.st_size };
+		w.v[e].rel = NULL; /* the release owns it now */
+	}
+	if (st == KILN_ERR_NOMEM)
+		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
+	kiln_walk_free(&w);
+	return st;
+}
+
+kiln_status kiln_release_read(const char *path, const struct kiln_options *opt,
+			      uint64_t max_size, struct kiln_release *out, struct kiln_error *err)
+{
+	struct stat sb;
+	kiln_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		st = kiln_release_read_archive(path, has_token, max_size, out, err);
+	else
+		st = read_dir(path, opt, max_size, out, err);
+	if (st != KILN_OK) {
+		kiln_release_free(out);
+		return st;
+	}
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), file_cmp);
+	return KILN_OK;
+}
+
+const struct kiln_release_file *kiln_release_find(const struct kiln_release *r, const char *rel)
+{
+	struct kiln_release_file key = { (char *)rel, NULL, 0 };
+
+	return r->n ? bsearch(&key, r->v, r->n, sizeof(key), file_cmp) : NULL;
 }

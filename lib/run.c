@@ -24,7 +24,7 @@
 #include "previous.h"
 #include "shard.h"
 #include "sibling.h"
-#include "fingerprint.h"
+#include "immutable.h"
 #include "server.h"
 
 #include <errno.h>
@@ -43,9 +43,17 @@ static unsigned online_cpus(void)
 struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb)
 {
 	struct kiln_run *run;
-	size_t nglobs = opt->n_include + opt->n_exclude + opt->n_immutable + opt->n_previous;
+	/* every array of strings, copied into run->globs one after another */
+	const char *const *const *arrays[] = { &opt->include, &opt->exclude, &opt->immutable,
+					       &opt->previous, &opt->mutable_globs,
+					       &opt->fingerprints };
+	const size_t counts[] = { opt->n_include, opt->n_exclude, opt->n_immutable,
+				  opt->n_previous, opt->n_mutable, opt->n_fingerprints };
+	size_t nglobs = 0, at = 0;
 	const char **strs[4];
 
+	for (size_t a = 0; a < 6; a++)
+		nglobs += counts[a];
 	if (kiln_options_check(opt, NULL, NULL) != KILN_OK || kiln_hash_init() != KILN_OK)
 		return NULL;
 	run = calloc(1, sizeof(*run));
@@ -60,23 +68,21 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	run->globs = calloc(nglobs + 1, sizeof(char *));
 	if (!run->workers || !run->globs)
 		goto fail;
-	for (size_t i = 0; i < nglobs; i++) {
-		size_t ie = opt->n_include + opt->n_exclude;
-		const char *g = i < opt->n_include ? opt->include[i]
-				: i < ie ? opt->exclude[i - opt->n_include]
-				: i < ie + opt->n_immutable ? opt->immutable[i - ie]
-				: opt->previous[i - ie - opt->n_immutable];
-		if (!(run->globs[i] = strdup(g)))
-			goto fail;
+	{
+		const char *const **dst[] = { &run->opt.include, &run->opt.exclude,
+					      &run->opt.immutable, &run->opt.previous,
+					      &run->opt.mutable_globs, &run->opt.fingerprints };
+		for (size_t a = 0; a < 6; a++) {
+			for (size_t i = 0; i < counts[a]; i++)
+				if (!(run->globs[at + i] = strdup((*arrays[a])[i])))
+					goto fail;
+			*dst[a] = (const char *const *)run->globs + at;
+			at += counts[a];
+		}
 	}
 	/* a shard's record is a part; the snippet is the merge's */
 	if (opt->shard_count)
 		run->opt.servers = 0;
-	run->opt.include = (const char *const *)run->globs;
-	run->opt.exclude = (const char *const *)run->globs + opt->n_include;
-	run->opt.immutable = (const char *const *)run->globs + opt->n_include + opt->n_exclude;
-	run->opt.previous = (const char *const *)run->globs + opt->n_include + opt->n_exclude +
-			    opt->n_immutable;
 	strs[0] = &run->opt.manifest_path;
 	strs[1] = &run->opt.nginx_conf_path;
 	strs[2] = &run->opt.cache_dir;
@@ -189,6 +195,7 @@ static kiln_status plan(struct kiln_tree *t)
 		rep->outcome = e->outcome;
 		rep->size = regular ? (uint64_t)e->st.st_size : 0;
 		rep->error = e->err;
+		rep->immutable = kiln_why_name(kiln_immutable_of(t, i).why);
 		if (!kiln_shard_mine(t->opt, e->rel))
 			continue; /* another shard's: not even reported */
 		/* excluded files are opened only to be hashed for the manifest,
@@ -234,8 +241,10 @@ static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
 
 	*n = 0;
 	for (size_t k = 0; v && k < t->walk.n; k++)
-		if (t->rec_state[k] == KILN_REC_SET)
-			v[(*n)++] = t->records[k];
+		if (t->rec_state[k] == KILN_REC_SET) {
+			v[*n] = t->records[k];
+			v[(*n)++].fp = kiln_immutable_of(t, k);
+		}
 	for (size_t i = 0; v && i < t->ncarried; i++)
 		v[(*n)++] = t->carried[i];
 	return v;
@@ -290,6 +299,7 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 	for (size_t i = 0; i < n + t->walk.n; i++) {
 		const char *rel;
 		kiln_outcome outcome;
+		struct kiln_fp fp;
 		unsigned mine = 0;
 		if (i >= n && (t->rec_state[i - n] == KILN_REC_SET ||
 			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
@@ -300,11 +310,13 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
 				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
 				mine |= 1u << c;
+		fp = i < n ? recs[i].fp : kiln_immutable_of(t, i - n);
+		/* the decision (immutable.h) drives Cache-Control and dictionaries */
 		a[m] = (struct kiln_serve_asset){ .rel = rel, .kept = mine,
-						  .immutable = kiln_immutable(opt, rel) };
-		a[m].dictionary = kiln_fingerprinted(rel) && (outcome == KILN_OUTCOME_COMPRESSED ||
-							      outcome == KILN_OUTCOME_NO_GAIN);
-		if (a[m].dictionary && !(a[m].family = kiln_fingerprint_family(rel))) {
+						  .immutable = fp.why != KILN_WHY_NONE };
+		a[m].dictionary = fp.len && (outcome == KILN_OUTCOME_COMPRESSED ||
+					     outcome == KILN_OUTCOME_NO_GAIN);
+		if (a[m].dictionary && !(a[m].family = kiln_family_at(rel, fp.start, fp.len))) {
 			free_assets(a, m);
 			return false;
 		}
@@ -548,6 +560,8 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	}
 	open_cache(t);
 	t->journal.disabled = !t->hashing;
+	kiln_dict_begin(t);
+	kiln_immutable_decide(t);
 	if ((ret = plan(t)) != KILN_OK)
 		return ret;
 	atomic_store(&t->next, 0);
@@ -574,7 +588,8 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_cache_trim(t->cache);
 	if (atomic_load(&t->run->cancelled))
 		return KILN_ERR_CANCELLED;
-	return t->artifact_failed || t->dict_failed || atomic_load(&t->remove_failed) ||
+	return t->artifact_failed || t->dict_failed || t->fingerprints_failed ||
+			       atomic_load(&t->remove_failed) ||
 			       atomic_load(&t->cache_failed) || atomic_load(&t->foreign_stale)
 		       ? KILN_ERR_IO
 		       : KILN_OK;

@@ -15,8 +15,10 @@
 #include "kiln.h"
 
 #include "cache.h"
+#include "fingerprint.h"
 #include "journal.h"
 #include "record.h"
+#include "release.h"
 #include "shard.h"
 #include "state.h"
 #include "tempfile.h"
@@ -35,7 +37,8 @@ struct kiln_run {
 	/* Set by kiln_run_new(), read-only afterwards (any thread). */
 	struct kiln_options opt;
 	char **globs;        /* owned copies of opt.include, opt.exclude,
-	                        opt.immutable then opt.previous */
+	                        opt.immutable, opt.previous, opt.mutable_globs
+	                        then opt.fingerprints */
 	char *owned[4];      /* owned copies of opt's path strings */
 	struct kiln_callbacks cb; /* the caller's, for its own operations */
 	unsigned nworkers;
@@ -97,11 +100,18 @@ struct kiln_tree {
 	 * (out of memory): the previous manifest and the journals are kept,
 	 * as after a run that was killed, so nothing goes unrecorded. */
 	atomic_bool record_lost;
+	/* Main, before the pool (dict.c), read-only afterwards: the earlier
+	 * releases (opt.previous), their files that may be dictionaries. */
+	struct kiln_release releases[KILN_MAX_PREVIOUS];
+	/* Main, before the pool (immutable.c), read-only afterwards: per walk
+	 * entry, why it is immutable; NULL when none is. */
+	struct kiln_fp *fp;
 	/* Main, after the pool (dict.c): per walk entry, its dictionary
 	 * deltas, walk.n lists or NULL. */
 	struct kiln_dict_list *dicts;
 	/* Main only. */
 	bool dict_failed;     /* an earlier release (opt.previous) unreadable */
+	bool fingerprints_failed; /* an opt.fingerprints file unreadable */
 	bool artifact_failed;
 	bool manifest_failed; /* then the journals stay: they are the record */
 

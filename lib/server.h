@@ -50,13 +50,13 @@
 struct kiln_serve_asset {
 	const char *rel;  /* relative path bytes, '/'-separated, no leading '/' */
 	unsigned kept;    /* bit set of (1u << kiln_coding) with a sibling */
-	bool immutable;   /* fingerprinted, or matched by --immutable */
-	/* Served with "Use-As-Dictionary" (RFC 9842): fingerprinted, and
-	 * compressible (compressed, or no-gain), so that a later release's
-	 * version of it can be sent as a delta against it. */
+	bool immutable;   /* the manifest says why (immutable.h) */
+	/* Served with "Use-As-Dictionary" (RFC 9842): fingerprinted (its
+	 * decision has a span), and compressible (compressed, or no-gain), so
+	 * that a later release's version of it can be sent as a delta. */
 	bool dictionary;
 	/* Then its family: REL with the fingerprint replaced by '*'
-	 * (kiln_fingerprint_family()); NULL otherwise. */
+	 * (kiln_family_at()); NULL otherwise. */
 	const char *family;
 	/* Its dictionary deltas (dcz siblings), NDICTS of them. */
 	const struct kiln_dict_record *dicts;

@@ -59,6 +59,7 @@ void kiln_snippet_header(FILE *f, const struct kiln_serve *s, const char *server
 	if (!opt->cache_control)
 		fputs(" --no-cache-control", f);
 	put_globs(f, "immutable", opt->immutable, opt->n_immutable);
+	put_globs(f, "mutable", opt->mutable_globs, opt->n_mutable);
 	fprintf(f, "\n%.*s\n", (int)strcspn(lead, " "), lead);
 }
 

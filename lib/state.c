@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -303,6 +304,19 @@ static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev
 	if (!(r->rel = entry_rel(key, e, version))) {
 		kiln_record_free_dicts(r);
 		return errno == ENOMEM ? -1 : 0;
+	}
+	/* why it is immutable, for a merge to write again (immutable.h) */
+	if (json_is_string(json_object_get(e, "immutable")))
+		r->fp.why = (uint8_t)kiln_why_parse(json_string_value(json_object_get(e, "immutable")));
+	else if (json_is_true(json_object_get(e, "immutable")))
+		r->fp.why = KILN_WHY_NAME; /* version 2 said no more */
+	if (r->fp.why == KILN_NWHY)
+		r->fp.why = KILN_WHY_NONE;
+	if (r->fp.why != KILN_WHY_NONE && json_is_string(json_object_get(e, "fingerprint"))) {
+		const char *tok = json_string_value(json_object_get(e, "fingerprint"));
+		size_t at = kiln_token_find(r->rel, tok, strlen(tok));
+		if (at != SIZE_MAX)
+			r->fp = (struct kiln_fp){ r->fp.why, (uint32_t)at, (uint32_t)strlen(tok) };
 	}
 	pe->in_manifest = true;
 	return 1;

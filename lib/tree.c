@@ -85,6 +85,9 @@ void kiln_tree_end(struct kiln_tree *t)
 	free(t->rec_state);
 	free(t->reports);
 	free(t->order);
+	free(t->fp);
+	for (size_t i = 0; i < KILN_MAX_PREVIOUS; i++)
+		kiln_release_free(&t->releases[i]);
 	kiln_walk_free(&t->walk);
 	kiln_state_free(&t->state);
 	kiln_parts_seen_free(&t->parts_seen);

@@ -1,13 +1,21 @@
 /*
- * test_fingerprint.c - the fingerprint rule on names bundlers write and on
- * names they do not, and --immutable globs.  Each expected value comes from
- * how the bundler names its output (its documentation's default patterns),
- * not from kiln.
+ * test_fingerprint.c - the evidence that a name holds a content hash, rule
+ * by rule: the rule on the name alone (fingerprint.c), the tree's shapes
+ * (shape.c) and the bundlers' manifests (bundler.c).  Expected values come
+ * from how bundlers name their output (their documented default patterns)
+ * and from names no bundler wrote: tests/data/unhashed-names.txt, tens of
+ * thousands of paths of Debian's documentation and web packages and of npm
+ * packages' unbundled files, of which none may be taken for a hash.  The
+ * random hashes are drawn from a seeded generator in this file, each
+ * alphabet as its bundler writes it.
  */
+#include "bundler.h"
 #include "fingerprint.h"
+#include "shape.h"
 
 #include "check.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +49,10 @@ static const char *const no[] = {
 	"deadbeef.deadbeef.js", "x.facadeed.js",
 	/* 8 base64url characters with neither a digit nor a case change */
 	"my-settings.js", "app-Settings.js", "a.Variable.css",
+	/* words with a number, and CamelCase words (PostgreSQL's documentation,
+	 * font files): a name alone cannot tell them from a hash */
+	"plpython-python23.html", "doc-chapter1.html", "Poppins-SemiBold.ttf",
+	"theme-DarkMode.css", "hero-mobile-2.jpg", "charset-iso88591.txt", "btn-v2-large.css",
 	/* a token must be followed by '.' and preceded by a separator that is
 	 * not the name's first byte */
 	".3f9a2c7b.js", "app.3f9a2c7b", "app_3f9a2c7b.js", "app-B2x9_kQ1js",
@@ -50,6 +62,9 @@ static const char *const no[] = {
 	"3f9a2c7b1d4e5f6.svg", "1234567890123456.js", "abcdefabcdefabcd.js",
 	/* 7 characters */
 	"index-B2x9_kQ.js", "app.3f9a2c7.js",
+	/* Doxygen names directory pages by the MD5 of their path, not of
+	 * their content: '_' is no separator */
+	"dir_68267d1309a1af8e8297ef4c3efbcdba.html",
 };
 
 static void test_rule(void)
@@ -60,23 +75,30 @@ static void test_rule(void)
 		CHECK_MSG(!kiln_fingerprinted(no[i]), "%s is not fingerprinted", no[i]);
 }
 
-static void test_globs(void)
+static void test_hashlike(void)
 {
-	struct kiln_options opt;
-	const char *globs[] = { "fonts/*", "*.woff2" };
+	static const char *const words[] = {
+		"maskable", "Variable", "python23", "sub-menu", "mobile-2", "Chapter1", "v2-large",
+		"20241201", "19991231", "portrait", "dark_mode",
+	};
+	static const char *const hashes[] = {
+		"B2x9_kQ1", "DPJWWXvr", "KZ3T4RBF", "OVERVIEW", "3f9a2c7b", "deadbeef", "12345678",
+		"20241399", "aB-cD_eF", "Qzxkw7tp",
+	};
 
-	kiln_options_init(&opt);
-	CHECK(!kiln_immutable(&opt, "fonts/a.ttf"));
-	CHECK(kiln_immutable(&opt, "assets/index-B2x9_kQ1.js"));
-	opt.immutable = globs;
-	opt.n_immutable = 2;
-	CHECK(kiln_immutable(&opt, "fonts/a.ttf"));
-	CHECK(kiln_immutable(&opt, "deep/x/b.woff2"));
-	CHECK(!kiln_immutable(&opt, "other/a.ttf"));
-	CHECK(!kiln_immutable(&opt, "settings.js"));
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		CHECK_MSG(!kiln_token_hashlike(words[i], strlen(words[i])), "%s is a word", words[i]);
+	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
+		CHECK_MSG(kiln_token_hashlike(hashes[i], strlen(hashes[i])), "%s may be a hash",
+			  hashes[i]);
+	CHECK(kiln_token_alphabets("KZ3T4RBF", 8) == (KILN_ALPHA_B32 | KILN_ALPHA_B64));
+	CHECK(kiln_token_alphabets("3f9a2c7b", 8) == (KILN_ALPHA_HEX | KILN_ALPHA_B64));
+	CHECK(kiln_token_alphabets("B2x9_kQ1", 8) == KILN_ALPHA_B64);
+	CHECK(kiln_token_alphabets("B2x9.kQ1", 8) == 0);
 }
 
-/* Families: the fingerprint becomes '*', the rest stays. */
+/* Families: the fingerprint becomes '*', the rest stays; and the token is
+ * found again where the manifest's "fingerprint" says. */
 static void test_family(void)
 {
 	static const char *const cases[][2] = {
@@ -86,19 +108,383 @@ static void test_family(void)
 		{ "3f9a2c7b1d4e5f6a7b8c.svg", "*.svg" },
 		{ "a.3f9a2c7b/app.8e1d0a4f.js", "a.3f9a2c7b/app.*.js" }, /* the name, not the directory */
 	};
+	size_t start, len;
+
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *f = kiln_fingerprint_family(cases[i][0]);
-		CHECK(f && strcmp(f, cases[i][1]) == 0);
+		char *f = NULL;
+		CHECK(kiln_fingerprint_span(cases[i][0], &start, &len) &&
+		      (f = kiln_family_at(cases[i][0], start, len)) && strcmp(f, cases[i][1]) == 0);
+		CHECK(kiln_token_find(cases[i][0], cases[i][0] + start, len) == start);
 		free(f);
 	}
-	CHECK(kiln_fingerprint_family("settings.js") == NULL);
-	CHECK(kiln_fingerprint_family("jquery-3.7.1.min.js") == NULL);
+	CHECK(kiln_token_find("assets/index-DPJWWXvr.js", "DPJWWXvr", 8) == 13);
+	CHECK(kiln_token_find("assets/index-DPJWWXvr.js", "DPJWWXv", 7) == SIZE_MAX);
+	CHECK(kiln_token_find("DPJWWXvr/index.js", "DPJWWXvr", 8) == SIZE_MAX);
+	CHECK(kiln_token_at("a/index-DPJWWXvr.js", 8, 8));
+	CHECK(!kiln_token_at("a/index_DPJWWXvr.js", 8, 8));
+	CHECK(kiln_token_at("a/DPJWWXvr.js", 2, 8));
+	CHECK(kiln_why_parse("tree") == KILN_WHY_TREE && !kiln_why_name(KILN_WHY_NONE) &&
+	      strcmp(kiln_why_name(KILN_WHY_BUNDLER), "bundler") == 0 &&
+	      kiln_why_parse("yes") == KILN_NWHY);
 }
 
-int main(void)
+/* ---- random hashes, as bundlers draw them ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static unsigned draw(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+static const char hex[] = "0123456789abcdef";
+
+static void random_token(char *out, const char *alphabet, size_t len)
+{
+	size_t n = strlen(alphabet);
+
+	for (size_t i = 0; i < len; i++)
+		out[i] = alphabet[draw((unsigned)n)];
+	out[len] = '\0';
+}
+
+struct tree {
+	char **rels;
+	size_t n;
+	struct kiln_fp *fp;
+};
+
+static void add(struct tree *t, const char *rel)
+{
+	t->rels = realloc(t->rels, (t->n + 1) * sizeof(*t->rels));
+	t->fp = realloc(t->fp, (t->n + 1) * sizeof(*t->fp));
+	t->rels[t->n] = strdup(rel);
+	t->fp[t->n] = (struct kiln_fp){ 0 };
+	t->n++;
+}
+
+static void tree_free(struct tree *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rels[i]);
+	free(t->rels);
+	free(t->fp);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The rule on the name alone, then the shapes: as immutable.c orders
+ * them (without the other evidence). */
+static void decide(struct tree *t)
+{
+	size_t start, len;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (kiln_fingerprint_span(t->rels[i], &start, &len))
+			t->fp[i] = (struct kiln_fp){ KILN_WHY_NAME, (uint32_t)start, (uint32_t)len };
+	CHECK(kiln_shape_prove((const char *const *)t->rels, t->n, t->fp));
+}
+
+struct tally {
+	size_t total;    /* hashes drawn */
+	size_t wordlike; /* of which not hash-like: kept out on purpose */
+	size_t small;    /* hash-like hashes missed in directories under 16 */
+};
+
+/* A bundler's directory: N outputs DIR/NAME<SEP><hash>.EXT, the hash of
+ * LEN characters of ALPHABET, beside files copied unhashed.  No unhashed
+ * file may be taken, and from 16 outputs on every hash-like hash must be
+ * found (below, a directory whose few names mostly fail the rule alone
+ * stays unproven: counted). */
+static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t len, size_t n,
+			struct tally *tl)
+{
+	static const char *const names[] = { "index", "vendor", "chunk", "about", "logo", "app" };
+	static const char *const exts[] = { "js", "css", "svg", "woff2", "js.map" };
+	struct tree t = { 0 };
+	char tok[64], rel[256];
+
+	for (size_t i = 0; i < n; i++) {
+		random_token(tok, alphabet, len);
+		snprintf(rel, sizeof(rel), "%s/%s%c%s.%s", dir, names[i % 6], sep, tok, exts[i % 5]);
+		add(&t, rel);
+	}
+	/* files a bundler copies unhashed beside its outputs (a public/ folder) */
+	add(&t, "index.html");
+	snprintf(rel, sizeof(rel), "%s/logo-maskable.png", dir);
+	add(&t, rel);
+	snprintf(rel, sizeof(rel), "%s/hero-portrait.jpg", dir);
+	add(&t, rel);
+	snprintf(rel, sizeof(rel), "%s/robots.txt", dir);
+	add(&t, rel);
+	decide(&t);
+	for (size_t i = 0; i < n; i++) {
+		const char *tk = t.rels[i] + strlen(dir) + 1 + strlen(names[i % 6]) + 1;
+		bool letter = false, hashlike;
+		for (size_t c = 0; c < len; c++)
+			letter |= (tk[c] >= 'a' && tk[c] <= 'z') || (tk[c] >= 'A' && tk[c] <= 'Z');
+		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter);
+		tl->total++;
+		tl->wordlike += !hashlike;
+		if (n < 16 && hashlike && t.fp[i].why == KILN_WHY_NONE)
+			tl->small++;
+		else
+			CHECK_MSG((t.fp[i].why != KILN_WHY_NONE) == hashlike,
+				  "%s: found %d, hash-like %d", t.rels[i], t.fp[i].why, hashlike);
+		CHECK_MSG(t.fp[i].why == KILN_WHY_NONE ||
+				  (t.fp[i].len == len && memcmp(t.rels[i] + t.fp[i].start, tk, len) == 0),
+			  "%s: the span is the hash", t.rels[i]);
+	}
+	for (size_t i = n; i < t.n; i++)
+		CHECK_MSG(t.fp[i].why == KILN_WHY_NONE, "%s is not immutable", t.rels[i]);
+	tree_free(&t);
+}
+
+static void test_shapes(void)
+{
+	struct tally tl = { 0 };
+
+	/* many directories of many sizes, 2 (a small Vite app's index.js and
+	 * index.css) to 64, each size many times */
+	for (int round = 0; round < 20; round++)
+		for (size_t n = 2; n <= 64; n++) {
+			bundler_dir("assets", '-', b64, 8, n, &tl);    /* Vite, Rollup */
+			bundler_dir("out", '-', b32, 8, n, &tl);       /* esbuild */
+			bundler_dir("static/js", '.', hex, 8, n, &tl); /* [contenthash:8] */
+			bundler_dir("js", '.', hex, 20, n, &tl);       /* [contenthash] */
+		}
+	fprintf(stderr, "test_fingerprint: %zu random hashes: %zu not hash-like (%.3f%%), %zu missed "
+		"in directories under 16 (%.3f%%)\n", tl.total, tl.wordlike,
+		100.0 * (double)tl.wordlike / (double)tl.total, tl.small,
+		100.0 * (double)tl.small / (double)tl.total);
+	/* both are rare draws: under 1% of these hashes each */
+	CHECK(tl.wordlike * 100 < tl.total && tl.small * 100 < tl.total);
+}
+
+/* The thresholds, one by one. */
+static void test_thresholds(void)
+{
+	struct tree t = { 0 };
+
+	/* one name passes the rule alone: not several */
+	add(&t, "a/x-B2x9_kQ1.js");
+	add(&t, "a/y-DPJWWXvr.js");
+	decide(&t);
+	CHECK(t.fp[0].why == KILN_WHY_NAME && t.fp[1].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* two of three pass: proven */
+	add(&t, "a/x-B2x9_kQ1.js");
+	add(&t, "a/z-Qm7pL2vX.css");
+	add(&t, "a/y-DPJWWXvr.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_TREE && t.fp[2].start == 4 && t.fp[2].len == 8);
+	tree_free(&t);
+	/* two of five: not half */
+	add(&t, "a/x-B2x9_kQ1.js");
+	add(&t, "a/z-Qm7pL2vX.css");
+	add(&t, "a/y-DPJWWXvr.js");
+	add(&t, "a/w-KLMNopqr.js");
+	add(&t, "a/v-QRSTuvwx.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* another directory, separator or length is another shape */
+	add(&t, "a/x-B2x9_kQ1.js");
+	add(&t, "a/z-Qm7pL2vX.css");
+	add(&t, "b/y-DPJWWXvr.js");
+	add(&t, "a/y.DPJWWXvr.js");
+	add(&t, "a/y-DPJWWXvrs.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE &&
+	      t.fp[4].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* a hex shape takes an all-digit token, not a date; base64url takes
+	 * neither */
+	add(&t, "js/a.3f9a2c7b.js");
+	add(&t, "js/b.1d4e5f6a.js");
+	add(&t, "js/c.12345678.js");
+	add(&t, "js/d.20241201.js");
+	add(&t, "v/a-B2x9_kQ1.js");
+	add(&t, "v/b-Qm7pL2vX.js");
+	add(&t, "v/c-12345678.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_TREE && t.fp[3].why == KILN_WHY_NONE &&
+	      t.fp[6].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* esbuild's all-letter hashes */
+	add(&t, "out/a-KZ3T4RBF.js");
+	add(&t, "out/b-7QPLMZ2A.js");
+	add(&t, "out/c-VIRMOKMZ.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_TREE);
+	tree_free(&t);
+}
+
+/* Not one name of the corpus of unhashed trees is taken for a hash, by
+ * the name alone or by its directory's shapes. */
+static void test_corpus(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct tree t = { 0 };
+	char line[4096];
+	size_t named = 0, shaped = 0;
+
+	CHECK_MSG(f != NULL, "%s", path);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (*line && *line != '#')
+			add(&t, line);
+	}
+	fclose(f);
+	decide(&t);
+	for (size_t i = 0; i < t.n; i++) {
+		named += t.fp[i].why == KILN_WHY_NAME;
+		shaped += t.fp[i].why == KILN_WHY_TREE;
+		CHECK_MSG(t.fp[i].why == KILN_WHY_NONE, "%s taken for a hash (%s)", t.rels[i],
+			  kiln_why_name(t.fp[i].why));
+	}
+	fprintf(stderr, "test_fingerprint: corpus of %zu unhashed names: %zu by name, %zu by shape\n",
+		t.n, named, shaped);
+	CHECK(t.n >= 10000);
+	tree_free(&t);
+}
+
+/* ---- bundlers' manifests ---- */
+
+/* Read TEXT; true if it is a manifest, with *OUT its proofs. */
+static bool read_text(const char *text, struct kiln_proofs *out, const char **format)
+{
+	memset(out, 0, sizeof(*out));
+	return kiln_bundler_read(text, strlen(text), out, format) == KILN_OK;
+}
+
+/* Is PATH proven, with the token TOKEN ("" for none)? */
+static bool proven(const struct kiln_proofs *p, const char *path, const char *token)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->v[i].path, path) == 0)
+			return p->v[i].len == strlen(token) &&
+			       memcmp(p->v[i].path + p->v[i].start, token, p->v[i].len) == 0;
+	return false;
+}
+
+static bool listed(const struct kiln_proofs *p, const char *path)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->v[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+static void test_bundlers(void)
+{
+	struct kiln_proofs p;
+	const char *format = NULL;
+
+	/* Vite's .vite/manifest.json (build.manifest): chunks by name, sources
+	 * by their stem; a file its config left unhashed is listed, not proven */
+	CHECK(read_text("{\"index.html\": {\"file\": \"assets/index-DPJWWXvr.js\", \"name\": \"index\","
+			" \"src\": \"index.html\", \"isEntry\": true, \"css\": [\"assets/index-abcdefgh.css\"],"
+			" \"assets\": [\"assets/logo-QRSTUVWX.svg\"]},"
+			" \"src/logo.svg\": {\"file\": \"assets/logo-QRSTUVWX.svg\", \"src\": \"src/logo.svg\"},"
+			" \"_shared-ABCDwxyz.js\": {\"file\": \"assets/shared-ABCDwxyz.js\", \"name\": \"shared\"},"
+			" \"src/plain.ts\": {\"file\": \"assets/plain-maskable.js\", \"name\": \"plain-maskable\"},"
+			" \"src/Button.vue\": {\"file\": \"assets/Button-Zyxwvuts.js\", \"src\": \"src/Button.vue\"}}",
+			&p, &format));
+	CHECK(format && strcmp(format, "Vite manifest") == 0);
+	CHECK(proven(&p, "assets/index-DPJWWXvr.js", "DPJWWXvr"));
+	CHECK(proven(&p, "assets/index-abcdefgh.css", "abcdefgh"));
+	CHECK(proven(&p, "assets/logo-QRSTUVWX.svg", "QRSTUVWX"));
+	CHECK(proven(&p, "assets/shared-ABCDwxyz.js", "ABCDwxyz"));
+	CHECK(proven(&p, "assets/Button-Zyxwvuts.js", "Zyxwvuts"));
+	CHECK(!listed(&p, "assets/plain-maskable.js"));
+	kiln_proofs_free(&p);
+
+	/* webpack-manifest-plugin: the key is the name without the hash */
+	CHECK(read_text("{\"main.js\": \"/static/main.12345678.js\", \"main.js.map\": "
+			"\"/static/main.12345678.js.map\", \"index.html\": \"/index.html\", "
+			"\"logo-maskable.png\": \"https://cdn.example/logo-maskable.png?v=1\", "
+			"\"787.cda612ba.chunk.js\": \"/static/787.cda612ba.chunk.js\"}", &p, &format));
+	CHECK(strcmp(format, "webpack manifest") == 0);
+	CHECK(proven(&p, "static/main.12345678.js", "12345678"));
+	CHECK(proven(&p, "static/main.12345678.js.map", "12345678"));
+	CHECK(!listed(&p, "index.html") && !listed(&p, "logo-maskable.png") &&
+	      !listed(&p, "static/787.cda612ba.chunk.js"));
+	kiln_proofs_free(&p);
+
+	/* Create React App's asset-manifest.json */
+	CHECK(read_text("{\"files\": {\"main.css\": \"/static/css/main.00000000.css\", "
+			"\"index.html\": \"/index.html\"}, \"entrypoints\": [\"static/css/main.00000000.css\"]}",
+			&p, &format));
+	CHECK(strcmp(format, "asset manifest") == 0 && p.n == 1 &&
+	      proven(&p, "static/css/main.00000000.css", "00000000"));
+	kiln_proofs_free(&p);
+
+	/* webpack's stats: info.immutable, and the hash where info says */
+	CHECK(read_text("{\"assets\": [{\"name\": \"main.aaaaaaaa.js\", \"info\": {\"immutable\": true, "
+			"\"contenthash\": \"aaaaaaaa\"}}, {\"name\": \"index.html\", \"info\": {}}, "
+			"{\"name\": \"x.js\", \"info\": {\"immutable\": true}}], \"children\": [{\"assets\": "
+			"[{\"name\": \"w.bbbbbbbbbbbbbbbbbbbb.js\", \"info\": {\"immutable\": true, "
+			"\"contenthash\": [\"bbbbbbbbbbbbbbbbbbbb\"]}}]}]}", &p, &format));
+	CHECK(strcmp(format, "webpack stats") == 0 && p.n == 3);
+	CHECK(proven(&p, "main.aaaaaaaa.js", "aaaaaaaa") && proven(&p, "x.js", "") &&
+	      proven(&p, "w.bbbbbbbbbbbbbbbbbbbb.js", "bbbbbbbbbbbbbbbbbbbb"));
+	kiln_proofs_free(&p);
+
+	/* esbuild's metafile: entry points, single inputs, shared chunks */
+	CHECK(read_text("{\"inputs\": {}, \"outputs\": {\"out/app-VIRMOKMZ.js\": {\"entryPoint\": "
+			"\"src/app.ts\", \"inputs\": {}}, \"out/chunk-ABCDEFGH.js\": {\"inputs\": {\"a\": {}, "
+			"\"b\": {}}}, \"out/logo-QWERTYUI.png\": {\"inputs\": {\"src/logo.png\": {}}}, "
+			"\"out/about.js\": {\"entryPoint\": \"src/about.ts\", \"inputs\": {}}}}", &p, &format));
+	CHECK(strcmp(format, "esbuild metafile") == 0 && p.n == 3);
+	CHECK(proven(&p, "out/app-VIRMOKMZ.js", "VIRMOKMZ") &&
+	      proven(&p, "out/chunk-ABCDEFGH.js", "ABCDEFGH") &&
+	      proven(&p, "out/logo-QWERTYUI.png", "QWERTYUI"));
+	kiln_proofs_free(&p);
+
+	/* Next.js: everything under static/ */
+	CHECK(read_text("{\"pages\": {\"/\": [\"static/chunks/main-1234567890123456.js\", "
+			"\"static/chunks/pages/index-abcdefabcdefabcd.js\"]}, \"polyfillFiles\": "
+			"[\"static/chunks/polyfills-c67a75d1b6f99dc8.js\"], \"lowPriorityFiles\": "
+			"[\"static/Xq1-build_id/_buildManifest.js\"], \"rootMainFiles\": []}", &p, &format));
+	CHECK(strcmp(format, "Next.js build manifest") == 0 && p.n == 4);
+	CHECK(proven(&p, "static/chunks/main-1234567890123456.js", "1234567890123456") &&
+	      proven(&p, "static/Xq1-build_id/_buildManifest.js", ""));
+	kiln_proofs_free(&p);
+
+	/* Angular's ngsw.json: Angular's hash shapes only */
+	CHECK(read_text("{\"configVersion\": 1, \"hashTable\": {\"/main-KZ3T4RBF.js\": \"x\", "
+			"\"/index.html\": \"x\", \"/assets/logo-maskable.png\": \"x\", "
+			"\"/styles.0123456789abcdef.css\": \"x\"}}", &p, &format));
+	CHECK(strcmp(format, "Angular ngsw.json") == 0 && p.n == 2);
+	CHECK(proven(&p, "main-KZ3T4RBF.js", "KZ3T4RBF") &&
+	      proven(&p, "styles.0123456789abcdef.css", "0123456789abcdef"));
+	kiln_proofs_free(&p);
+
+	/* not manifests */
+	CHECK(!read_text("{\"name\": \"App\", \"icons\": [{\"src\": \"icon-192.png\"}]}", &p, &format));
+	CHECK(!read_text("[1, 2]", &p, &format) && !read_text("not json", &p, &format));
+	CHECK(!read_text("{}", &p, &format));
+	/* a web app manifest of strings reads as webpack's, and proves nothing */
+	CHECK(read_text("{\"name\": \"App\", \"start_url\": \"/\"}", &p, &format) && p.n == 0);
+	kiln_proofs_free(&p);
+}
+
+/* ARGV[1], when given: another corpus (to measure one). */
+int main(int argc, char **argv)
 {
 	test_rule();
-	test_globs();
+	test_hashlike();
 	test_family();
+	test_shapes();
+	test_thresholds();
+	test_corpus(argc > 1 ? argv[1] : KILN_TEST_DATA "/unhashed-names.txt");
+	test_bundlers();
 	return check_exit("test_fingerprint");
 }

@@ -1,0 +1,142 @@
+/*
+ * shape.c - the tree evidence: a directory's names of one shape.
+ *
+ * Every candidate token of every name (fingerprint.h: a base64url run of
+ * at least KILN_TOKEN_MIN bytes before a '.', at the start of the name or
+ * after a '.' or '-') is a member of the shapes (directory, byte before,
+ * length, alphabet) of each alphabet it fits; the token the rule on the
+ * name alone finds is a sample.  Sorting the members by directory, byte
+ * before and length puts each shape's together; a shape with enough
+ * samples, and at least as many samples as other members, proves its
+ * other members (README.md, "Cache-Control", has the numbers that chose
+ * KILN_SHAPE_SEVERAL and "half").
+ */
+#include "shape.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct member {
+	const char *rel;
+	size_t dir;      /* bytes of REL before its base name */
+	size_t i;        /* index into RELS */
+	size_t start, len;
+	char before;     /* '.', '-', or 0 at the start of the name */
+	unsigned alpha;  /* the alphabets it fits */
+	bool sample;     /* the rule on the name alone's token */
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	size_t n = x->dir < y->dir ? x->dir : y->dir;
+	int c = memcmp(x->rel, y->rel, n);
+
+	if (c)
+		return c;
+	if (x->dir != y->dir)
+		return x->dir < y->dir ? -1 : 1;
+	if (x->before != y->before)
+		return (unsigned char)x->before < (unsigned char)y->before ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static bool same_shape(const struct member *x, const struct member *y)
+{
+	return x->dir == y->dir && x->before == y->before && x->len == y->len &&
+	       memcmp(x->rel, y->rel, x->dir) == 0;
+}
+
+/* Append REL's candidate tokens (file I) to *V. */
+static bool add_members(const char *rel, size_t i, struct member **v, size_t *n, size_t *cap)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t base = slash ? (size_t)(slash - rel) + 1 : 0, s0 = 0, l0 = 0;
+	bool named = kiln_fingerprint_span(rel, &s0, &l0);
+
+	for (size_t p = base; rel[p]; p++) {
+		size_t len = 0;
+		if (p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
+			continue;
+		while (rel[p + len] && rel[p + len] != '.')
+			len++;
+		if (!kiln_token_at(rel, p, len))
+			continue;
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 256;
+			struct member *w = realloc(*v, c * sizeof(*w));
+			if (!w)
+				return false;
+			*v = w;
+			*cap = c;
+		}
+		(*v)[(*n)++] = (struct member){ rel, base, i, p, len, p > base ? rel[p - 1] : 0,
+						kiln_token_alphabets(rel + p, len),
+						named && s0 == p && l0 == len };
+	}
+	return true;
+}
+
+static bool has_letter(const char *t, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z'))
+			return true;
+	return false;
+}
+
+/* May M be a hash of a shape of alphabet ALPHA? */
+static bool could_be(const struct member *m, unsigned alpha)
+{
+	const char *t = m->rel + m->start;
+
+	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
+}
+
+/* The shape of alphabet ALPHA among V[0..N), one directory, byte before
+ * and length: mark its other members in OUT if its samples prove it. */
+static void prove(const struct member *v, size_t n, unsigned alpha, struct kiln_fp *out)
+{
+	size_t members = 0, samples = 0;
+
+	/* words are never taken, so they neither prove nor disprove */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].alpha & alpha && (v[i].sample || could_be(&v[i], alpha))) {
+			members++;
+			samples += v[i].sample;
+		}
+	if (samples < KILN_SHAPE_SEVERAL || 2 * samples < members)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct member *m = &v[i];
+		if (!(m->alpha & alpha) || m->sample || out[m->i].why != KILN_WHY_NONE ||
+		    !could_be(m, alpha))
+			continue;
+		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
+	}
+}
+
+bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out)
+{
+	struct member *v = NULL;
+	size_t nv = 0, cap = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!add_members(rels[i], i, &v, &nv, &cap)) {
+			free(v);
+			return false;
+		}
+	if (nv > 1)
+		qsort(v, nv, sizeof(*v), member_cmp);
+	for (size_t a = 0, b; a < nv; a = b) {
+		for (b = a + 1; b < nv && same_shape(&v[a], &v[b]); b++)
+			;
+		prove(v + a, b - a, KILN_ALPHA_HEX, out);
+		prove(v + a, b - a, KILN_ALPHA_B32, out);
+		prove(v + a, b - a, KILN_ALPHA_B64, out);
+	}
+	free(v);
+	return true;
+}

@@ -1,0 +1,32 @@
+/*
+ * shape.h - the tree evidence of immutable.h: bundlers name every output of
+ * one kind the same way, so a directory whose names of one shape mostly
+ * pass the rule on the name alone proves the others of that shape too.
+ */
+#ifndef KILN_SHAPE_H
+#define KILN_SHAPE_H
+
+#include "fingerprint.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* How many of a shape's tokens must pass the rule on the name alone. */
+#define KILN_SHAPE_SEVERAL 2
+
+/*
+ * For the N relative paths RELS (the files of one tree): for each I whose
+ * OUT[I].why is KILN_WHY_NONE, set OUT[I] to KILN_WHY_TREE and its token's
+ * span when its directory proves the token's shape.  A shape is a
+ * directory, the byte before the token ('.', '-', or none at the start of
+ * the name), the token's length and an alphabet (fingerprint.h); it is
+ * proven when at least KILN_SHAPE_SEVERAL of its tokens pass the rule on
+ * the name alone (kiln_fingerprint_span()) and those are at least half of
+ * its tokens that may be hashes: hash-like ones (kiln_token_hashlike())
+ * that, outside hexadecimal, hold a letter.  Those are then hashes too;
+ * words are never taken (nor counted).  False
+ * when out of memory (OUT unchanged).  Pure; thread-safe.
+ */
+bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out);
+
+#endif
