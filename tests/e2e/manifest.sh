@@ -29,7 +29,7 @@ check "manifest written" [ -f "$T/a/kiln-manifest.json" ]
 check "snippet written" [ -f "$T/a/kiln.nginx.conf" ]
 check "manifest valid and matches the tree" validate "$T/a/kiln-manifest.json" "$T/a"
 M=$T/a/kiln-manifest.json
-check "format version 2" grep -q '"kiln_manifest": 2' "$M"
+check "format version 3" grep -q '"kiln_manifest": 3' "$M"
 check "media: skipped" [ "$(entry "$M" img/photo.png skipped)" = '"media"' ]
 check "media by magic: skipped" [ "$(entry "$M" img/logo.txt skipped)" = '"media"' ]
 check "small: skipped" [ "$(entry "$M" robots.txt skipped)" = '"small"' ]

@@ -154,7 +154,7 @@ class Asset:
             self.rel = key.encode("utf-8")
         self.kept = [c for c in CODINGS if c in entry.get("encodings", {})]
         self.manifest_sizes = {c: entry["encodings"][c].get("size") for c in self.kept}
-        self.immutable = entry.get("immutable") is True
+        self.immutable = entry.get("immutable") in ("name", "bundler", "previous", "tree", "glob")
         self.size = entry.get("size")
         self.path = os.path.join(os.fsencode(tree), self.rel)
 

@@ -90,14 +90,14 @@ BODY
 }
 
 # mark_immutable TREE: the fingerprinted assets (under assets/) get
-# "immutable": true in the manifest, as kiln will write it (issue 13).
+# "immutable": "name" in the manifest, as kiln writes it.
 mark_immutable() {
 	$PY - "$1/kiln-manifest.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 for k, v in m["files"].items():
     if k.startswith("assets/"):
-        v["immutable"] = True
+        v["immutable"] = "name"
 json.dump(m, open(sys.argv[1], "w"), indent=2, sort_keys=True)
 PY
 }

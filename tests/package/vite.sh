@@ -97,7 +97,7 @@ immutable_as_vite_names() {
 	python3 - "$D/kiln-manifest.json" <<'PY'
 import json, sys
 files = json.load(open(sys.argv[1]))["files"]
-bad = [k for k, e in files.items() if e.get("immutable", False) != k.startswith("assets/")]
+bad = [k for k, e in files.items() if bool(e.get("immutable")) != k.startswith("assets/")]
 assets = [k for k in files if k.startswith("assets/")]
 print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad or not assets else 0)

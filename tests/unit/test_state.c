@@ -239,7 +239,7 @@ static void test_bad_documents(void)
 		"{\"kiln_manifest\": 2, \"files\": null}",
 		"{\"files\": {}}",
 		"{\"kiln_manifest\": 0, \"files\": {}}",
-		"{\"kiln_manifest\": 3, \"files\": {}}",
+		"{\"kiln_manifest\": 4, \"files\": {}}",
 		"{\"kiln_manifest\": -1, \"files\": {}}",
 		"{\"kiln_manifest\": \"2\", \"files\": {}}",
 		"{\"kiln_manifest\": 2.0, \"files\": {}}",
