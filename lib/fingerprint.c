@@ -109,10 +109,28 @@ static bool is_date(const char *t, size_t len)
 	return y >= 1970 && y <= 2099 && m >= 1 && m <= 12 && d >= 1 && d <= 31;
 }
 
-/* One part of a token between '-' and '_' (N bytes at P): 2 for a word
- * ("menu", "Python", "python23"), 1 for a number or a version ("2", "v2"),
- * 0 for anything else. */
-static int word_part(const char *p, size_t n)
+/* Could the N letters at P be spelt in a language: a vowel, and never four
+ * consonants in a row ("maskable", "python"; not "znsx", "strength")? */
+static bool spelt(const char *p, size_t n)
+{
+	size_t run = 0;
+	bool vowel = false;
+
+	for (size_t i = 0; i < n; i++) {
+		bool v = strchr("aeiouyAEIOUY", p[i]) != NULL;
+		vowel |= v;
+		run = v ? 0 : run + 1;
+		if (run >= 4)
+			return false;
+	}
+	return vowel;
+}
+
+/* One part of a token between '-' and '_' (N bytes at P; ALONE: the only
+ * one): 2 for a word ("menu", "Python", "python23": a capital maybe, then
+ * lowercase letters that could be spelt, 3 or more when not ALONE, then
+ * digits), 1 for a number or a version ("2", "v2"), 0 for anything else. */
+static int word_part(const char *p, size_t n, bool alone)
 {
 	size_t i = n && is_upper(p[0]), lower = 0, digits = 0;
 
@@ -123,7 +141,7 @@ static int word_part(const char *p, size_t n)
 	if (i + lower + digits != n)
 		return 0;
 	if (lower >= 2)
-		return 2;
+		return (alone || i + lower >= 3) && spelt(p, i + lower) ? 2 : 0;
 	return i + lower <= 1 && digits ? 1 : 0;
 }
 
@@ -142,7 +160,7 @@ bool kiln_token_hashlike(const char *t, size_t len)
 		int w;
 		while (i + n < len && t[i + n] != '-' && t[i + n] != '_')
 			n++;
-		if (!(w = word_part(t + i, n)))
+		if (!(w = word_part(t + i, n, n == len)))
 			return true;
 		word |= w == 2;
 		i += n + 1;

@@ -56,7 +56,8 @@ unsigned kiln_token_alphabets(const char *t, size_t len);
 
 /* Is the token T (LEN bytes) shaped like a hash rather than a word: not
  * an 8-digit date (YYYYMMDD), and, when it has a lowercase letter, not made
- * of words ("maskable", "Variable", "python23", "sub-menu", "mobile-2")?
+ * of words that could be spelt and numbers ("maskable", "Variable",
+ * "python23", "sub-menu", "mobile-2"; "Bmd-znsx" is a hash)?
  * Hexadecimal tokens are only checked for dates: few words are spelt in
  * a-f, and a hex hash is often letters then digits. */
 bool kiln_token_hashlike(const char *t, size_t len);
