@@ -8,8 +8,10 @@
  * name alone finds is a sample.  Sorting the members by directory, byte
  * before and length puts each shape's together; a shape with enough
  * samples, and at least as many samples as other members, proves its
- * other members (README.md, "Cache-Control", has the numbers that chose
- * KILN_SHAPE_SEVERAL and "half").
+ * other members, and so does a shape with one sample when the same shape
+ * over the whole tree has enough (an entry alone beside its style sheet at
+ * the top of esbuild's output).  README.md, "Cache-Control", has the
+ * numbers that chose KILN_SHAPE_SEVERAL and "half".
  */
 #include "shape.h"
 
@@ -95,9 +97,24 @@ static bool could_be(const struct member *m, unsigned alpha)
 	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
 }
 
-/* The shape of alphabet ALPHA among V[0..N), one directory, byte before
- * and length: mark its other members in OUT if its samples prove it. */
-static void prove(const struct member *v, size_t n, unsigned alpha, struct kiln_fp *out)
+/* A shape over the whole tree: byte before and length, per alphabet (HEX,
+ * B32, B64: 0, 1, 2) its members that may be hashes and its samples. */
+struct global {
+	char before;
+	size_t len;
+	size_t members[3], samples[3];
+};
+
+static bool proves(size_t members, size_t samples)
+{
+	return samples >= KILN_SHAPE_SEVERAL && 2 * samples >= members;
+}
+
+/* The shape of alphabet ALPHA (index A) among V[0..N), one directory, byte
+ * before and length: mark its other members in OUT if its samples prove
+ * it, or if it has one and the tree's shape G proves it. */
+static void prove(const struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
+		  struct kiln_fp *out)
 {
 	size_t members = 0, samples = 0;
 
@@ -107,7 +124,7 @@ static void prove(const struct member *v, size_t n, unsigned alpha, struct kiln_
 			members++;
 			samples += v[i].sample;
 		}
-	if (samples < KILN_SHAPE_SEVERAL || 2 * samples < members)
+	if (!proves(members, samples) && !(samples && proves(g->members[a], g->samples[a])))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *m = &v[i];
@@ -118,25 +135,63 @@ static void prove(const struct member *v, size_t n, unsigned alpha, struct kiln_
 	}
 }
 
+/* The tree's shapes, counted from V[0..NV): malloc'ed, *NG of them. */
+static struct global *globals(const struct member *v, size_t nv, size_t *ng)
+{
+	static const unsigned alphas[3] = { KILN_ALPHA_HEX, KILN_ALPHA_B32, KILN_ALPHA_B64 };
+	struct global *g = NULL;
+
+	*ng = 0;
+	for (size_t i = 0; i < nv; i++) {
+		size_t k;
+		for (k = 0; k < *ng && !(g[k].before == v[i].before && g[k].len == v[i].len); k++)
+			;
+		if (k == *ng) {
+			struct global *w = realloc(g, (*ng + 1) * sizeof(*w));
+			if (!w) {
+				free(g);
+				return NULL;
+			}
+			g = w;
+			g[(*ng)++] = (struct global){ v[i].before, v[i].len, { 0 }, { 0 } };
+		}
+		for (int a = 0; a < 3; a++)
+			if (v[i].alpha & alphas[a] && (v[i].sample || could_be(&v[i], alphas[a]))) {
+				g[k].members[a]++;
+				g[k].samples[a] += v[i].sample;
+			}
+	}
+	return g ? g : malloc(1);
+}
+
 bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out)
 {
 	struct member *v = NULL;
-	size_t nv = 0, cap = 0;
+	struct global *g;
+	size_t nv = 0, cap = 0, ng;
 
 	for (size_t i = 0; i < n; i++)
 		if (!add_members(rels[i], i, &v, &nv, &cap)) {
 			free(v);
 			return false;
 		}
+	if (!(g = globals(v, nv, &ng))) {
+		free(v);
+		return false;
+	}
 	if (nv > 1)
 		qsort(v, nv, sizeof(*v), member_cmp);
 	for (size_t a = 0, b; a < nv; a = b) {
+		const struct global *shape = g;
 		for (b = a + 1; b < nv && same_shape(&v[a], &v[b]); b++)
 			;
-		prove(v + a, b - a, KILN_ALPHA_HEX, out);
-		prove(v + a, b - a, KILN_ALPHA_B32, out);
-		prove(v + a, b - a, KILN_ALPHA_B64, out);
+		while (!(shape->before == v[a].before && shape->len == v[a].len))
+			shape++;
+		prove(v + a, b - a, KILN_ALPHA_HEX, 0, shape, out);
+		prove(v + a, b - a, KILN_ALPHA_B32, 1, shape, out);
+		prove(v + a, b - a, KILN_ALPHA_B64, 2, shape, out);
 	}
+	free(g);
 	free(v);
 	return true;
 }

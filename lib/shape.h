@@ -23,8 +23,10 @@
  * proven when at least KILN_SHAPE_SEVERAL of its tokens pass the rule on
  * the name alone (kiln_fingerprint_span()) and those are at least half of
  * its tokens that may be hashes: hash-like ones (kiln_token_hashlike())
- * that, outside hexadecimal, hold a letter.  Those are then hashes too;
- * words are never taken (nor counted).  False
+ * that, outside hexadecimal, hold a letter; or when one of its tokens
+ * passes and the same shape over the whole tree (any directory) is proven
+ * so.  Those are then hashes too; words are never taken (nor counted).
+ * False
  * when out of memory (OUT unchanged).  Pure; thread-safe.
  */
 bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out);

@@ -7,12 +7,13 @@ KIND is vite, rollup, webpack, esbuild or parcel (what the app imports
 depends on what the bundler handles without plugins).  The app is an entry
 (src/main.js) that imports shared modules, a style sheet and an image, and
 loads PAGES pages lazily (import()); each page has its own content, drawn
-from SEED, imports two of the shared modules (so the bundler makes shared
-chunks), and every few pages a style sheet and an image of their own.  So
-every build has hundreds of outputs whose hashes are random draws, and two
-SEEDs give two releases of one app when only some pages change (the page
-contents draw from SEED and the page number, and SEED+1 changes every
-third page).
+from the page number, imports two of the shared modules (so the bundler
+makes shared chunks), and every few pages a style sheet and an image of
+their own.  So every build has hundreds of outputs whose hashes are random
+draws.  SEED changes every third page (and its style sheet and image) a
+little, and what the app writes into the page once it has loaded every
+page and shown every image ("release-SEED-ok"): two seeds are two releases
+of one app.
 
 Beside it, public/ holds files a bundler copies as they are: their names are
 what real sites ship (a maskable icon, fonts, a robots.txt), several with an
@@ -81,22 +82,28 @@ def main():
               f"{words(rng, 12)!r}.length;\n}}\n"
               f"export const table{s} = {[words(rng, 6) for _ in range(10)]!r};\n")
     for p in range(pages):
-        # a page changes with SEED only every third page: two seeds, two
-        # releases of one app
-        rng = random.Random(f"kiln-page-{p}-{seed if p % 3 == 0 else 0}")
+        # every third page (its style sheet, and every twelfth its image)
+        # says which release it is: two seeds, two releases of one app
+        # that differ a little
+        rng = random.Random(f"kiln-page-{p}")
+        release = seed if p % 3 == 0 else 0
         a, b = rng.randrange(shared), rng.randrange(shared)
         lines = [f"import {{ helper{a} }} from '../shared/s{a}.js';",
                  f"import {{ table{b} }} from '../shared/s{b}.js';"]
         if styles and p % 3 == 0:
             lines.append(f"import './p{p}.css';")
-            write(out, f"src/pages/p{p}.css", css(rng, f"page{p}"))
+            write(out, f"src/pages/p{p}.css", css(rng, f"page{p}") + f".release {{ order: {release}; }}\n")
         if images and p % 4 == 0:
             lines.append(f"import image from '../img/i{p}.svg';" if kind != "parcel" else
                          f"const image = new URL('../img/i{p}.svg', import.meta.url).href;")
-            write(out, f"src/img/i{p}.svg", svg(rng))
+            picture = svg(rng)
+            if p % 3 == 0:
+                picture = picture.replace("</svg>", f'<desc>release {release}</desc></svg>')
+            write(out, f"src/img/i{p}.svg", picture)
         else:
             lines.append("const image = '';")
         lines.append(f"const text = {[words(rng, 8) for _ in range(12)]!r};")
+        lines.append(f"export {{ image }};\nexport const release = {release};")
         lines.append(f"export function render() {{\n  return helper{a}(text.join(' ')) + "
                      f"table{b}.length + image + {rng.randrange(1 << 30)};\n}}")
         write(out, f"src/pages/p{p}.js", "\n".join(lines) + "\n")
@@ -112,12 +119,26 @@ def main():
         main_lines.append("const logo = '';")
     main_lines.append("const pages = [" + ", ".join(f"() => import('./pages/p{p}.js')"
                                                     for p in range(pages)) + "];")
-    main_lines.append("export async function show(i) {\n  const page = await pages[i % pages.length]();\n"
-                      "  document.body.textContent = helper0(logo) + page.render();\n}\n"
-                      "if (typeof document !== 'undefined') show(0);")
+    # in a browser: every page loaded, every image shown, then the release
+    # written into #out
+    main_lines.append(f"""export async function show() {{
+  const all = await Promise.all(pages.map(p => p()));
+  let sum = helper0(logo);
+  for (const page of all) {{
+    sum += page.render().length;
+    if (page.image) {{
+      const img = document.createElement('img');
+      img.src = page.image;
+      document.body.append(img);
+    }}
+  }}
+  document.getElementById('out').textContent = sum > 0 ? 'release-{seed}-ok' : 'bad';
+}}
+if (typeof document !== 'undefined') show();""")
     write(out, "src/main.js", "\n".join(main_lines) + "\n")
     write(out, "index.html", '<!doctype html>\n<html><head><meta charset="utf-8"><title>kiln test app</title>'
-          '</head><body><script type="module" src="./src/main.js"></script></body></html>\n')
+          '</head><body><p id="out">script did not run</p>'
+          '<script type="module" src="./src/main.js"></script></body></html>\n')
     for rel, data in PUBLIC.items():
         write(out, os.path.join("public", rel), data)
 

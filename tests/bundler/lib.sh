@@ -1,0 +1,36 @@
+# lib.sh - what the bundler tests share (sourced after tests/e2e/lib.sh).
+#
+# BUNDLERS: the node_modules of install.sh.  app KIND SEED PAGES DIR writes
+# an app (app.py) into DIR with node_modules linked; hashed_check LABEL
+# DIST HASHED [REASON...] runs check.py as a check.  Each test prints how
+# long its builds and kiln runs took.
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUNDLERS=${KILN_BUNDLERS:?KILN_BUNDLERS must name the bundlers install.sh installed}/node_modules
+[ -d "$BUNDLERS" ] || { echo "${0##*/}: no bundlers in $BUNDLERS (run install.sh)" >&2; exit 1; }
+command -v node >/dev/null || { echo "${0##*/}: node is missing" >&2; exit 1; }
+STARTED=$SECONDS
+
+app() { # app KIND SEED PAGES DIR
+	python3 "$HERE/app.py" "$1" "$2" "$3" "$4" && ln -sfn "$BUNDLERS" "$4/node_modules"
+}
+
+# must DESCRIPTION LOG COMMAND...: the rest depends on COMMAND; if it fails,
+# show LOG and stop.
+must() {
+	local what=$1 log=$2
+	shift 2
+	if "$@"; then
+		check "$what" true
+	else
+		check "$what" false
+		[ -f "$log" ] && tail -n 40 "$log" >&2
+		finish
+		exit 1
+	fi
+}
+
+hashed_check() { # hashed_check LABEL DIST HASHED [REASON...]
+	check "$1: every hashed output immutable, nothing else" python3 "$HERE/check.py" "$@"
+}
+
+took() { echo "${0##*/}: $((SECONDS - STARTED)) s" >&2; }
