@@ -74,7 +74,6 @@ def main():
     styles = kind in ("vite", "webpack", "esbuild", "parcel")
     images = kind in ("vite", "webpack", "esbuild", "parcel")
     shared = max(4, pages // 10)
-    base = random.Random(f"kiln-app-{seed}")
     for s in range(shared):
         rng = random.Random(f"kiln-shared-{s}")
         write(out, f"src/shared/s{s}.js",
@@ -110,7 +109,8 @@ def main():
     main_lines = ["import { helper0 } from './shared/s0.js';"]
     if styles:
         main_lines.append("import './style.css';")
-        write(out, "src/style.css", css(base, "app"))
+        write(out, "src/style.css", css(random.Random("kiln-app-style"), "app") +
+              f".release {{ order: {seed}; }}\n")
     if images:
         main_lines.append("import logo from './img/logo.svg';" if kind != "parcel" else
                           "const logo = new URL('./img/logo.svg', import.meta.url).href;")
@@ -123,7 +123,7 @@ def main():
     # written into #out
     main_lines.append(f"""export async function show() {{
   const all = await Promise.all(pages.map(p => p()));
-  let sum = helper0(logo);
+  let sum = String(helper0(logo)).length;
   for (const page of all) {{
     sum += page.render().length;
     if (page.image) {{
