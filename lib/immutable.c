@@ -245,7 +245,9 @@ static void previous_evidence(struct decide *d)
 		const char *rel = d->by_rel[f].rel, *base = d->by_rel[f].base;
 		if (d->fp[k].why != KILN_WHY_NONE)
 			continue;
-		for (size_t p = (size_t)(base - rel); rel[p] && d->fp[k].why == KILN_WHY_NONE; p++) {
+		/* the token nearest the extension first: "index-XXXXXXXX", not
+		 * the whole of it */
+		for (size_t p = strlen(rel); p-- > (size_t)(base - rel) && d->fp[k].why == KILN_WHY_NONE;) {
 			size_t len = 0;
 			if (rel + p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
 				continue;

@@ -2,17 +2,44 @@
  * fuzz_names.c - libFuzzer target for everything that handles file names:
  * sibling and own-output recognition, media by extension and by magic
  * bytes, media types, globs, UTF-8 scanning, and the manifest's encoding of
- * names.  Besides "no crash", it checks a round trip: any relative path
- * kiln could meet, written into a manifest and read back, is the same
- * bytes.
+ * names, and the fingerprint rules.  Besides "no crash", it checks round
+ * trips: any relative path kiln could meet, written into a manifest and
+ * read back, is the same bytes with the same fingerprint.
  */
 #include "classify.h"
+#include "fingerprint.h"
 #include "manifest.h"
 #include "mime.h"
+#include "shape.h"
 #include "state.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* The rules on names: a span found is a candidate token found again where
+ * it is; the shapes of the lines of S, as paths of one tree, take only
+ * candidate tokens. */
+static void fingerprints(char *s)
+{
+	size_t start, len, n = 0;
+	const char *rels[64];
+	struct kiln_fp out[64];
+
+	if (kiln_fingerprint_span(s, &start, &len) &&
+	    (!kiln_token_at(s, start, len) || kiln_token_find(s, s + start, len) > start))
+		abort(); /* the rule's token is not where a manifest finds it */
+	(void)kiln_token_hashlike(s, strlen(s));
+	for (char *p = s; p && n < 64; n++) {
+		rels[n] = p;
+		if ((p = strchr(p, '\n')))
+			*p++ = '\0';
+	}
+	memset(out, 0, sizeof(out));
+	if (kiln_shape_prove(rels, n, out))
+		for (size_t i = 0; i < n; i++)
+			if (out[i].why && !kiln_token_at(rels[i], out[i].start, out[i].len))
+				abort(); /* a shape took what is no token */
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,6 +65,7 @@ static void round_trip(const char *path)
 	struct kiln_record r;
 	struct kiln_state st;
 	char *text;
+	size_t start = 0, len = 0;
 
 	kiln_options_init(&opt);
 	memset(&r, 0, sizeof(r));
@@ -47,6 +75,11 @@ static void round_trip(const char *path)
 	r.coding[0].outcome = KILN_CODING_KEPT;
 	r.coding[0].size = 500;
 	strcpy(r.coding[0].recipe, "x-1");
+	/* as immutable.c records it: the first place the token stands */
+	if (kiln_fingerprint_span(path, &start, &len))
+		r.fp = (struct kiln_fp){ KILN_WHY_NAME,
+					 (uint32_t)kiln_token_find(path, path + start, len),
+					 (uint32_t)len };
 	text = kiln_manifest_dump(&opt, &r, 1, NULL, 0);
 	if (!text)
 		return; /* out of memory */
@@ -55,6 +88,9 @@ static void round_trip(const char *path)
 	    strcmp(st.v[0].rec.rel, path) != 0 || st.v[0].rec.coding[0].outcome != KILN_CODING_KEPT ||
 	    strcmp(st.v[0].rec.coding[0].recipe, "x-1") != 0)
 		abort(); /* a name did not survive the manifest */
+	if (st.v[0].rec.fp.why != r.fp.why || st.v[0].rec.fp.start != r.fp.start ||
+	    st.v[0].rec.fp.len != r.fp.len)
+		abort(); /* nor its fingerprint */
 	kiln_state_free(&st);
 	free(text);
 }
@@ -82,7 +118,7 @@ static void keys_injective(const char *a, const char *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1), *glob, *path;
+	char *s = malloc(size + 1), *glob, *path, *copy;
 	bool enc;
 	char *key;
 
@@ -102,6 +138,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p += kiln_utf8_len(p) ? kiln_utf8_len(p) : 1;
 	key = kiln_manifest_key(s, &enc);
 	free(key);
+	if ((copy = strdup(s))) {
+		fingerprints(copy);
+		free(copy);
+	}
 	/* the first line is a glob, the rest a path */
 	glob = s;
 	path = strchr(s, '\n');

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# immutable.sh - which files are served immutable, and why, through the
+# real binary: each kind of evidence (the name, the tree's shapes, a
+# bundler's manifest at the top or given with --fingerprints, a rename
+# across --previous releases, --immutable) and --mutable over them all;
+# the manifest's "immutable" and "fingerprint", -v, every snippet's
+# Cache-Control and Use-As-Dictionary following the same decision; bad
+# --fingerprints files reported with the run going on; shards and merge
+# writing the same reasons as one run.  Expected values come from the
+# names' construction (which token is a hash), not from kiln's output.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+
+text() { # text FILE BYTES SEED: compressible text
+	$PY -c "import random, sys; r = random.Random(sys.argv[2]); n = int(sys.argv[1])
+print(' '.join(r.choice(['alpha', 'beta', 'gamma', 'delta', str(r.randrange(99))]) for _ in range(n // 6)))" "$2" "$3" >"$1"
+}
+# why TREE PATH: the manifest's "immutable" for PATH ("-" when none) and its
+# "fingerprint"
+why() {
+	$PY - "$1/kiln-manifest.json" "$2" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["files"][sys.argv[2]]
+print(e.get("immutable", "-"), e.get("fingerprint", "-"))
+PY
+}
+
+# ---- a tree: names that pass the rule alone, one beside them that does
+# not (no digit, no case change: a real Vite hash), words of the same shape
+D=$T/site
+mkdir -p "$D/assets" "$D/fonts" "$D/solo"
+for f in index-B2x9_kQ1.js vendor-Qm7pL2vX.js index-DPJWWXvr.js logo-maskable.js \
+	hero-portrait.css; do
+	text "$D/assets/$f" 3000 "$f"
+done
+text "$D/index.html" 2000 page
+text "$D/fonts/inter.woff2" 3000 font
+text "$D/solo/app-KQXWPZvr.js" 3000 solo # alone: no shape, no hash by name
+"$KILN" -v --server nginx,caddy,apache --immutable 'fonts/*' "$D" 2>"$T/v.log"
+check "kiln on the tree" [ $? -eq 0 ]
+check "the name alone: index-B2x9_kQ1.js" [ "$(why "$D" assets/index-B2x9_kQ1.js)" = "name B2x9_kQ1" ]
+check "the tree's shape: index-DPJWWXvr.js" [ "$(why "$D" assets/index-DPJWWXvr.js)" = "tree DPJWWXvr" ]
+check "words of the same shape are not: logo-maskable.js" [ "$(why "$D" assets/logo-maskable.js)" = "- -" ]
+check "... hero-portrait.css" [ "$(why "$D" assets/hero-portrait.css)" = "- -" ]
+check "a glob: fonts/inter.woff2, no fingerprint" [ "$(why "$D" fonts/inter.woff2)" = "glob -" ]
+check "index.html is not" [ "$(why "$D" index.html)" = "- -" ]
+check "a lone name that fails the rule is not" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "- -" ]
+check "-v says why" grep -q '/site/assets/index-DPJWWXvr.js: compressed, .*, immutable (tree)$' "$T/v.log"
+check "-v says nothing for a mutable file" grep -q '/site/assets/logo-maskable.js: compressed, [^(]*([^)]*)$' "$T/v.log"
+check "the manifest matches the JSON Schema" \
+	$PY "$(dirname "$0")/check_manifest.py" "$D/kiln-manifest.json" "$D" "$(dirname "$0")/../data/manifest.schema.json"
+# every snippet lists the tree's decision: the tree-proven file, not the words
+for s in kiln.nginx.http.conf kiln.caddy.conf kiln.apache.conf; do
+	check "$s: the tree-proven file is immutable" grep -q 'DPJWWXvr\\\?\.js' "$D/$s"
+	check "$s: the glob's file too" grep -q 'inter\\\?\.woff2' "$D/$s"
+	check "$s: the words are not" not grep -q 'logo-maskable\|hero-portrait\|KQXWPZvr' "$D/$s"
+done
+check "nginx: Use-As-Dictionary for the tree-proven file's family" \
+	grep -q 'match=\\\?"/assets/index-\*\.js' "$D/kiln.nginx.http.conf"
+check "kiln check passes" "$KILN" check -q "$D"
+
+# ---- --mutable overrides every kind of evidence
+"$KILN" -q --mutable 'assets/index-*' --immutable 'fonts/*' "$D"
+check "--mutable: the name's file is not immutable" [ "$(why "$D" assets/index-B2x9_kQ1.js)" = "- -" ]
+check "--mutable: the tree's file is not" [ "$(why "$D" assets/index-DPJWWXvr.js)" = "- -" ]
+check "--mutable: another file still is" [ "$(why "$D" assets/vendor-Qm7pL2vX.js)" = "name Qm7pL2vX" ]
+check "--mutable: the snippet lists neither" not grep -q 'index-B2x9_kQ1\|index-DPJWWXvr' "$D/kiln.nginx.http.conf"
+check "--mutable: the settings record it" grep -q '"mutable": \[' "$D/kiln-manifest.json"
+
+# ---- a bundler's manifest: at the tree's top, or given
+mkdir -p "$D/.vite"
+cat >"$D/.vite/manifest.json" <<'JSON'
+{"src/app.ts": {"file": "solo/app-KQXWPZvr.js", "name": "app", "src": "src/app.ts", "isEntry": true}}
+JSON
+"$KILN" -q "$D"
+check "Vite's manifest at the top proves a lone name" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "bundler KQXWPZvr" ]
+mv "$D/.vite/manifest.json" "$T/vite.json"
+rmdir "$D/.vite"
+"$KILN" -q "$D"
+check "... and without it, the name is not immutable" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "- -" ]
+"$KILN" -q --fingerprints "$T/vite.json" "$D"
+check "--fingerprints FILE proves it" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "bundler KQXWPZvr" ]
+echo '{"name": "a web app manifest", "icons": [{"src": "a.png"}]}' >"$T/pwa.json"
+echo 'not json' >"$T/bad.json"
+"$KILN" -q --fingerprints "$T/pwa.json" --fingerprints "$T/bad.json" --fingerprints "$T/none.json" \
+	--fingerprints "$T/vite.json" "$D" 2>"$T/fp.err"
+st=$?
+check "bad --fingerprints files fail the run (exit 1)" [ "$st" -eq 1 ]
+check "... each named: not a manifest kiln reads" \
+	sh -c "grep -q '^kiln: $T/pwa.json: not a bundler manifest kiln reads' '$T/fp.err' &&
+	       grep -q '^kiln: $T/bad.json: not a bundler manifest kiln reads' '$T/fp.err'"
+check "... or cannot be opened" grep -q "^kiln: $T/none.json: cannot open the bundler manifest" "$T/fp.err"
+check "... and the run goes on with the good one" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "bundler KQXWPZvr" ]
+check "... siblings and all" test -f "$D/solo/app-KQXWPZvr.js.gz"
+check "--fingerprints with an empty name is a usage error" not "$KILN" -q --fingerprints '' "$D"
+
+# ---- a rename across releases, with new bytes
+R1=$T/r1 R2=$T/r2
+mkdir -p "$R1/lone" "$R1/same" "$R1/w" "$R2/lone" "$R2/same" "$R2/w"
+text "$R1/lone/app-KQXWPZvr.js" 4000 one
+cp "$R1/lone/app-KQXWPZvr.js" "$R2/lone/app-DPJWWXvr.js"
+echo 'console.log("release 2");' >>"$R2/lone/app-DPJWWXvr.js"
+text "$R1/same/lib-HBGTRFvd.js" 4000 same
+cp "$R1/same/lib-HBGTRFvd.js" "$R2/same/lib-ZMXNCBvq.js" # renamed, same bytes
+text "$R1/w/hero-portrait.js" 4000 word
+cp "$R1/w/hero-portrait.js" "$R2/w/hero-original.js"
+echo 'x();' >>"$R2/w/hero-original.js"
+"$KILN" -q "$R1"
+"$KILN" -q --previous "$R1" "$R2"
+check "kiln --previous on release 2" [ $? -eq 0 ]
+check "renamed with new bytes: immutable by previous" [ "$(why "$R2" lone/app-DPJWWXvr.js)" = "previous DPJWWXvr" ]
+check "... and it gets its delta" \
+	test -f "$R2/lone/app-DPJWWXvr.js.$(sha256sum "$R1/lone/app-KQXWPZvr.js" | cut -c1-16).dcz"
+check "renamed with the same bytes: no hash shown" [ "$(why "$R2" same/lib-ZMXNCBvq.js)" = "- -" ]
+check "a word renamed to a word: not" [ "$(why "$R2" w/hero-original.js)" = "- -" ]
+check "release 1 alone: the lone name is not" [ "$(why "$R1" lone/app-KQXWPZvr.js)" = "- -" ]
+
+# ---- shards and merge write the reasons one run writes
+cp -a "$D" "$T/one"
+cp -a "$D" "$T/sharded"
+"$KILN" -q --immutable 'fonts/*' "$T/one"
+for k in 1 2 3; do "$KILN" -q --immutable 'fonts/*' --shard "$k/3" "$T/sharded" || fail "shard $k"; done
+"$KILN" merge -q "$T/sharded"
+check "kiln merge" [ $? -eq 0 ]
+same_reasons() {
+	$PY - "$T/one/kiln-manifest.json" "$T/sharded/kiln-manifest.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p))["files"] for p in sys.argv[1:3])
+r = lambda f: {k: (e.get("immutable"), e.get("fingerprint")) for k, e in f.items()}
+sys.exit(0 if r(a) == r(b) and any(v[0] == "tree" for v in r(a).values()) else 1)
+PY
+}
+check "the merged manifest says why as one run does" same_reasons
+check "... and the snippets are the same" cmp -s "$T/one/kiln.nginx.http.conf" "$T/sharded/kiln.nginx.http.conf"
+finish
