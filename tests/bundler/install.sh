@@ -9,7 +9,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dest=${KILN_BUNDLERS:?KILN_BUNDLERS must name where the bundlers go}
-cache=${KILN_NPM_CACHE:?KILN_NPM_CACHE must name npm's cache}
+cache=${KILN_NPM_CACHE:?KILN_NPM_CACHE must name the npm cache directory}
 command -v npm >/dev/null || { echo "install.sh: npm is missing (Node.js 20 with npm)" >&2; exit 1; }
 mkdir -p "$dest" "$cache"
 if [ -d "$dest/node_modules" ] && cmp -s "$here/package-lock.json" "$dest/package-lock.json"; then
