@@ -138,15 +138,11 @@ static void prove_insert(struct kiln_proofs *out, const char *output, const char
 		return;
 	b = base_of(o);
 	off = (size_t)(b - o);
-	for (size_t p = 1; b[p]; p++) {
-		size_t l = 0;
-		if (b[p - 1] != '.' && b[p - 1] != '-')
-			continue;
-		while (b[p + l] && b[p + l] != '.')
-			l++;
-		if (kiln_token_at(o, off + p, l) && strlen(b) == strlen(k) + l + 1 &&
-		    memcmp(b, k, p - 1) == 0 && strcmp(b + p + l, k + p - 1) == 0) {
-			if (!add(out, o, off + p, l))
+	for (size_t at = off + 1, l; kiln_token_next(o, &at, &l); at++) {
+		size_t p = at - off;
+		if (strlen(b) == strlen(k) + l + 1 && memcmp(b, k, p - 1) == 0 &&
+		    strcmp(b + p + l, k + p - 1) == 0) {
+			if (!add(out, o, at, l))
 				*nomem = true;
 			return;
 		}
@@ -165,18 +161,11 @@ static size_t some_token(const char *path, bool (*test)(const char *, size_t, si
 
 	if (!test && kiln_fingerprint_span(path, &s, len))
 		return s;
-	for (size_t p = 1; b[p]; p++) {
-		size_t l = 0;
-		if (b[p - 1] != '.' && b[p - 1] != '-')
-			continue;
-		while (b[p + l] && b[p + l] != '.')
-			l++;
-		if (kiln_token_at(path, off + p, l) &&
-		    (test ? test(path, off + p, l) : kiln_token_hashlike(path + off + p, l))) {
+	for (size_t at = off + 1, l; kiln_token_next(path, &at, &l); at++)
+		if (test ? test(path, at, l) : kiln_token_hashlike(path + at, l)) {
 			*len = l;
-			return off + p;
+			return at;
 		}
-	}
 	return SIZE_MAX;
 }
 

@@ -154,16 +154,9 @@ static bool list_members(struct dict_run *d, size_t i)
 	const struct kiln_release *r = &d->t->releases[i];
 
 	for (size_t f = 0; f < r->n; f++) {
-		const char *rel = r->v[f].rel, *slash = strrchr(rel, '/');
-		size_t base = slash ? (size_t)(slash - rel) + 1 : 0;
-		for (size_t p = base; rel[p]; p++) {
-			struct family key = { NULL, 0 };
-			if (p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
-				continue;
-			while (rel[p + key.len] && rel[p + key.len] != '.')
-				key.len++;
-			if (!kiln_token_at(rel, p, key.len))
-				continue;
+		const char *rel = r->v[f].rel;
+		struct family key = { NULL, 0 };
+		for (size_t p = 0; kiln_token_next(rel, &p, &key.len); p++) {
 			if (!(key.family = kiln_family_at(rel, p, key.len)))
 				return false;
 			if (!d->nfams || !bsearch(&key, d->fams, d->nfams, sizeof(key), family_cmp)) {

@@ -229,6 +229,25 @@ bool kiln_token_at(const char *name, size_t start, size_t len)
 	return kiln_token_alphabets(t, len) & KILN_ALPHA_B64;
 }
 
+bool kiln_token_next(const char *name, size_t *at, size_t *len)
+{
+	size_t base = (size_t)(base_of(name) - name);
+
+	for (size_t p = *at > base ? *at : base; name[p]; p++) {
+		size_t l = 0;
+		if (p > base && name[p - 1] != '.' && name[p - 1] != '-')
+			continue;
+		while (name[p + l] && name[p + l] != '.')
+			l++;
+		if (kiln_token_at(name, p, l)) {
+			*at = p;
+			*len = l;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Rule (a) for the token at T, or (c) when MIN is 16: its length, or 0. */
 static size_t hex_token(const char *t, size_t min)
 {

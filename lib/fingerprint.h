@@ -67,6 +67,11 @@ bool kiln_token_hashlike(const char *t, size_t len);
  * '.' or '-' (or at the start of the base name)? */
 bool kiln_token_at(const char *name, size_t start, size_t len);
 
+/* The next candidate token of NAME's base name at or after offset *AT (0:
+ * from the start), left to right: true with [*AT, *AT + *LEN) the token
+ * (go on from *AT + 1), false past the last. */
+bool kiln_token_next(const char *name, size_t *at, size_t *len);
+
 /* The rule on a name alone (README.md, "Cache-Control"): the fingerprint
  * kiln_fingerprinted() finds in NAME's base name, the first left to right:
  * true with *START its offset in NAME and *LEN its length. */

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -241,24 +242,22 @@ static void previous_evidence(struct decide *d)
 	struct kiln_tree *t = d->t;
 
 	for (size_t f = 0; f < d->nfiles; f++) {
-		size_t k = d->by_rel[f].k;
-		const char *rel = d->by_rel[f].rel, *base = d->by_rel[f].base;
+		size_t k = d->by_rel[f].k, at[16], len[16], n = 0;
+		const char *rel = d->by_rel[f].rel;
 		if (d->fp[k].why != KILN_WHY_NONE)
 			continue;
+		for (size_t p = 0; n < 16 && kiln_token_next(rel, &p, &len[n]); p++)
+			at[n++] = p;
 		/* the token nearest the extension first: "index-XXXXXXXX", not
 		 * the whole of it */
-		for (size_t p = strlen(rel); p-- > (size_t)(base - rel) && d->fp[k].why == KILN_WHY_NONE;) {
-			size_t len = 0;
-			if (rel + p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
-				continue;
-			while (rel[p + len] && rel[p + len] != '.')
-				len++;
-			if (!kiln_token_at(rel, p, len) || !kiln_token_hashlike(rel + p, len))
+		while (n-- > 0 && d->fp[k].why == KILN_WHY_NONE) {
+			if (!kiln_token_hashlike(rel + at[n], len[n]))
 				continue;
 			for (size_t r = 0; r < t->opt->n_previous; r++)
-				if (!kiln_release_find(&t->releases[r], rel) && renamed(d, k, r, p, len)) {
-					d->fp[k] = (struct kiln_fp){ KILN_WHY_PREVIOUS, (uint32_t)p,
-								     (uint32_t)len };
+				if (!kiln_release_find(&t->releases[r], rel) &&
+				    renamed(d, k, r, at[n], len[n])) {
+					d->fp[k] = (struct kiln_fp){ KILN_WHY_PREVIOUS, (uint32_t)at[n],
+								     (uint32_t)len[n] };
 					break;
 				}
 		}
@@ -328,8 +327,9 @@ void kiln_immutable_decide(struct kiln_tree *t)
 		if (any_glob(opt->mutable_globs, opt->n_mutable, rel))
 			d.fp[k] = (struct kiln_fp){ 0 };
 		/* the manifest names the token; it must find the same span again */
-		if (d.fp[k].len)
-			d.fp[k].start = (uint32_t)kiln_token_find(rel, rel + d.fp[k].start, d.fp[k].len);
+		if (d.fp[k].len && (start = kiln_token_find(rel, rel + d.fp[k].start, d.fp[k].len)) !=
+					   SIZE_MAX)
+			d.fp[k].start = (uint32_t)start;
 	}
 	free(d.by_base);
 	free(d.by_rel);

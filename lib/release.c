@@ -183,19 +183,9 @@ kiln_status kiln_release_read_archive(const char *path, bool (*want)(const char 
 /* Does REL's base name hold a candidate token? */
 static bool has_token(const char *rel)
 {
-	const char *slash = strrchr(rel, '/');
-	size_t base = slash ? (size_t)(slash - rel) + 1 : 0;
+	size_t at = 0, len;
 
-	for (size_t p = base; rel[p]; p++) {
-		size_t len = 0;
-		if (p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
-			continue;
-		while (rel[p + len] && rel[p + len] != '.')
-			len++;
-		if (kiln_token_at(rel, p, len))
-			return true;
-	}
-	return false;
+	return kiln_token_next(rel, &at, &len);
 }
 
 static int file_cmp(const void *a, const void *b)

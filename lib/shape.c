@@ -58,14 +58,7 @@ static bool add_members(const char *rel, size_t i, struct member **v, size_t *n,
 	size_t base = slash ? (size_t)(slash - rel) + 1 : 0, s0 = 0, l0 = 0;
 	bool named = kiln_fingerprint_span(rel, &s0, &l0);
 
-	for (size_t p = base; rel[p]; p++) {
-		size_t len = 0;
-		if (p > base && rel[p - 1] != '.' && rel[p - 1] != '-')
-			continue;
-		while (rel[p + len] && rel[p + len] != '.')
-			len++;
-		if (!kiln_token_at(rel, p, len))
-			continue;
+	for (size_t p = 0, len; kiln_token_next(rel, &p, &len); p++) {
 		if (*n == *cap) {
 			size_t c = *cap ? 2 * *cap : 256;
 			struct member *w = realloc(*v, c * sizeof(*w));
