@@ -231,9 +231,9 @@ bool kiln_token_at(const char *name, size_t start, size_t len)
 
 bool kiln_token_next(const char *name, size_t *at, size_t *len)
 {
-	size_t base = (size_t)(base_of(name) - name);
+	size_t base = (size_t)(base_of(name) - name), n = strlen(name);
 
-	for (size_t p = *at > base ? *at : base; name[p]; p++) {
+	for (size_t p = *at > base ? *at : base; p < n; p++) {
 		size_t l = 0;
 		if (p > base && name[p - 1] != '.' && name[p - 1] != '-')
 			continue;
@@ -304,7 +304,7 @@ bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len)
 		*len = n;
 		return true;
 	}
-	for (const char *p = base + 1; *p; p++)
+	for (const char *p = *base ? base + 1 : base; *p; p++) /* "dir/" has no name */
 		if ((*p == '.' || *p == '-') &&
 		    ((n = hex_token(p + 1, 8)) || (n = base64url_token(p + 1)))) {
 			*start = (size_t)(p + 1 - name);
