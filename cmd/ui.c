@@ -612,6 +612,9 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 			 detail ? detail : "");
 		warning_line(ui, path, text);
 		break;
+	case KILN_EVENT_SNIPPET_LEFT_OUT:
+		warning_line(ui, path, detail ? detail : kiln_event_name(ev));
+		break;
 	case KILN_EVENT_INCLUDE_UNMATCHED:
 	case KILN_EVENT_EXCLUDE_UNMATCHED:
 		glob = escaped(detail ? detail : "");

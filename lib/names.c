@@ -31,6 +31,7 @@ static const char *const event_names[KILN_NEVENTS] = {
 	[KILN_EVENT_INCLUDE_UNMATCHED] = "include glob matches no file",
 	[KILN_EVENT_EXCLUDE_UNMATCHED] = "exclude glob matches no file",
 	[KILN_EVENT_DICT_DELTA] = "dictionary delta",
+	[KILN_EVENT_SNIPPET_LEFT_OUT] = "left out of a snippet",
 	[KILN_EVENT_NO_MANIFEST] = "no manifest",
 	[KILN_EVENT_OUT_OF_DATE] = "manifest out of date",
 	[KILN_EVENT_MISSING_SIBLING] = "missing sibling",

@@ -351,6 +351,27 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 	return true;
 }
 
+/* A warning for each asset a chosen server's snippet leaves out of its
+ * special handling (server.h), "SERVER snippet: why". */
+static void report_left_out(struct kiln_tree *t, const struct kiln_serve *s)
+{
+	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
+		if (!(t->opt->servers & (1u << sv)) || !kiln_servers[sv]->left_out)
+			continue;
+		for (size_t i = 0; i < s->n; i++) {
+			const char *why = kiln_servers[sv]->left_out(s, &s->assets[i]);
+			char text[256], *path;
+			struct kiln_error err = { KILN_OK, 0, text, "" };
+
+			if (!why || !(path = kiln_path_join(t->root, s->assets[i].rel, "")))
+				continue;
+			snprintf(text, sizeof(text), "%s snippet: %s", kiln_servers[sv]->name, why);
+			kiln_tree_event(t, KILN_EVENT_SNIPPET_LEFT_OUT, path, -1, &err);
+			free(path);
+		}
+	}
+}
+
 /* Each chosen server's snippet files. */
 static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, size_t n)
 {
@@ -360,6 +381,9 @@ static void write_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 	/* the nginx http {} file beside --nginx-conf's, under its own name */
 	char *http = opt->nginx_conf_path ? kiln_server_file_path(opt, t->root, 0, 1) : NULL;
 	bool ok = recs && (!opt->nginx_conf_path || http) && serve_input(t, recs, n, &s, own, http);
+
+	if (ok)
+		report_left_out(t, &s);
 
 	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
 		if (!(opt->servers & (1u << sv)))

@@ -110,6 +110,13 @@ struct kiln_server {
 	const char *name;
 	/* Its files, the first the one users include; ends with {NULL}. */
 	struct kiln_server_file files[3];
+	/* Why the snippet leaves asset A out of what it does per file (lists
+	 * it as immutable, serves its siblings), and what A gets instead: a
+	 * static sentence ("its URL path cannot be written in a Caddyfile:
+	 * served no-cache"), or NULL when A is served by every rule.  NULL
+	 * when the server leaves nothing out.  The run reports each one as a
+	 * warning (KILN_EVENT_SNIPPET_LEFT_OUT). */
+	const char *(*left_out)(const struct kiln_serve *s, const struct kiln_serve_asset *a);
 };
 
 /* The table, indexed by the bits of kiln_options.servers; at most

@@ -284,6 +284,16 @@ static bool put_cache_value(FILE *f, const struct kiln_serve *s, const char *cc,
 	return true;
 }
 
+/* Pattern bytes the names of one run may take: around them go "^", the
+ * prefix, the suffixes (at most 8 bytes a coding and 5 more) and "\z". */
+static size_t run_room(const struct kiln_serve *s)
+{
+	size_t room = APACHE_REGEX_MAX - 1 - 8 * kiln_ncodecs - 5 - 2;
+	size_t prefix = re_string_len(s->url_prefix);
+
+	return prefix < room ? room - prefix : 0;
+}
+
 /*
  * The Cache-Control lines (none with --no-cache-control): "no-cache" on
  * every file served under the prefix, then, overriding it (mod_headers
@@ -297,10 +307,7 @@ static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 	const char *done[8];
 	size_t ndone = 0, skipped = 0;
 	bool ok = nm != NULL;
-	/* Room for the names of a run: around them go "^", the prefix, the
-	 * suffixes (at most 8 bytes a coding and 5 more) and "\z". */
-	size_t room = APACHE_REGEX_MAX - 1 - 8 * kiln_ncodecs - 5 - 2;
-	size_t prefix = re_string_len(s->url_prefix);
+	size_t room = run_room(s);
 
 	if (!s->opt->cache_control) {
 		free(nm);
@@ -312,7 +319,6 @@ static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 	      f);
 	put_re_string(f, s->url_prefix);
 	fputs("# && -f %{REQUEST_FILENAME}\"\n", f);
-	room = prefix < room ? room - prefix : 0;
 	/* server.h has one other value; DONE has room for more. */
 	for (size_t a = 0; ok && a < s->n; a++) {
 		const char *cc = kiln_serve_cache_control(s, &s->assets[a]);
@@ -383,8 +389,17 @@ static void put_accepts(FILE *f, const struct kiln_codec *k)
  * kept coding, the table's last first. */
 static void put_selection(FILE *f, const struct kiln_serve *s)
 {
+	fputs("\n# No file here takes a content-coding or a language from a suffix\n"
+	      "# kiln's siblings use, wherever it stands in the name (x.gz.js is\n"
+	      "# JavaScript, x.br.html no Breton page).\n",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		fprintf(f, "RemoveEncoding %s\nRemoveLanguage %s\n", kiln_codecs[c]->info.suffix,
+			kiln_codecs[c]->info.suffix);
 	fputs("\n# A request kiln sent on to a sibling: its Content-Type from the\n"
-	      "# source's extensions, no language, one Content-Encoding.\n"
+	      "# source's extensions, and the one Content-Encoding it was sent for.\n"
+	      "Header set Content-Encoding %{REDIRECT_" APACHE_CODING_VAR "}e "
+	      "\"expr=-n reqenv('REDIRECT_" APACHE_CODING_VAR "')\"\n"
 	      "<If \"-n reqenv('REDIRECT_" APACHE_CODING_VAR "')\">\n",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -394,11 +409,9 @@ static void put_selection(FILE *f, const struct kiln_serve *s)
 			continue;
 		fprintf(f,
 			"    RemoveType %s\n"
-			"    RemoveLanguage %s\n"
 			"    RemoveCharset %s\n"
-			"    RemoveHandler %s\n"
-			"    AddEncoding %s %s\n",
-			i->suffix, i->suffix, i->suffix, i->suffix, i->name, i->suffix);
+			"    RemoveHandler %s\n",
+			i->suffix, i->suffix, i->suffix);
 	}
 	fputs("</If>\n", f);
 	/* a sibling asked for by its own URL while its source is there: rules
@@ -540,7 +553,19 @@ static char *apache_text(const struct kiln_serve *s)
 	return text;
 }
 
+static const char *apache_left_out(const struct kiln_serve *s, const struct kiln_serve_asset *a)
+{
+	const char *cc = kiln_serve_cache_control(s, a);
+
+	if (cc && strcmp(cc, KILN_CACHE_REVALIDATE) != 0 &&
+	    re_string_len(a->rel) + 6 > run_room(s))
+		return "its path is too long for one expression of the immutable list: "
+		       "served no-cache, not immutable";
+	return NULL;
+}
+
 const struct kiln_server kiln_server_apache = {
 	"apache",
 	{ { "kiln.apache.conf", apache_text }, { NULL, NULL } },
+	apache_left_out,
 };

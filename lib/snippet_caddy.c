@@ -88,50 +88,82 @@ static void put_comment_safe(FILE *f, const char *s)
 
 /*
  * Whether the N bytes at S can be one Caddyfile token that Caddy reads back
- * as exactly those bytes: well-formed UTF-8 without control characters, and
- * no '{' followed anywhere by '}' (environment variables, shorthands and
- * import arguments are all of that form).
+ * as exactly those bytes: well-formed UTF-8 (the lexer reads runes, and a
+ * byte that is not UTF-8 comes back as U+FFFD), no "{$" anywhere (before
+ * lexing, Caddy replaces "{$NAME}" from the environment across the whole
+ * file, up to the next '}' of any line: caddyfile/parse.go
+ * replaceEnvVars), and no '{' followed anywhere by '}' (the HTTP adapter
+ * rewrites shorthands such as {path} in every token, and import arguments
+ * are of that form too).  Control characters are fine inside quotes (the
+ * lexer keeps them, and counts a newline's lines).  See below for what an
+ * import does to a token with a '{'.
  */
 static bool token_safe(const char *s, size_t n)
 {
-	bool open = false;
+	size_t open = 0;
 
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
 		size_t k = kiln_utf8_len(s + i);
 
-		if (k == 0 || i + k > n || c < 0x20 || c == 0x7f)
+		if (k == 0 || i + k > n)
+			return false;
+		if (c == '{' && i + 1 < n && s[i + 1] == '$')
 			return false;
 		if (c == '{')
-			open = true;
+			open++;
 		else if (c == '}' && open)
 			return false;
 		i += k;
 	}
+	if (!open)
+		return true;
+	/* An imported file's tokens go through Caddy's replacer for the import
+	 * arguments (parse.go, ReplaceKnown): in a token with a '{' it takes a
+	 * backslash before a brace for an escape and drops it, and past 100
+	 * unclosed braces it gives up and leaves the token empty. */
+	if (open > 100)
+		return false;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (s[i] == '\\' && (s[i + 1] == '{' || s[i + 1] == '}'))
+			return false;
 	return true;
 }
 
 /*
- * Whether the URL path S (N bytes) can be listed: written as one quoted
- * token that reads back as S (`...` takes anything but a backtick, "..."
- * anything but a double quote and a final backslash), and has no
- * backslash at all: Caddy 2.6's file matcher cannot find such a name
- * (fileserver/matcher.go escapes only '*', '[' and '?' in placeholders
- * before globbing), so the existence check of the Cache-Control would
- * never pass.
+ * Whether the URL path S (N bytes) can be written as one quoted token that
+ * reads back as S: inside `...` nothing is an escape, so anything but a
+ * backtick; inside "..." a backslash escapes a double quote and is kept
+ * before anything else (caddyfile/lexer.go), so a path with a backtick is
+ * written there with each '"' as \", unless a backslash stands right
+ * before a '"' or at the end (the lexer would take it for an escape).
  */
 static bool listable(const char *s, size_t n)
 {
-	return token_safe(s, n) && !memchr(s, '\\', n) && !(memchr(s, '`', n) && memchr(s, '"', n));
+	if (!token_safe(s, n))
+		return false;
+	if (!memchr(s, '`', n))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\\' && (i + 1 == n || s[i + 1] == '"'))
+			return false;
+	return true;
 }
 
 /* Write the N listable bytes at S as one quoted token. */
 static void put_token(FILE *f, const char *s, size_t n)
 {
-	if (!memchr(s, '`', n))
+	if (!memchr(s, '`', n)) {
 		fprintf(f, "`%.*s`", (int)n, s);
-	else
-		fprintf(f, "\"%.*s\"", (int)n, s);
+		return;
+	}
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			fputc('\\', f);
+		fputc(s[i], f);
+	}
+	fputc('"', f);
 }
 
 /*
@@ -344,7 +376,7 @@ static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 		other);
 	if (bad) {
 		fputs("\t# Not listed, since no Caddyfile token reads back as their URL\n"
-		      "\t# path, or it has a backslash (sent as the others):\n",
+		      "\t# path (sent as the others):\n",
 		      f);
 		if (!put_map_lines(f, s, true))
 			return false;
@@ -360,7 +392,7 @@ static bool put_cache_control(FILE *f, const struct kiln_serve *s)
 		"\t}\n"
 		"\t@kiln_immutable {\n"
 		"\t\tvars {kiln_cache} immutable\n"
-		"\t\tfile {path} {path}" INDEX_NAME "\n"
+		"\t\tfile {vars.kiln_glob} {vars.kiln_glob}" INDEX_NAME "\n"
 		"\t}\n"
 		"\theader @kiln_immutable Cache-Control \"%s\"\n"
 		"\n",
@@ -473,17 +505,12 @@ static void put_negotiation(FILE *f, unsigned codings)
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if (codings & (1u << c))
-			fprintf(f, " {path}%s", kiln_codecs[c]->info.suffix);
+			fprintf(f, " {vars.kiln_glob}%s", kiln_codecs[c]->info.suffix);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		if (codings & (1u << c))
-			fprintf(f, " {path}" INDEX_NAME "%s", kiln_codecs[c]->info.suffix);
+			fprintf(f, " {vars.kiln_glob}" INDEX_NAME "%s", kiln_codecs[c]->info.suffix);
 	fputs("\n"
 	      "\theader @kiln_has_sibling {\n"
-	      "\t\tVary Accept-Encoding\n"
-	      "\t\tdefer\n"
-	      "\t}\n"
-	      "\t@kiln_backslash path_regexp `\\\\`\n"
-	      "\theader @kiln_backslash {\n"
 	      "\t\tVary Accept-Encoding\n"
 	      "\t\tdefer\n"
 	      "\t}\n"
@@ -491,9 +518,11 @@ static void put_negotiation(FILE *f, unsigned codings)
 	      f);
 }
 
-static void put_file_server(FILE *f, const struct kiln_serve *s, unsigned codings)
+static void put_file_server(FILE *f, const struct kiln_serve *s, unsigned codings,
+			    const char *matcher)
 {
-	fputs("\tfile_server {\n"
+	fprintf(f, "\tfile_server %s%s{\n", matcher ? matcher : "", matcher ? " " : "");
+	fputs(""
 	      "\t\tindex " INDEX_NAME "\n"
 	      "\t\thide",
 	      f);
@@ -520,21 +549,83 @@ static void put_file_server(FILE *f, const struct kiln_serve *s, unsigned coding
 	fputs("\t}\n", f);
 }
 
+/*
+ * {vars.kiln_glob}: the request's path as the file matcher must be given
+ * it.  The matcher globs its pattern (fileserver/matcher.go, fs.Glob),
+ * escaping '*', '[' and '?' in the placeholders' values but not a
+ * backslash, which the glob then takes for an escape: a name with one
+ * would never be found.  So each backslash is doubled, one per step (a
+ * vars_regexp on the part not yet done, and vars that move it over); the
+ * placeholders' values are never expanded again (replacer.go), whatever
+ * braces a name holds.  A path with more than GLOB_STEPS backslashes is
+ * left over in {vars.kiln_rest}: put_deep() serves it as itself.
+ */
+#define GLOB_STEPS 16
+#define GLOB_STEPS_TEXT "16"
+
+static void put_glob_path(FILE *f)
+{
+	fputs("\t# {vars.kiln_glob}: the path for the file matcher, which globs it:\n"
+	      "\t# each backslash doubled, one a step.\n"
+	      "\tvars {\n"
+	      "\t\tkiln_done \"\"\n"
+	      "\t\tkiln_rest {path}\n"
+	      "\t}\n",
+	      f);
+	for (int i = 0; i < GLOB_STEPS; i++)
+		fprintf(f,
+			"\t@kiln_bs%d vars_regexp kiln_bs%d {vars.kiln_rest} `(?s)^([^\\\\]*)\\\\(.*)$`\n"
+			"\tvars @kiln_bs%d {\n"
+			"\t\tkiln_done `{vars.kiln_done}{re.kiln_bs%d.1}\\\\`\n"
+			"\t\tkiln_rest {re.kiln_bs%d.2}\n"
+			"\t}\n",
+			i, i, i, i, i);
+	fputs("\tvars kiln_glob {vars.kiln_done}{vars.kiln_rest}\n\n", f);
+}
+
+/* Whether REL has more backslashes than put_glob_path() doubles. */
+static bool too_deep(const char *rel)
+{
+	int n = 0;
+
+	for (const char *p = rel; *p; p++)
+		n += *p == '\\';
+	return n > GLOB_STEPS;
+}
+
+/* A path with more backslashes than put_glob_path() doubles: served as
+ * itself, by a file_server without precompressed. */
+static void put_deep(FILE *f, const struct kiln_serve *s)
+{
+	fputs("\t# A path with more backslashes than that: served as itself.\n"
+	      "\t@kiln_deep vars_regexp kiln_deep {vars.kiln_rest} `\\\\`\n",
+	      f);
+	put_file_server(f, s, 0, "@kiln_deep");
+	fputs("\n", f);
+}
+
 /* A sibling asked for by its own URL while its source is there is 404,
  * so that rules written for the source's URL (basicauth, respond 403)
  * cannot be walked around: the file matcher looks for the path without
- * its last extension ({path.file.base}: Caddy's placeholders). */
+ * the sibling's suffix, which a vars step takes off first (matchers of one
+ * set run in no set order, so one cannot use another's placeholders). */
 static void put_direct(FILE *f)
 {
 	fputs("\t# A sibling asked for by its own URL while its source is there:\n"
 	      "\t# 404, so that rules written for the source's URL cannot be\n"
 	      "\t# walked around.\n"
-	      "\t@kiln_direct {\n"
-	      "\t\tpath",
+	      "\t@kiln_sibling vars_regexp kiln_sibling {vars.kiln_glob} `(?s)^(.+)(?:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		fprintf(f, " *%s", kiln_codecs[c]->info.suffix);
-	fputs("\n\t\tfile {http.request.uri.path.dir}{http.request.uri.path.file.base}\n"
+		fprintf(f, "%s\\%s", c ? "|" : "", kiln_codecs[c]->info.suffix);
+	fputs(")$`\n"
+	      "\tvars @kiln_sibling {\n"
+	      "\t\tkiln_sibling yes\n"
+	      "\t\tkiln_source {re.kiln_sibling.1}\n"
+	      "\t}\n"
+	      "\t@kiln_direct {\n"
+	      "\t\tvars kiln_sibling yes\n"
+	      "\t\tfile {vars.kiln_source}\n"
 	      "\t}\n"
 	      "\trespond @kiln_direct 404\n\n",
 	      f);
@@ -552,15 +643,17 @@ static char *caddy_text(const struct kiln_serve *s)
 	kiln_snippet_header(f, s, "caddy", "# ");
 	put_usage(f, s);
 	fputs("route {\n", f);
-	put_direct(f);
+	put_glob_path(f);
 	if (!put_cache_control(f, s)) {
 		fclose(f);
 		free(text);
 		return NULL;
 	}
+	put_deep(f, s);
+	put_direct(f);
 	if (codings)
 		put_negotiation(f, codings);
-	put_file_server(f, s, codings);
+	put_file_server(f, s, codings, NULL);
 	fputs("}\n", f);
 	if (ferror(f)) {
 		fclose(f);
@@ -574,7 +667,44 @@ static char *caddy_text(const struct kiln_serve *s)
 	return text;
 }
 
+/* Whether the URL paths of A (its own, and its directory's for an index
+ * file) can all be listed. */
+static bool all_listable(const struct kiln_serve *s, const struct kiln_serve_asset *a,
+			 bool *nomem)
+{
+	long d = index_dir_len(a->rel);
+	bool yes = true;
+
+	for (int k = 0; k < (d >= 0 ? 2 : 1) && yes; k++) {
+		char *key = url_path(s, a->rel, k ? (size_t)d : strlen(a->rel));
+
+		if (!key) {
+			*nomem = true;
+			return true;
+		}
+		yes = listable(key, strlen(key));
+		free(key);
+	}
+	return yes;
+}
+
+static const char *caddy_left_out(const struct kiln_serve *s, const struct kiln_serve_asset *a)
+{
+	bool nomem = false;
+
+	if (too_deep(a->rel))
+		return "more than " GLOB_STEPS_TEXT " backslashes in its path, more than the "
+		       "snippet can hand Caddy's file matcher: served as itself (no sibling, "
+		       "no-cache), and its siblings by their own URLs too";
+	if (immutable(s, a) && !all_listable(s, a, &nomem) && !nomem)
+		return "its URL path cannot be written in an imported Caddyfile (not UTF-8, "
+		       "\"{$\", '{' before '}', or a backslash before a brace): served "
+		       "no-cache, not immutable";
+	return NULL;
+}
+
 const struct kiln_server kiln_server_caddy = {
 	"caddy",
 	{ { "kiln.caddy.conf", caddy_text }, { NULL } },
+	caddy_left_out,
 };

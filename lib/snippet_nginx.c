@@ -54,23 +54,27 @@
  * buckets must hold the longest key. */
 #define MAX_KEY 2048
 
-/* Append S to F for a double-quoted nginx string, or return false if it
- * cannot be written as one (control bytes). */
-static bool quotable(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return false;
-	return true;
-}
-
+/* Append S to F as a double-quoted nginx string that reads back as S,
+ * whatever its bytes: nginx's parser keeps every byte inside quotes but
+ * for the escapes \" \\ \t \r \n, which it turns into their bytes
+ * (ngx_conf_file.c); so a quote and a backslash are escaped, TAB, CR and
+ * LF written as escapes, and every other byte as it is.  Only a map's keys
+ * and constant values go through here: nginx expands no variable in
+ * either (a map's value only when it holds one, and kiln's never do). */
 static void put_quoted(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const char *p = s; *p; p++) {
 		if (*p == '"' || *p == '\\')
 			fputc('\\', f);
-		fputc(*p, f);
+		if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p == '\r')
+			fputs("\\r", f);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*p, f);
 	}
 	fputc('"', f);
 }
@@ -189,7 +193,7 @@ static struct key *map_keys(const struct kiln_serve *s, size_t *n)
 		return NULL;
 	for (size_t i = 0; i < s->n; i++) {
 		size_t len = strlen(s->url_prefix) + strlen(s->assets[i].rel);
-		if (len > MAX_KEY || !quotable(s->assets[i].rel))
+		if (len > MAX_KEY)
 			continue;
 		k[m].text = malloc(len + 1);
 		if (!k[m].text)
@@ -465,7 +469,7 @@ static void put_own_regex(FILE *f, const struct kiln_serve *s)
 	fprintf(f, "[^/]*\\.[0-9a-f]{%d}\\%s|", KILN_DICT_ID_HEX, kiln_codec_dcz.suffix);
 	/* KILN_TEMP_GLOB, KILN_JOURNAL_GLOB, KILN_PART_GLOB (the deltas' own
 	 * URLs are refused with the dictionary rules) */
-	fputs("\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*|kiln-manifest\\.shard-[^/]*\\.json)$", f);
+	fputs("\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*|kiln-manifest\\.shard-[^/]*\\.json)\\z", f);
 }
 
 /* The dictionary delta, when the request names its dictionary and
@@ -494,7 +498,7 @@ static void put_dcz(FILE *f, const char *dict_name)
 		   "if (-f $kiln_dcz_file) {\n"
 		   "    set $kiln_coding %s;\n"
 		   "    set $kiln_vary \"Accept-Encoding, Available-Dictionary\";\n"
-		   "    rewrite \"^(.*?)(\\.[^./]*)?$\" \"$1$2/.kiln-%s$2\" last;\n"
+		   "    rewrite \"(?s)^(.*?)(\\.[^./]*)?\\z\" \"$1$2/.kiln-%s$2\" last;\n"
 		   "}\n",
 		dict_name, KILN_DICT_ID_HEX, kiln_codec_dcz.suffix, tok, tok);
 }
@@ -506,14 +510,14 @@ static void put_negotiation(FILE *f, const char *dict_name)
 	      "# deny) cannot be walked around.\n"
 	      "# (A named capture: nginx escapes numbered ones, spaces and all.)\n"
 	      "set $kiln_direct \"\";\n"
-	      "if ($request_filename ~ \"^(?<kiln_direct>.+)(?:",
+	      "if ($request_filename ~ \"(?s)^(?<kiln_direct>.+)(?:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		if (c)
 			fputc('|', f);
 		put_regex_literal(f, kiln_codecs[c]->info.suffix);
 	}
-	fputs(")$\") { }\n"
+	fputs(")\\z\") { }\n"
 	      "if (-f $kiln_direct) { return 404; }\n\n",
 	      f);
 	fputs("# Which siblings exist now, beside a source that exists: $kiln_have\n"
@@ -537,7 +541,7 @@ static void put_negotiation(FILE *f, const char *dict_name)
 		fprintf(f,
 			"if ($kiln_pick ~ \"^s[^:]*%u[^:]*:[^:]*%u\") {\n"
 			"    set $kiln_coding %s;\n"
-			"    rewrite \"^(.*?)(\\.[^./]*)?$\" \"$1$2/.kiln-%s$2\" last;\n"
+			"    rewrite \"(?s)^(.*?)(\\.[^./]*)?\\z\" \"$1$2/.kiln-%s$2\" last;\n"
 			"}\n",
 			c, c, kiln_codecs[c]->info.name, kiln_codecs[c]->info.name);
 	fputs("\n# Each sibling, served from its file under the source's URI and\n"
@@ -545,7 +549,7 @@ static void put_negotiation(FILE *f, const char *dict_name)
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		fprintf(f,
-			"location ~ \"/\\.kiln-%s(?:\\.[^./]*)?$\" {\n"
+			"location ~ \"/\\.kiln-%s(?:\\.[^./]*)?\\z\" {\n"
 			"    internal;\n"
 			"    alias $kiln_file%s;\n"
 			"}\n",
@@ -553,7 +557,7 @@ static void put_negotiation(FILE *f, const char *dict_name)
 	/* gzip off again: a gzip on that reaches here would compress the
 	 * delta a second time, which no client can decode */
 	fprintf(f,
-		"location ~ \"/\\.kiln-%s(?:\\.[^./]*)?$\" {\n"
+		"location ~ \"/\\.kiln-%s(?:\\.[^./]*)?\\z\" {\n"
 		"    internal;\n"
 		"    gzip off;\n"
 		"    alias $kiln_dcz_file;\n"
@@ -615,8 +619,18 @@ static char *location_text(const struct kiln_serve *s)
 	return text;
 }
 
+static const char *nginx_left_out(const struct kiln_serve *s, const struct kiln_serve_asset *a)
+{
+	if (kiln_serve_cache_control(s, a) && a->immutable &&
+	    strlen(s->url_prefix) + strlen(a->rel) > MAX_KEY)
+		return "its URL path is longer than the map of immutable files takes (2048 "
+		       "bytes): served no-cache, not immutable";
+	return NULL;
+}
+
 const struct kiln_server kiln_server_nginx = {
 	.name = "nginx",
+	.left_out = nginx_left_out,
 	.files = { { KILN_NGINX_CONF_NAME, location_text },
 		   { KILN_NGINX_HTTP_CONF_NAME, http_text },
 		   { NULL, NULL } },

@@ -142,6 +142,24 @@ def decode(coding, data):
     raise ValueError("unknown coding %r" % coding)
 
 
+def display(rel):
+    """REL (path bytes) as one line of text that names it alone: UTF-8 as it
+    is, a backslash doubled, control bytes and bytes that are not UTF-8 as
+    \\xHH."""
+    out = []
+    for ch in rel.decode("utf-8", "surrogateescape"):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append("\\x%02x" % (o - 0xDC00))
+        elif o < 0x20 or o == 0x7F:
+            out.append("\\x%02x" % o)
+        elif ch == "\\":
+            out.append("\\\\")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 class Asset:
     """One entry of the manifest: REL (path bytes relative to the tree),
     KEY (the manifest's key), KEPT (codings with a sibling), IMMUTABLE."""
@@ -178,7 +196,7 @@ class Asset:
         return out
 
     def display(self):
-        return self.rel.decode("utf-8", "backslashreplace")
+        return display(self.rel)
 
     def ext(self):
         return os.path.splitext(self.rel)[1].decode("ascii", "replace").lower()

@@ -1,0 +1,414 @@
+#!/usr/bin/python3
+"""serve_names.py - every byte a POSIX file name can hold, through kiln's
+snippets in the three real servers (nginx, Caddy, Apache), started here on
+127.0.0.1.
+
+usage: serve_names.py --kiln KILN --work DIR [--servers nginx,caddy,apache]
+                      [--random N] [--seed S]
+
+Two trees, each run once through kiln with every coding and every server's
+snippet:
+
+  bytes   for every byte value 0x01-0xff but '/': a file whose name starts
+          with it (f/Ba.js, not fingerprinted), one that holds it in the
+          middle (m/aBb.1a2b3c4d.js, fingerprinted: immutable), a directory
+          whose name holds it (d/dB/x.1a2b3c4d.css) and one whose name
+          starts with it, served by its directory URL (s/Bd/index.html);
+  random  N names (default 300) of one to three components drawn from a
+          seeded generator that favours the bytes the servers' syntaxes
+          give a meaning to ({ } $ % ; " ' ` \\ # ~ * ? [ ] ( ) ^ | + . and
+          the control bytes), with the pieces each syntax substitutes
+          before it reads tokens ({$X}, ${X}, {env.X}, {path}, $uri,
+          %{X}), half of them fingerprinted.
+
+For each tree and each server: the snippet loads (nginx -t, caddy adapt
+and validate, apache2 -t), then the server is started once and
+serve_check.py asks every asset with no Accept-Encoding, gzip, br and zstd
+(GET and HEAD, the body decoded and compared with the source, Content-
+Encoding, Content-Type, Vary, Cache-Control, 304s per coding, Range) and
+each sibling by its own URL (404).  A file kiln left out of a server's
+special handling (a "kiln: PATH: warning:" naming the server) is checked as
+the warning says: served no-cache, not immutable.  The one failure
+tolerated is Caddy 2.6's: no Content-Length on a sibling's HEAD.
+
+Budget (2 cores): the bytes tree is 1,016 assets, about 30,000 requests per
+server; with the random tree about 20-40 s per server, under 2 minutes for
+all three.  Prints "serve_names: N passed, M failed"; exits 1 on a failure.
+"""
+import argparse
+import base64
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+E2E = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, E2E)
+import serve_rules as R  # noqa: E402
+
+NGINX = os.environ.get("NGINX", "/usr/sbin/nginx")
+CADDY = os.environ.get("CADDY", "/usr/bin/caddy")
+APACHE = os.environ.get("APACHE", "/usr/sbin/apache2")
+APACHE_MODS = os.environ.get("APACHE_MODULES", "/usr/lib/apache2/modules")
+HASH = b"1a2b3c4d"
+
+passed = 0
+failed = 0
+
+
+def ok(what, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: %s%s" % (what, (": " + detail) if detail else ""), flush=True)
+    return cond
+
+
+def body_for(rel):
+    """Compressible text that differs per file (so no two share bytes) and
+    is long enough that gzip, brotli and zstd each keep a sibling."""
+    seed = sum(rel) * 131 + len(rel)
+    rng = random.Random(seed)
+    lines = [b"/* %s */" % rel.hex().encode()]
+    for i in range(400):
+        lines.append(b"k.put(%02d);" % rng.randrange(100))
+    return b"\n".join(lines) + b"\n"
+
+
+def put(top, rel, data=None):
+    p = os.path.join(top, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "wb") as f:
+        f.write(body_for(rel) if data is None else data)
+
+
+def bytes_tree(top):
+    for b in range(1, 256):
+        if b == 0x2F:
+            continue
+        c = bytes([b])
+        put(top, b"f/" + c + b"a.js")
+        put(top, b"m/a" + c + b"b." + HASH + b".js")
+        put(top, b"d/d" + c + b"/x." + HASH + b".css")
+        put(top, b"s/" + c + b"d/index.html")
+
+
+# Bytes and pieces each server's syntax gives a meaning to.
+SPECIAL = b'{}$%;"\'`\\#~*?[]()^|+.,=@&!<> \t\n\r\x01\x1b\x7f'
+PIECES = [b"{$HOME}", b"{$", b"${HOME}", b"${", b"{env.HOME}", b"{path}", b"{http.request.uri}",
+          b"$uri", b"$1", b"%{REQUEST_URI}", b"%41", b"%", b"\\x41", b"\\", b"}", b"{", b"~",
+          b"{args[0]}", b"{args.0}", b"*.", b"\xc3\xa9", b"\xff", b"\xe9", b"..", b".gz",
+          b".br", b".zst", b"index.html", b";", b"#", b"\"", b"`", b"'"]
+
+
+def random_name(rng, fingerprinted):
+    n = rng.randrange(1, 9)
+    out = b""
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.35:
+            out += rng.choice(PIECES)
+        elif r < 0.75:
+            out += bytes([rng.choice(SPECIAL)])
+        elif r < 0.9:
+            out += bytes([rng.randrange(1, 256)])
+        else:
+            out += bytes([rng.choice(b"abcdefxyz")])
+    out = out.replace(b"/", b"_").replace(b"\0", b"_")
+    if out in (b".", b".."):
+        out += b"_"
+    return out + (b"." + HASH if fingerprinted else b"") + rng.choice([b".js", b".css", b".html"])
+
+
+def random_tree(top, n, seed):
+    rng = random.Random(seed)
+    seen = set()
+    while len(seen) < n:
+        parts = [random_name(rng, False)[:-3].rstrip(b".") or b"_"
+                 for _ in range(rng.randrange(0, 3))]
+        rel = b"/".join(parts + [random_name(rng, rng.random() < 0.5)])
+        if rel in seen or any(len(p) > 200 or p in (b".", b"..") for p in rel.split(b"/")):
+            continue
+        # a file and a directory cannot share a name
+        pre = [b"/".join(rel.split(b"/")[:i]) for i in range(1, rel.count(b"/") + 1)]
+        if any(p in seen for p in pre) or any(s.startswith(rel + b"/") for s in seen):
+            continue
+        seen.add(rel)
+        put(top, rel)
+
+
+def run_kiln(kiln, top):
+    """kiln on TOP; returns its warnings as {server: set of rel paths} and
+    the exit status."""
+    p = subprocess.run([kiln, "--brotli", "--zstd", "--server", "nginx,caddy,apache",
+                        "--json", top], capture_output=True)
+    left = {}
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        doc = {}
+        ok("kiln --json prints JSON", False, p.stdout[-500:].decode("latin-1"))
+    btop = os.fsencode(top)
+    for w in doc.get("warnings", []):
+        m = re.match(r"(nginx|caddy|apache) snippet: ", w.get("warning", ""))
+        if not m:
+            continue
+        path = base64.b64decode(w["path_base64"]) if "path_base64" in w else \
+            w["path"].encode("utf-8")
+        rel = os.path.relpath(path, btop)
+        left.setdefault(m.group(1), set()).add(rel)
+    return p, left
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(port, proc, seconds=15):
+    end = time.time() + seconds
+    while time.time() < end:
+        if proc is not None and proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+class Server:
+    """One server for one tree, in directory WORK: conf() writes its
+    configuration, check() loads it, start() runs it."""
+
+    def __init__(self, name, tree, work):
+        self.name, self.tree, self.work = name, tree, work
+        self.proc = None
+        self.pid = None
+        os.makedirs(work, exist_ok=True)
+
+    def conf(self, port):
+        t, w = self.tree, self.work
+        if self.name == "nginx":
+            text = """worker_processes 1;
+pid %(w)s/nginx.pid;
+error_log %(w)s/error.log;
+events { worker_connections 512; }
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    access_log off;
+    client_body_temp_path %(w)s/body;
+    include %(t)s/kiln.nginx.http.conf;
+    server {
+        listen 127.0.0.1:%(p)d;
+        root %(t)s;
+        location / {
+            include %(t)s/kiln.nginx.conf;
+        }
+    }
+}
+"""
+            path = os.path.join(w, "nginx.conf")
+        elif self.name == "caddy":
+            text = """{
+	admin off
+	auto_https off
+	storage file_system %(w)s/storage
+}
+http://127.0.0.1:%(p)d {
+	root * %(t)s
+	import %(t)s/kiln.caddy.conf
+}
+"""
+            path = os.path.join(w, "Caddyfile")
+        else:
+            user = "User nobody\nGroup nogroup\n" if os.getuid() == 0 else ""
+            mods = "".join("LoadModule %s_module %s/mod_%s.so\n" % (m, APACHE_MODS, m) for m in (
+                "mpm_event", "authz_core", "mime", "rewrite", "headers", "setenvif", "dir",
+                "filter", "deflate"))
+            text = ("""ServerRoot "%(w)s"
+DefaultRuntimeDir "%(w)s"
+PidFile "%(w)s/httpd.pid"
+ErrorLog "%(w)s/error.log"
+LogLevel warn
+Listen 127.0.0.1:%(p)d
+ServerName 127.0.0.1
+""" + user + mods + """ServerLimit 1
+StartServers 1
+ThreadsPerChild 32
+MaxRequestWorkers 32
+Include /etc/apache2/mods-available/mime.conf
+Include /etc/apache2/mods-available/deflate.conf
+DirectoryIndex index.html
+DocumentRoot "%(t)s"
+<Directory "%(t)s">
+    Require all granted
+    Include "%(t)s/kiln.apache.conf"
+</Directory>
+""")
+            path = os.path.join(w, "httpd.conf")
+        with open(path, "w") as f:
+            f.write(text % {"w": w, "t": t, "p": port})
+        return path
+
+    def env(self):
+        e = dict(os.environ)
+        if self.name == "caddy":
+            h = os.path.join(self.work, "home")
+            e.update(HOME=h, XDG_DATA_HOME=h + "/data", XDG_CONFIG_HOME=h + "/config")
+        return e
+
+    def load(self):
+        """The server reads the snippet: (ok, its messages)."""
+        path = self.conf(8)
+        if self.name == "nginx":
+            cmds = [[NGINX, "-t", "-q", "-p", self.work, "-e", self.work + "/error.log", "-c", path]]
+        elif self.name == "caddy":
+            cmds = [[CADDY, "adapt", "--config", path, "--adapter", "caddyfile"],
+                    [CADDY, "validate", "--config", path, "--adapter", "caddyfile"]]
+        else:
+            cmds = [[APACHE, "-t", "-f", path]]
+        for c in cmds:
+            p = subprocess.run(c, capture_output=True, env=self.env(), timeout=60)
+            if p.returncode != 0:
+                return False, (p.stdout + p.stderr).decode("utf-8", "replace")[-1500:]
+        return True, ""
+
+    def start(self):
+        for _ in range(5):
+            port = free_port()
+            path = self.conf(port)
+            if self.name == "nginx":
+                c = [NGINX, "-p", self.work, "-e", self.work + "/error.log", "-c", path,
+                     "-g", "daemon off;"]
+            elif self.name == "caddy":
+                c = [CADDY, "run", "--config", path, "--adapter", "caddyfile"]
+            else:
+                c = [APACHE, "-f", path, "-DFOREGROUND"]
+            log = open(os.path.join(self.work, "server.log"), "wb")
+            self.proc = subprocess.Popen(c, stdout=log, stderr=log, env=self.env())
+            if wait_up(port, self.proc):
+                return port
+            self.stop()
+        return None
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM if self.name != "apache" else signal.SIGWINCH)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def check_served(server, port, left):
+    """serve_check.py on the tree; its failures, less Caddy's one limit and
+    what the warnings explain."""
+    out = os.path.join(server.work, "serve_check.out")
+    cmd = [sys.executable, os.path.join(E2E, "serve_check.py"),
+           "--base", "http://127.0.0.1:%d/" % port, "--tree", server.tree,
+           "--ae", "(none)", "--ae", "gzip", "--ae", "br", "--ae", "zstd", "--jobs", "8"]
+    with open(out, "wb") as f:
+        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=600).returncode
+    text = open(out, encoding="utf-8", errors="replace").read()
+    assets = {a.display(): a for a in R.load_assets(server.tree)}
+    left_disp = {R.display(r) for r in left}
+    bad = []
+    for line in text.splitlines():
+        m = re.match(r"FAIL: (.*) \[Accept-Encoding: (.*?)\]: (.*)$", line)
+        if m and m.group(1) in assets:
+            a, ae, what = assets[m.group(1)], m.group(2), m.group(3)
+            ae = {"(none)": None, '""': ""}.get(ae, ae)
+            if server.name == "caddy" and re.fullmatch(
+                    r"HEAD: Content-Length None, the GET body has \d+ bytes", what) \
+                    and R.expected_coding(ae, a.sizes()) is not None:
+                continue  # Caddy 2.6: no Content-Length beside Content-Encoding
+            if m.group(1) in left_disp and re.fullmatch(
+                    r"(GET|HEAD): Cache-Control 'no-cache', want 'public, max-age=31536000, "
+                    r"immutable' \(immutable\)", what):
+                continue  # left out of the immutable list, with a warning
+        if line.startswith("FAIL") or "Traceback" in line:
+            bad.append(line)
+    if not re.search(r"^serve_check: \d+ requests", text, re.M):
+        bad.append("no summary line from serve_check (status %d): %s" % (rc, text[-800:]))
+    summary = re.findall(r"^serve_check: .*$", text, re.M)
+    return bad, (summary[-1] if summary else "")
+
+
+def one_tree(kiln, top, servers, label):
+    t0 = time.time()
+    p, left = run_kiln(kiln, top)
+    ok("%s: kiln exits 0" % label, p.returncode == 0,
+       p.stderr.decode("utf-8", "replace")[-2000:])
+    print("%s: kiln %.1fs; left out: %s" % (label, time.time() - t0,
+          {k: len(v) for k, v in left.items()}), flush=True)
+    assets = R.load_assets(top)
+    ok("%s: the manifest lists the tree" % label, len(assets) > 0)
+    if os.getuid() == 0:  # Apache drops root's privileges to nobody
+        subprocess.run(["chown", "-R", "nobody:nogroup", os.path.dirname(top)])
+    for name in servers:
+        t1 = time.time()
+        s = Server(name, top, os.path.join(os.path.dirname(top), "%s-%s" % (label, name)))
+        loaded, msg = s.load()
+        if not ok("%s: %s loads the snippet" % (label, name), loaded, msg):
+            continue
+        port = s.start()
+        if not ok("%s: %s starts with the snippet" % (label, name), port is not None,
+                  open(os.path.join(s.work, "server.log"), errors="replace").read()[-1500:]):
+            continue
+        try:
+            bad, summary = check_served(s, port, left.get(name, set()))
+        finally:
+            s.stop()
+        for line in bad[:40]:
+            print("  " + line, flush=True)
+        if len(bad) > 40:
+            print("  ... %d more" % (len(bad) - 40), flush=True)
+        ok("%s: %s serves every name by the rules (%s)" % (label, name, summary), not bad,
+           "%d failures" % len(bad))
+        print("%s: %s %.1fs" % (label, name, time.time() - t1), flush=True)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--servers", default="nginx,caddy,apache")
+    ap.add_argument("--trees", default="bytes,random")
+    ap.add_argument("--random", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("KILN_NAMES_SEED", "20261202")))
+    o = ap.parse_args(argv)
+    servers = o.servers.split(",")
+    os.makedirs(o.work, exist_ok=True)
+    os.chmod(o.work, 0o755)
+    trees = o.trees.split(",")
+    if "bytes" in trees:
+        top = os.path.join(o.work, "bytes")
+        bytes_tree(os.fsencode(top))
+        subprocess.run(["chmod", "-R", "a+rX", top])
+        one_tree(o.kiln, top, servers, "bytes")
+    if "random" in trees:
+        print("random names: seed %d (KILN_NAMES_SEED)" % o.seed, flush=True)
+        top = os.path.join(o.work, "random")
+        random_tree(os.fsencode(top), o.random, o.seed)
+        subprocess.run(["chmod", "-R", "a+rX", top])
+        one_tree(o.kiln, top, servers, "random")
+    print("serve_names: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
