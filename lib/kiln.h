@@ -324,11 +324,9 @@ typedef enum kiln_event {
 	                                kept: PATH is the delta's file, written
 	                                (or, dry run, would be) or left as the
 	                                earlier run made it; ERR NULL */
-	KILN_EVENT_SNIPPET_LEFT_OUT, /* a file (PATH) a server's snippet leaves
-	                                out of its special handling, since that
-	                                server's syntax or matching cannot carry
-	                                its name: ERR->what names the server and
-	                                what the file gets instead (a warning) */
+	KILN_EVENT_SNIPPET_LEFT_OUT, /* a file a server's snippet leaves out of
+	                                its special handling (server.h): ERR->what
+	                                says which server and what it gets */
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */

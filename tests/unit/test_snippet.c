@@ -99,13 +99,19 @@ static void test_nginx_map(void)
 	CHECK(http && loc);
 	if (!http || !loc)
 		return;
-	/* one entry per immutable name nginx can tell apart */
-	CHECK(count(http, "\"" KILN_CACHE_IMMUTABLE "\";") == 2);
-	CHECK(count(http, "\"/static/") == 2);
+	/* one entry per immutable name nginx can tell apart, whatever its bytes */
+	CHECK(count(http, "\"" KILN_CACHE_IMMUTABLE "\";") == 3);
+	CHECK(count(http, "\"/static/") == 3);
 	CHECK(strstr(http, "\"/static/APP.3f9a2c7b.js\"") || strstr(http, "\"/static/app.3f9a2c7b.js\""));
 	CHECK(strstr(http, "\"/static/q\\\"uote\\\\.3f9a2c7b.js\"") != NULL);
 	CHECK(strstr(http, "ata.js") == NULL);
-	CHECK(strstr(http, "line.3f9a2c7b") == NULL);
+	CHECK(strstr(http, "\"/static/new\\nline.3f9a2c7b.js\"") != NULL);
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+		CHECK(ng->left_out(&s, &a[i]) == NULL);
+	/* regular expressions over paths match a newline too, to the end */
+	CHECK(strstr(loc, "rewrite \"(?s)^(.*?)(\\.[^./]*)?\\z\"") != NULL);
+	CHECK(strstr(loc, "\"(?s)^(?<kiln_direct>.+)(?:") != NULL);
+	CHECK(strstr(loc, "\\.json)\\z\") { return 404; }") != NULL);
 	CHECK(strstr(http, "default \"no-cache\";") != NULL);
 	/* both files name the same map variable */
 	{
@@ -194,15 +200,18 @@ static void test_caddy(void)
 	struct kiln_options opt;
 	struct kiln_serve_asset a[] = {
 		{ "app.3f9a2c7b.js", 3, true, false, NULL, NULL, 0 },
-		{ "b\\ack.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* the file matcher cannot find it */
+		{ "b\\ack.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* found: backslashes doubled */
+		{ "b\\{.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },      /* an import drops the '\\' */
 		{ "br{ace}.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* a placeholder, for Caddy */
 		{ "dir/index.html", 1, true, false, NULL, NULL, 0 },          /* and its directory's URL */
 		{ "latin1-\xe9.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 }, /* not UTF-8 */
 		{ "new\nline.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },
 		{ "q\"uote.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* `...` */
 		{ "settings.js", 1, false, false, NULL, NULL, 0 },            /* no-cache, like any other */
-		{ "t`i\"ck.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* no quoting reads it back */
+		{ "t`i\"ck.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },     /* "...\"..." */
 		{ "t`ick.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },        /* "..." */
+		{ "x{$.3f9a2c7b.js", 1, true, false, NULL, NULL, 0 },          /* "{$" ... "}": environment */
+		{ "~.3f9a2c7b.}", 1, true, false, NULL, NULL, 0 },
 	};
 	const char *own[] = { "kiln-manifest.json", "we{i}rd*.json", NULL };
 	struct kiln_serve s = { &opt, "/static/", a, sizeof(a) / sizeof(a[0]), 3, own };
@@ -220,21 +229,33 @@ static void test_caddy(void)
 	CHECK(strstr(text, "\theader Cache-Control \"" KILN_CACHE_REVALIDATE "\"\n") != NULL);
 	CHECK(strstr(text, "Cache-Control \"" KILN_CACHE_IMMUTABLE "\"\n") != NULL);
 	/* one map entry per immutable URL Caddy can read back and find */
-	CHECK(count(text, "` immutable\n") + count(text, "\" immutable\n") == 5);
+	CHECK(count(text, "` immutable\n") + count(text, "\" immutable\n") == 9);
 	CHECK(strstr(text, "\t\t`/static/app.3f9a2c7b.js` immutable\n") != NULL);
 	CHECK(strstr(text, "\t\t`/static/dir/index.html` immutable\n") != NULL);
 	CHECK(strstr(text, "\t\t`/static/dir/` immutable\n") != NULL);
 	CHECK(strstr(text, "\t\t`/static/q\"uote.3f9a2c7b.js` immutable\n") != NULL);
 	CHECK(strstr(text, "\t\t\"/static/t`ick.3f9a2c7b.js\" immutable\n") != NULL);
 	CHECK(!in_directives(text, "settings.js"));
-	CHECK(!in_directives(text, "ack.3f9a2c7b"));
+	CHECK(strstr(text, "\t\t`/static/b\\ack.3f9a2c7b.js` immutable\n") != NULL);
+	CHECK(strstr(text, "\t\t`/static/new\nline.3f9a2c7b.js` immutable\n") != NULL);
+	CHECK(strstr(text, "\t\t\"/static/t`i\\\"ck.3f9a2c7b.js\" immutable\n") != NULL);
+	CHECK(strstr(text, "\t\t`/static/~.3f9a2c7b.}` immutable\n") != NULL);
 	CHECK(!in_directives(text, "ace}.3f9a2c7b"));
 	CHECK(!in_directives(text, "latin1"));
-	CHECK(!in_directives(text, "line.3f9a2c7b"));
-	CHECK(!in_directives(text, "i\"ck"));
+	CHECK(!in_directives(text, "b\\{"));
+	/* nothing Caddy would take for an environment variable, anywhere */
+	CHECK(strstr(text, "{$") == NULL);
+	/* the file matcher is handed the path with backslashes doubled */
+	CHECK(strstr(text, "\t\tfile {vars.kiln_glob} {vars.kiln_glob}index.html\n") != NULL);
+	CHECK(strstr(text, "\t\tfile {vars.kiln_source}\n") != NULL);
+	CHECK(strstr(text, "{path}.gz") == NULL);
+	/* what it leaves out, it says */
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		bool out = strstr(a[i].rel, "{") || strstr(a[i].rel, "\xe9");
+		CHECK((cd->left_out(&s, &a[i]) != NULL) == out);
+	}
 	CHECK(strstr(text, "#   /static/br\\x7bace\\x7d.3f9a2c7b.js\n") != NULL);
 	CHECK(strstr(text, "#   /static/latin1-\\xe9.3f9a2c7b.js\n") != NULL);
-	CHECK(strstr(text, "\nline") == NULL);
 	/* every coding served from the table, smallest (last) first; own
 	 * names hidden, their odd characters as '?' */
 	{
