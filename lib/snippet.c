@@ -72,7 +72,12 @@ const char *kiln_serve_cache_control(const struct kiln_serve *s,
 }
 
 /* Bytes a URL pattern's path may hold as they are, and that need no
- * quoting in a structured-field string or a server's configuration. */
+ * quoting in a structured-field string or a server's configuration: none
+ * of URLPattern's syntax (WHATWG URL Pattern, which RFC 9842 section 2.1.1
+ * uses for "match": '*', ':', '(', ')', '{', '}', '?', '+', '\\', and '#'
+ * and '?' that start another component), nothing a URL's path holds
+ * percent-encoded, no '"' or '\\' (RFC 8941 sf-string), no '$' (nginx
+ * expands variables in a map's values). */
 static bool plain_url_byte(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -88,6 +93,11 @@ char *kiln_serve_match(const struct kiln_serve *s, const struct kiln_serve_asset
 	if (!a->dictionary || !family)
 		return NULL;
 	for (const char *p = s->url_prefix; *p; p++)
+		if (!plain_url_byte(*p))
+			goto no;
+	/* the asset's own path, not its family: a '*' there is the
+	 * fingerprint's alone */
+	for (const char *p = a->rel; *p; p++)
 		if (!plain_url_byte(*p))
 			goto no;
 	for (const char *p = family; *p; p++)

@@ -289,8 +289,39 @@ static void test_caddy(void)
 	free(text);
 }
 
+/* Use-As-Dictionary's match (RFC 9842 section 2.1.1, a URLPattern): the
+ * path with its fingerprint as '*', and none for a path that holds
+ * URLPattern syntax or bytes a URL percent-encodes, since the pattern
+ * would then match other URLs or none (README: "such a path gets none"). */
+static void test_match(void)
+{
+	struct kiln_options opt;
+	struct kiln_serve s = { &opt, "/static/", NULL, 0, 1, NULL };
+	static const char *const none[] = {
+		"x*", "a:b", "a(b)", "a+b", "a?b", "a#b", "a{b}", "a\\b", "a%41", "a b", "a\"b",
+		"a$b", "caf\xc3\xa9", "a\nb",
+	};
+	struct kiln_serve_asset a = { "app.3f9a2c7b.js", 1, true, true, "app.*.js", NULL, 0 };
+	char *m, rel[64], family[64];
+
+	kiln_options_init(&opt);
+	m = kiln_serve_match(&s, &a);
+	CHECK(m && strcmp(m, "match=\"/static/app.*.js\"") == 0);
+	free(m);
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		snprintf(rel, sizeof(rel), "%s.3f9a2c7b.js", none[i]);
+		snprintf(family, sizeof(family), "%s.*.js", none[i]);
+		a.rel = rel;
+		a.family = family;
+		m = kiln_serve_match(&s, &a);
+		CHECK(m == NULL);
+		free(m);
+	}
+}
+
 int main(void)
 {
+	test_match();
 	test_header();
 	test_nginx_map();
 	test_nginx_dictionaries();
