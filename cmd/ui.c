@@ -559,11 +559,16 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 
 	pthread_mutex_lock(&ui->lock);
 	switch (ev) {
-	case KILN_EVENT_REMOVED:
-		ui->removed++;
+	case KILN_EVENT_REMOVED: /* a sibling, or with a detail what else */
+		if (detail)
+			ui->snippets_removed++;
+		else
+			ui->removed++;
 		if (verbose && (glob = escaped(path))) {
 			ui_clear_line(ui);
-			fprintf(ui->err, "%s: %s\n", glob, ui->dry_run ? "would be removed" : "removed");
+			fprintf(ui->err, "%s: %s%s%s%s\n", glob,
+				ui->dry_run ? "would be removed" : "removed", detail ? " (" : "",
+				detail ? detail : "", detail ? ")" : "");
 			free(glob);
 		}
 		break;

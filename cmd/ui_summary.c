@@ -68,6 +68,9 @@ static void summary(struct ui *ui)
 				ui_plural(ui->written ? ui->written : ui->removed, "sibling", "siblings"),
 				ui->written ? "written" : "removed");
 	}
+	if (ui->snippets_removed)
+		fprintf(ui->err, "; %llu stale %s removed", (unsigned long long)ui->snippets_removed,
+			ui_plural(ui->snippets_removed, "snippet", "snippets"));
 	if (ui->deltas)
 		fprintf(ui->err, "; %llu dictionary %s", (unsigned long long)ui->deltas,
 			ui_plural(ui->deltas, "delta", "deltas"));
@@ -172,6 +175,7 @@ int ui_print_json(struct ui *ui, FILE *f)
 	}
 	if (ui->command != UI_CHECK)
 		ok = ok && put_count(root, "removed", ui->removed) &&
+		     put_count(root, "snippets_removed", ui->snippets_removed) &&
 		     json_object_set(root, "warnings", ui->warning_list) == 0 &&
 		     put_count(root, "warning_count", json_array_size(ui->warning_list));
 	ok = ok && json_object_set(root, "errors", ui->error_list) == 0 &&

@@ -298,7 +298,8 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 /* Events reported through kiln_callbacks.on_event. */
 typedef enum kiln_event {
 	/* compress, clean (with opt.dry_run: what would happen) */
-	KILN_EVENT_REMOVED,          /* removed a sibling or artifact kiln wrote */
+	KILN_EVENT_REMOVED,          /* removed a sibling or artifact kiln wrote;
+	                                ERR (KILN_OK): a snippet not written now */
 	KILN_EVENT_REMOVE_FAILED,    /* could not remove it (ERR says why) */
 	KILN_EVENT_FOREIGN,          /* a sibling kiln did not write, left alone;
 	                                it decodes to its source, or (ERR not
@@ -324,9 +325,8 @@ typedef enum kiln_event {
 	                                kept: PATH is the delta's file, written
 	                                (or, dry run, would be) or left as the
 	                                earlier run made it; ERR NULL */
-	KILN_EVENT_SNIPPET_LEFT_OUT, /* a file a server's snippet leaves out of
-	                                its special handling (server.h): ERR->what
-	                                says which server and what it gets */
+	KILN_EVENT_SNIPPET_LEFT_OUT, /* a file a snippet leaves out (server.h):
+	                                ERR->what: which server, what it gets */
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */

@@ -318,8 +318,26 @@ static json_t *stale_entry(const struct kiln_stale *s, bool encoded)
 	return NULL;
 }
 
+/* "snippets": {NAME: {"sha256": HEX}}, or NULL when out of memory. */
+static json_t *snippets(const struct kiln_snippet_rec *snip, size_t nsnip)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < nsnip; i++) {
+		json_t *e = json_object();
+		if (!e || !put_sha(e, "sha256", snip[i].sha256) ||
+		    json_object_set_new(o, snip[i].name, e) != 0) {
+			json_decref(e);
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
 char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_record *recs,
-			 size_t n, const struct kiln_stale *stale, size_t nstale)
+			 size_t n, const struct kiln_stale *stale, size_t nstale,
+			 const struct kiln_snippet_rec *snip, size_t nsnip)
 {
 	json_t *root = json_object(), *files = json_object(), *st = json_object();
 	char *text = NULL, *out = NULL;
@@ -353,6 +371,8 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 	ok = ok && json_object_set(root, "files", files) == 0;
 	if (ok && nstale)
 		ok = json_object_set(root, "stale_siblings", st) == 0;
+	if (ok && nsnip)
+		ok = json_object_set_new(root, "snippets", snippets(snip, nsnip)) == 0;
 	if (ok)
 		text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
 	if (text && (out = malloc(strlen(text) + 2)) != NULL) {

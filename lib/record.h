@@ -72,6 +72,14 @@ struct kiln_stale {
 	uint8_t sha256[32];
 };
 
+/* A snippet file kiln wrote at the top of the tree (manifest "snippets"):
+ * a run that no longer writes it removes it while it still holds exactly
+ * these bytes, and never a file that does not (run.c). */
+struct kiln_snippet_rec {
+	char *name;            /* its name in the tree's top directory, owned */
+	uint8_t sha256[32];
+};
+
 /* Deep copy of *SRC into *DST (false when out of memory: *DST then owns
  * nothing). */
 bool kiln_record_copy(struct kiln_record *dst, const struct kiln_record *src);

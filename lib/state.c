@@ -353,6 +353,31 @@ static kiln_status parse_stale(json_t *obj, int version, struct kiln_state *st)
 	return KILN_OK;
 }
 
+/* The manifest's "snippets": {NAME: {"sha256": HEX}} (a name with a '/'
+ * or that is "." or ".." is no file at the top, and is ignored). */
+static kiln_status parse_snippets(json_t *obj, struct kiln_state *st)
+{
+	const char *key;
+	json_t *e;
+
+	if (!json_is_object(obj) || json_object_size(obj) == 0)
+		return KILN_OK;
+	st->snippets = calloc(json_object_size(obj), sizeof(*st->snippets));
+	if (!st->snippets)
+		return KILN_ERR_NOMEM;
+	json_object_foreach(obj, key, e) {
+		struct kiln_snippet_rec *r = &st->snippets[st->nsnippets];
+
+		if (!*key || strchr(key, '/') || strcmp(key, ".") == 0 || strcmp(key, "..") == 0 ||
+		    !hex32(json_string_value(json_object_get(e, "sha256")), r->sha256))
+			continue;
+		if (!(r->name = strdup(key)))
+			return KILN_ERR_NOMEM;
+		st->nsnippets++;
+	}
+	return KILN_OK;
+}
+
 kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st)
 {
 	json_t *root, *files, *e;
@@ -390,7 +415,8 @@ kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st
 			kiln_state_free(st);
 			goto out;
 		}
-	if (parse_stale(json_object_get(root, "stale_siblings"), (int)version, st) != KILN_OK) {
+	if (parse_stale(json_object_get(root, "stale_siblings"), (int)version, st) != KILN_OK ||
+	    parse_snippets(json_object_get(root, "snippets"), st) != KILN_OK) {
 		kiln_state_free(st);
 		ret = KILN_ERR_NOMEM;
 		goto out;
@@ -563,5 +589,8 @@ void kiln_state_free(struct kiln_state *st)
 	for (size_t i = 0; i < st->nstale; i++)
 		free(st->stale[i].rel);
 	free(st->stale);
+	for (size_t i = 0; i < st->nsnippets; i++)
+		free(st->snippets[i].name);
+	free(st->snippets);
 	memset(st, 0, sizeof(*st));
 }

@@ -48,6 +48,8 @@ struct kiln_state {
 	size_t n;
 	struct kiln_stale *stale;  /* the manifest's stale siblings */
 	size_t nstale;
+	struct kiln_snippet_rec *snippets; /* the snippets it records */
+	size_t nsnippets;
 };
 
 /*

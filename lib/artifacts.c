@@ -1,0 +1,413 @@
+/*
+ * artifacts.c - what a tree's run writes after its files: the manifest,
+ * each chosen server's snippet files (and a warning for each file a
+ * snippet leaves out), and the removal of the snippets an earlier run
+ * recorded that this one writes no more.
+ *
+ * The snippets are built before the manifest is written, since the
+ * manifest records the SHA-256 of each one written at the top of the tree
+ * ("snippets"): that record, not a file's name or first line, is what lets
+ * a later run remove a snippet it no longer writes (--server changed) and
+ * leave alone a file someone else put there or edited since.
+ */
+#include "run.h"
+
+#include "codec.h"
+#include "dict.h"
+#include "hash.h"
+#include "immutable.h"
+#include "manifest.h"
+#include "server.h"
+#include "sibling.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int asset_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kiln_serve_asset *)a)->rel,
+		      ((const struct kiln_serve_asset *)b)->rel);
+}
+
+/* Every record of the tree, for the manifest: entries' and carried ones. */
+static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
+{
+	struct kiln_record *v = malloc((t->walk.n + t->ncarried + 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t k = 0; v && k < t->walk.n; k++)
+		if (t->rec_state[k] == KILN_REC_SET) {
+			v[*n] = t->records[k];
+			v[(*n)++].fp = kiln_immutable_of(t, k);
+		}
+	for (size_t i = 0; v && i < t->ncarried; i++)
+		v[(*n)++] = t->carried[i];
+	return v;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* Is the file PATH (which may not exist yet) inside the tree ROOT, so that
+ * a server of the tree could send it?  By the real paths of its directory
+ * and of ROOT; a path that cannot be resolved counts as inside. */
+static bool in_tree(const char *root, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	char *rdir = dir ? realpath(dir, NULL) : NULL, *rroot = realpath(root, NULL);
+	size_t n = rroot ? strlen(rroot) : 0;
+	bool in = !rdir || !rroot ||
+		  (strncmp(rdir, rroot, n) == 0 && (rdir[n] == '\0' || rdir[n] == '/' || n == 1));
+
+	free(dir);
+	free(rdir);
+	free(rroot);
+	return in;
+}
+
+/* Free the first N of A, the snippets' assets. */
+static void free_assets(struct kiln_serve_asset *a, size_t n)
+{
+	for (size_t i = 0; a && i < n; i++)
+		free((char *)a[i].family);
+	free(a);
+}
+
+/* The snippets' view of the tree: every asset the records hold, and those
+ * of files that have no record (all of them with --no-manifest).  Fills
+ * *S; its ASSETS are malloc'ed, OWN is the caller's array (false when out
+ * of memory).  HTTP_CONF: the nginx http {} file's path, or NULL. */
+static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
+			struct kiln_serve *s, const char **own, const char *http_conf)
+{
+	const struct kiln_options *opt = t->opt;
+	struct kiln_serve_asset *a = malloc((n + t->walk.n + 1) * sizeof(*a));
+	size_t m = 0, o = 0;
+
+	if (!a)
+		return false;
+	for (size_t i = 0; i < n + t->walk.n; i++) {
+		const char *rel;
+		kiln_outcome outcome;
+		struct kiln_fp fp;
+		unsigned mine = 0;
+		if (i >= n && (t->rec_state[i - n] == KILN_REC_SET ||
+			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
+			continue;
+		rel = i < n ? recs[i].rel : t->walk.v[i - n].rel;
+		outcome = i < n ? recs[i].outcome : t->reports[i - n].outcome;
+		for (unsigned c = 0; c < kiln_ncodecs; c++)
+			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
+				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
+				mine |= 1u << c;
+		fp = i < n ? recs[i].fp : kiln_immutable_of(t, i - n);
+		/* the decision (immutable.h) drives Cache-Control and dictionaries */
+		a[m] = (struct kiln_serve_asset){ .rel = rel, .kept = mine,
+						  .immutable = fp.why != KILN_WHY_NONE };
+		a[m].dictionary = fp.len && (outcome == KILN_OUTCOME_COMPRESSED ||
+					     outcome == KILN_OUTCOME_NO_GAIN);
+		if (a[m].dictionary && !(a[m].family = kiln_family_at(rel, fp.start, fp.len))) {
+			free_assets(a, m);
+			return false;
+		}
+		if (i < n) {
+			a[m].dicts = recs[i].dicts;
+			a[m].ndicts = recs[i].ndicts;
+		} else {
+			a[m].dicts = kiln_dict_of(t, i - n, &a[m].ndicts);
+		}
+		m++;
+		s->kept |= mine;
+	}
+	qsort(a, m, sizeof(*a), asset_cmp);
+	s->opt = opt;
+	s->url_prefix = opt->url_prefix;
+	s->assets = a;
+	s->n = m;
+	/* kiln's own names, and the names given to its files in the tree (one
+	 * outside it is not the tree's to hide: an asset may share its name) */
+	own[o++] = KILN_MANIFEST_NAME;
+	if (opt->manifest_path && in_tree(t->root, opt->manifest_path))
+		own[o++] = base_name(opt->manifest_path);
+	for (unsigned sv = 0; sv < kiln_nservers; sv++)
+		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
+			own[o++] = f->name;
+	if (opt->nginx_conf_path && in_tree(t->root, opt->nginx_conf_path))
+		own[o++] = base_name(opt->nginx_conf_path);
+	if (http_conf && in_tree(t->root, http_conf))
+		own[o++] = base_name(http_conf);
+	own[o] = NULL;
+	s->own = own;
+	return true;
+}
+
+/* A warning for each asset a chosen server's snippet leaves out of its
+ * special handling (server.h), "SERVER snippet: why". */
+static void report_left_out(struct kiln_tree *t, const struct kiln_serve *s)
+{
+	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
+		if (!(t->opt->servers & (1u << sv)) || !kiln_servers[sv]->left_out)
+			continue;
+		for (size_t i = 0; i < s->n; i++) {
+			const char *why = kiln_servers[sv]->left_out(s, &s->assets[i]);
+			char text[256], *path;
+			struct kiln_error err = { KILN_OK, 0, text, "" };
+
+			if (!why || !(path = kiln_path_join(t->root, s->assets[i].rel, "")))
+				continue;
+			snprintf(text, sizeof(text), "%s snippet: %s", kiln_servers[sv]->name, why);
+			kiln_tree_event(t, KILN_EVENT_SNIPPET_LEFT_OUT, path, -1, &err);
+			free(path);
+		}
+	}
+}
+
+/* The snippet files of one run: each chosen server's, with its text. */
+struct snippet_set {
+	struct {
+		unsigned sv, f;
+		char *path, *text; /* text NULL: out of memory */
+	} v[3 * KILN_MAX_SERVERS];
+	size_t n;
+	/* What the manifest records: those written at the top of the tree,
+	 * and those of earlier runs kiln could not remove. */
+	struct kiln_snippet_rec rec[4 * KILN_MAX_SERVERS];
+	size_t nrec;
+};
+
+/* Build each chosen server's snippet files into *B (with the warnings
+ * for what they leave out). */
+static void build_snippets(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
+			   struct snippet_set *b)
+{
+	const struct kiln_options *opt = t->opt;
+	const char *own[4 + 3 * KILN_MAX_SERVERS];
+	struct kiln_serve s = { 0 };
+	/* the nginx http {} file beside --nginx-conf's, under its own name */
+	char *http = opt->nginx_conf_path ? kiln_server_file_path(opt, t->root, 0, 1) : NULL;
+	bool ok = recs && (!opt->nginx_conf_path || http) && serve_input(t, recs, n, &s, own, http);
+
+	if (ok)
+		report_left_out(t, &s);
+	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
+		if (!(opt->servers & (1u << sv)))
+			continue;
+		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++) {
+			b->v[b->n].sv = sv;
+			b->v[b->n].f = f;
+			b->v[b->n].path = kiln_server_file_path(t->opt, t->root, sv, f);
+			b->v[b->n].text = ok ? kiln_servers[sv]->files[f].text(&s) : NULL;
+			b->n++;
+		}
+	}
+	free_assets((struct kiln_serve_asset *)s.assets, s.n);
+	free(http);
+}
+
+/* PATH's name when it is a file at the top of the tree (ROOT/NAME), else
+ * NULL. */
+static const char *top_name(const char *root, const char *path)
+{
+	size_t r = strlen(root);
+
+	while (r > 1 && root[r - 1] == '/')
+		r--;
+	if (!path || strncmp(path, root, r) != 0 || path[r] != '/' || !path[r + 1] ||
+	    strchr(path + r + 1, '/'))
+		return NULL;
+	return path + r + 1;
+}
+
+/* Add NAME and SHA to what the manifest records; false when out of memory. */
+static bool add_rec(struct snippet_set *b, const char *name, const uint8_t sha[32])
+{
+	bool encoded;
+	char *key = kiln_manifest_key(name, &encoded);
+
+	if (!key)
+		return false;
+	free(key);
+	if (encoded || b->nrec == sizeof(b->rec) / sizeof(b->rec[0]))
+		return true; /* not a name a JSON key holds as it is: not recorded */
+	for (size_t i = 0; i < b->nrec; i++)
+		if (strcmp(b->rec[i].name, name) == 0)
+			return true;
+	if (!(b->rec[b->nrec].name = strdup(name)))
+		return false;
+	memcpy(b->rec[b->nrec++].sha256, sha, 32);
+	return true;
+}
+
+/* Whether the top-level file NAME (opened beneath DIR, no link followed)
+ * is a regular file holding exactly the bytes whose SHA-256 is SHA. */
+static bool holds(int dir, const char *name, const uint8_t sha[32])
+{
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	uint8_t got[KILN_SHA256_LEN];
+	char *buf = NULL;
+	bool same = false;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (64 << 20) &&
+	    (buf = malloc((size_t)st.st_size + 1)) != NULL &&
+	    kiln_pread_full(fd, (uint8_t *)buf, (size_t)st.st_size, 0) == (ssize_t)st.st_size &&
+	    kiln_sha256(buf, (size_t)st.st_size, got) == KILN_OK)
+		same = memcmp(got, sha, 32) == 0;
+	free(buf);
+	close(fd);
+	return same;
+}
+
+/*
+ * The snippets an earlier run recorded that this one does not write (a
+ * server dropped from --server): removed while they hold the bytes kiln
+ * wrote, each one reported (KILN_EVENT_REMOVED); one that has other bytes
+ * is a file of someone else's and stays, unrecorded.  One kiln cannot
+ * remove stays recorded, so that a later run tries again.
+ */
+static bool remove_stale_snippets(struct kiln_tree *t, struct snippet_set *b)
+{
+	static const struct kiln_error gone = { KILN_OK, 0, "a snippet this run does not write",
+						"" };
+	int dir = -1;
+	bool ok = true;
+
+	for (size_t i = 0; ok && i < t->state.nsnippets; i++) {
+		const struct kiln_snippet_rec *r = &t->state.snippets[i];
+		bool written = false;
+		char *path;
+
+		for (size_t k = 0; k < b->n && !written; k++) {
+			const char *top = top_name(t->root, b->v[k].path);
+			written = top && strcmp(top, r->name) == 0;
+		}
+		if (written)
+			continue;
+		if (dir < 0 && (dir = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return true; /* the run has reported the root already */
+		if (!holds(dir, r->name, r->sha256))
+			continue;
+		if (!(path = kiln_path_join(t->root, r->name, "")))
+			ok = false;
+		else if (unlinkat(dir, r->name, 0) == 0 || errno == ENOENT)
+			kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, &gone);
+		else {
+			struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove", "" };
+			kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
+			ok = add_rec(b, r->name, r->sha256);
+		}
+		free(path);
+	}
+	if (dir >= 0)
+		close(dir);
+	return ok;
+}
+
+/* The records of the snippets B writes at the top of the tree. */
+static bool record_snippets(struct kiln_tree *t, struct snippet_set *b)
+{
+	for (size_t k = 0; k < b->n; k++) {
+		const char *top = top_name(t->root, b->v[k].path);
+		uint8_t sha[KILN_SHA256_LEN];
+
+		if (top && b->v[k].text &&
+		    (kiln_sha256(b->v[k].text, strlen(b->v[k].text), sha) != KILN_OK ||
+		     !add_rec(b, top, sha)))
+			return false;
+	}
+	return true;
+}
+
+/* Write the snippet files of B (each text freed). */
+static void write_snippets(struct kiln_tree *t, struct snippet_set *b)
+{
+	for (size_t k = 0; k < b->n; k++) {
+		struct kiln_error err = { 0 };
+		const char *path = b->v[k].path;
+		const struct kiln_server *sv = kiln_servers[b->v[k].sv];
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s snippet", sv->name);
+		if (!path || kiln_write_artifact(&t->run->temps, path, b->v[k].text, t->opt->fsync,
+						 "cannot build the snippet", &err) != KILN_OK) {
+			t->artifact_failed = true;
+			if (!path) {
+				free(b->v[k].text);
+				err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
+			}
+			kiln_tree_artifact(t, what, path ? path : sv->files[b->v[k].f].name, &err);
+		} else {
+			kiln_tree_artifact(t, what, path, NULL);
+		}
+		b->v[k].text = NULL;
+	}
+}
+
+static void free_snippets(struct snippet_set *b)
+{
+	for (size_t k = 0; k < b->n; k++) {
+		free(b->v[k].path);
+		free(b->v[k].text);
+	}
+	for (size_t i = 0; i < b->nrec; i++)
+		free(b->rec[i].name);
+}
+
+void kiln_tree_write_artifacts(struct kiln_tree *t)
+{
+	const struct kiln_options *opt = t->opt;
+	struct kiln_error err = { 0 };
+	size_t n = 0;
+	struct kiln_record *recs = gather(t, &n);
+	struct snippet_set *b = calloc(1, sizeof(*b));
+	bool snip_ok = b != NULL;
+
+	if (b && opt->servers)
+		build_snippets(t, recs, n, b);
+	/* a shard writes no snippet: the merge's are the tree's */
+	snip_ok = snip_ok && (opt->shard_count || remove_stale_snippets(t, b)) &&
+		  record_snippets(t, b);
+	if (opt->write_manifest && atomic_load(&t->record_lost)) {
+		t->artifact_failed = t->manifest_failed = true;
+		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
+					   "out of memory earlier in the run; the previous "
+					   "manifest and the journals are kept for the next run",
+					   "" };
+		kiln_tree_artifact(t, "manifest", t->manifest_path, &err);
+	} else if (opt->write_manifest) {
+		if (!recs || !snip_ok ||
+		    kiln_write_artifact(&t->run->temps, t->manifest_path,
+					kiln_manifest_dump(opt, recs, n, t->stale, t->nstale, b->rec,
+							   b->nrec),
+					opt->fsync, "cannot build the manifest", &err) != KILN_OK)
+			t->artifact_failed = t->manifest_failed = true;
+		if (!recs || !snip_ok)
+			err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
+		kiln_tree_artifact(t, "manifest", t->manifest_path,
+				   t->artifact_failed ? &err : NULL);
+	}
+	if (b && opt->servers)
+		write_snippets(t, b);
+	else if (!b && opt->servers) {
+		t->artifact_failed = true;
+		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
+		kiln_tree_artifact(t, "snippets", t->root, &err);
+	}
+	if (b)
+		free_snippets(b);
+	free(b);
+	free(recs);
+}
+
