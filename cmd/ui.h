@@ -55,7 +55,7 @@ void ui_finish(struct ui *ui, uint64_t n);
 /* Number of errors printed so far (files that failed, and the rest). */
 uint64_t ui_errors(const struct ui *ui);
 
-/* Print the summary as one JSON object on F (README.md, "--json").
+/* Print the summary as one JSON object on F (docs/usage.md, "The summary").
  * Returns 0, or -1 if it could not be built or written. */
 int ui_print_json(struct ui *ui, FILE *f);
 

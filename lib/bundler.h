@@ -26,7 +26,7 @@ struct kiln_proofs {
 
 /*
  * Read the manifest TEXT (LEN bytes of JSON) into *OUT, adding to what it
- * holds.  The formats, told apart by their keys (README.md,
+ * holds.  The formats, told apart by their keys (docs/cache-control.md,
  * "Cache-Control"): Vite's manifest (an output is proven when its name is
  * its chunk's or source's name, a '-' or '.', and a token: the token is
  * what Vite inserted), webpack-manifest-plugin's and Create React App's

@@ -116,7 +116,7 @@ static kiln_status zopfli_deflate(int iterations, const uint8_t *in, size_t len,
 	zo.numiterations = iterations;
 	/* zopfli's default stops at 15 blocks per master block; without the
 	 * limit large files split where their content changes: on npm
-	 * packages (README.md, "Codings") 0.9913 of libdeflate -12's bytes
+	 * packages (docs/codings.md, "Codings") 0.9913 of libdeflate -12's bytes
 	 * instead of 0.9966, a larger gain than 60 iterations instead of 15
 	 * bring, at the cost of the split search alone */
 	zo.blocksplittingmax = 0;

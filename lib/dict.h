@@ -3,7 +3,7 @@
  * against its own earlier versions, which returning visitors hold.
  *
  * Run after the pool has settled every file's siblings and records, before
- * the manifest and snippets are written.  The rules (README.md,
+ * the manifest and snippets are written.  The rules (docs/dictionary-deltas.md,
  * "Dictionary deltas"):
  *  - a file's family is its name with the fingerprint (immutable.h)
  *    replaced by '*'; its members in an earlier release

@@ -3,7 +3,8 @@
  *
  * A token is a run of at least KILN_TOKEN_MIN base64url bytes that ends
  * right before a '.' (the extension) and starts the base name or follows a
- * '.' or '-'.  The rule on a name alone (README.md, "Cache-Control"): a
+ * '.' or '-'.  The rule on a name alone (docs/cache-control.md,
+ * "Cache-Control"): a
  * name is fingerprinted when it holds a token T, right after a '.' or '-'
  * that is not the base name's first byte, such that
  *  (a) T is 8 or more lowercase hexadecimal digits with at least one digit

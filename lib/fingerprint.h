@@ -25,7 +25,8 @@ enum {
 /* Tokens shorter than this are never taken for a hash. */
 #define KILN_TOKEN_MIN 8
 
-/* Why a file is served immutable (README.md, "Cache-Control"), in the
+/* Why a file is served immutable (docs/cache-control.md,
+ * "Cache-Control"), in the
  * order the evidence is tried; KILN_WHY_NONE: it is not. */
 enum kiln_why {
 	KILN_WHY_NONE = 0,
@@ -72,7 +73,8 @@ bool kiln_token_at(const char *name, size_t start, size_t len);
  * (go on from *AT + 1), false past the last. */
 bool kiln_token_next(const char *name, size_t *at, size_t *len);
 
-/* The rule on a name alone (README.md, "Cache-Control"): the fingerprint
+/* The rule on a name alone (docs/cache-control.md, "Cache-Control"): the
+ * fingerprint
  * kiln_fingerprinted() finds in NAME's base name, the first left to right:
  * true with *START its offset in NAME and *LEN its length. */
 bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len);

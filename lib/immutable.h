@@ -1,6 +1,6 @@
 /*
  * immutable.h - which files of a tree never change under their name, and
- * why: the evidence a build leaves, tried in order (README.md,
+ * why: the evidence a build leaves, tried in order (docs/cache-control.md,
  * "Cache-Control").
  *
  *  1. name      the rule on the name alone (fingerprint.c);

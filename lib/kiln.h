@@ -194,7 +194,7 @@ struct kiln_options {
 	/* Worker threads; 0 means the number of online CPUs. */
 	unsigned jobs;
 	/* Keep the manifest, written after each tree to manifest_path, or
-	 * ROOT/KILN_MANIFEST_NAME when that is NULL (format: README.md, "The
+	 * ROOT/KILN_MANIFEST_NAME when that is NULL (format: docs/manifest.md, "The
 	 * manifest").  Default true.  It is kiln's record of what it wrote:
 	 * incremental runs, stale-sibling removal, kiln_check_tree() and
 	 * kiln_clean_tree() read it back.  Without it (false) kiln keeps no
@@ -211,7 +211,7 @@ struct kiln_options {
 	const char *url_prefix; /* served at this URL path ('/' first and last; "/") */
 	/* Cache-Control in the snippets (default true): "public,
 	 * max-age=31536000, immutable" (RFC 8246) for the files the evidence
-	 * proves fingerprinted (README.md, "Cache-Control": the name, the
+	 * proves fingerprinted (docs/cache-control.md, "Cache-Control": the name, the
 	 * bundler's manifest at the tree's top or in FINGERPRINTS, the names of
 	 * the PREVIOUS releases, the tree's names) and those matching an
 	 * IMMUTABLE glob (include's rules), none matching a MUTABLE_GLOBS glob;
@@ -244,14 +244,16 @@ struct kiln_options {
 	 * in 1 MiB chunks, into every coding's streaming encoder at once, each
 	 * writing straight into its sibling's temporary file, so memory is the
 	 * encoders' own whatever the file's size (a coding whose whole-buffer
-	 * encoder cannot stream uses another, its recipe says which: README.md,
+	 * encoder cannot stream uses another, its recipe says which:
+	 * docs/performance.md,
 	 * "Memory and large files").  Streamed files bypass the cache; a dry
 	 * run does not verify them.  Smaller files are held in memory with
 	 * their encodings: peak memory about jobs * 3 * stream_size plus the
 	 * encoders' own.  Default 64 MiB; 0 means never stream. */
 	uint64_t stream_size;
 	/*
-	 * Dictionary deltas (RFC 9842; README.md, "Dictionary deltas"): earlier
+	 * Dictionary deltas (RFC 9842; docs/dictionary-deltas.md, "Dictionary
+	 * deltas"): earlier
 	 * releases of the tree as deployed (directories, or deploy archives
 	 * read as kiln_run_archive() reads its input), newest first, at
 	 * most KILN_MAX_PREVIOUS.  A fingerprinted asset (as cache_control
@@ -739,7 +741,7 @@ const char *kiln_server_name(unsigned i);
 /* True if the base name of PATH carries a content hash as bundlers write
  * one by the rule on the name alone ("main.3f9a2c7b1d4e.chunk.js",
  * "index-B2x9_kQ1.js", "styles.KZ3T4RBF.css"; not "jquery-3.7.1.min.js",
- * "favicon-32x32.png"): README.md ("Cache-Control"), lib/fingerprint.c.
+ * "favicon-32x32.png"): docs/cache-control.md, lib/fingerprint.c.
  * A tree run has more evidence (kiln_options.cache_control).  Pure. */
 bool kiln_fingerprinted(const char *path);
 
@@ -765,7 +767,7 @@ const char *kiln_coding_suffix(kiln_coding c);
 size_t kiln_utf8_len(const char *s);
 
 /*
- * PATH in the form the manifest gives file names (README.md, "The
+ * PATH in the form the manifest gives file names (docs/manifest.md, "The
  * manifest"), for any machine-readable output: every '%' and every byte that
  * is not part of a well-formed UTF-8 sequence becomes "%XX" (uppercase hex),
  * the rest is PATH itself, so the result is valid UTF-8 and one-to-one.

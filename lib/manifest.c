@@ -275,7 +275,8 @@ static json_t *entry(const struct kiln_record *r,
 	     put_str(e, "integrity", sri) && put_str(e, "content_type", kiln_media_type(r->rel));
 	if (ok && encoded)
 		ok = put_base64(e, "path_base64", r->rel);
-	/* served with a year of freshness (README.md, "Cache-Control"): why,
+	/* served with a year of freshness (docs/cache-control.md,
+	 * "Cache-Control"): why,
 	 * and the fingerprint a dictionary's family replaces with '*' */
 	if (ok && r->fp.why != KILN_WHY_NONE)
 		ok = put_str(e, "immutable", kiln_why_name(r->fp.why));

@@ -1,7 +1,7 @@
 /*
  * manifest.h - the JSON manifest of a tree: every asset, its digests, its
  * media type and its siblings (or why it has none), and the siblings kiln
- * could not remove.  The format is documented in README.md ("The
+ * could not remove.  The format is documented in docs/manifest.md ("The
  * manifest") and tests/data/manifest.schema.json; this module is its only
  * writer, state.c its only reader.
  */

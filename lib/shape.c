@@ -10,7 +10,7 @@
  * samples, and at least as many samples as other members, proves its
  * other members, and so does a shape with one sample when the same shape
  * over the whole tree has enough (an entry alone beside its style sheet at
- * the top of esbuild's output).  README.md, "Cache-Control", has the
+ * the top of esbuild's output).  docs/cache-control.md, "Cache-Control", has the
  * numbers that chose KILN_SHAPE_SEVERAL and "half".
  */
 #include "shape.h"

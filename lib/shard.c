@@ -5,7 +5,8 @@
  * as the manifest names the file, reduced modulo N: K = hash % N + 1.  It
  * needs nothing but the path, costs nothing next to an encoder, and spreads
  * the names of a real tree evenly; it does not weigh files by size, which
- * only matters for trees of a few huge files (README.md, "Shards").
+ * only matters for trees of a few huge files (docs/shards.md, "Shards:
+ * past one machine").
  */
 #include "shard.h"
 

@@ -61,7 +61,7 @@
  *    of Processing").  An ap_expr regular expression holds at most 8191 bytes
  *    (server/util_expr_scan.l), so the list is cut into runs of at most
  *    APACHE_REGEX_MAX bytes; a request costs one regex match per run
- *    (README.md, "Serving with Apache", has the measured cost).
+ *    (docs/serving.md, "Apache", has the measured cost).
  *  - kiln's own files: a <FilesMatch> on the base name with "Require all
  *    denied" (docs core, "<FilesMatch>"; mod_authz_core) answers 403 at any
  *    depth, whatever <Directory> grants.
