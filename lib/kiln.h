@@ -300,18 +300,16 @@ kiln_status kiln_options_check(const struct kiln_options *opt, const char **fiel
 /* Events reported through kiln_callbacks.on_event. */
 typedef enum kiln_event {
 	/* compress, clean (with opt.dry_run: what would happen) */
-	KILN_EVENT_REMOVED,          /* removed a sibling or artifact kiln wrote;
-	                                ERR (KILN_OK): a snippet not written now */
+	KILN_EVENT_REMOVED,          /* removed what kiln wrote (ERR: a snippet) */
 	KILN_EVENT_REMOVE_FAILED,    /* could not remove it (ERR says why) */
 	KILN_EVENT_FOREIGN,          /* a sibling kiln did not write, left alone;
 	                                it decodes to its source, or (ERR not
 	                                NULL, ERR->what says so) its source is
 	                                gone and it is an asset of its own */
 	KILN_EVENT_FOREIGN_STALE,    /* a sibling kiln did not write, left alone,
-	                                that does NOT decode to its source: a
-	                                server would send stale bytes.  A failure
-	                                of the tree (the operation returns
-	                                KILN_ERR_IO) */
+	                                that does NOT decode to its source (a
+	                                server would send stale bytes): a failure
+	                                of the tree, the operation's KILN_ERR_IO */
 	KILN_EVENT_FOREIGN_REPLACED, /* a sibling kiln did not write was replaced
 	                                by kiln's own; ERR->what says whether it
 	                                decoded to its source, ERR->status is
@@ -327,8 +325,7 @@ typedef enum kiln_event {
 	                                kept: PATH is the delta's file, written
 	                                (or, dry run, would be) or left as the
 	                                earlier run made it; ERR NULL */
-	KILN_EVENT_SNIPPET_LEFT_OUT, /* a file a snippet leaves out (server.h):
-	                                ERR->what: which server, what it gets */
+	KILN_EVENT_SNIPPET_LEFT_OUT, /* left out of a snippet (ERR->what: why) */
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */
