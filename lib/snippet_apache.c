@@ -35,15 +35,19 @@
  *    under the scope's own Options.
  *  - The redirected request carries the coding as REDIRECT_KILN_CODING
  *    (docs "Environment Variables", internal redirects), the first branch
- *    of the chain.  There mod_mime is told about the suffixes: RemoveType
- *    stops both AddType and TypesConfig (mime.types) from typing ".gz" and
- *    ".zst" (docs mod_mime "RemoveType"; Debian's mime.conf and mime.types
- *    do), RemoveLanguage undoes Debian's "AddLanguage br .br", and
- *    AddEncoding makes mod_mime send the one Content-Encoding (it replaces
- *    an "AddEncoding x-gzip .gz" of the configuration).  The Content-Type
- *    then comes from the other extensions, as the source's does (docs
- *    mod_mime, "Files with Multiple Extensions").  A client asking for the
- *    sibling's URL itself gets the plain file, as Apache sends it.
+ *    of the chain.  There RemoveType stops both AddType and TypesConfig
+ *    (mime.types) from typing ".gz" and ".zst" (docs mod_mime
+ *    "RemoveType"; Debian's mime.conf and mime.types do), and "Header set
+ *    Content-Encoding" sends the one coding chosen.  mod_mime reads every
+ *    extension of a name, not only the last (docs mod_mime, "Files with
+ *    Multiple Extensions"): so in the whole scope RemoveEncoding and
+ *    RemoveLanguage keep the suffixes from giving any file a coding or a
+ *    language (Debian's "AddLanguage br .br", a configuration's
+ *    "AddEncoding x-gzip .gz"), wherever they stand: "x.gz.js.gz" is sent
+ *    with one Content-Encoding, "x.br.js" with no Content-Language
+ *    (measured: tests/e2e/serve_names.py).  The Content-Type then comes
+ *    from the other extensions, as the source's does.  A client asking for
+ *    the sibling's URL itself gets the plain file, as Apache sends it.
  *  - Vary: "Header merge" (docs mod_headers: merge adds a token only once)
  *    on every response of an asset with a sibling on disk, and on every
  *    redirected one.  ETag: Apache's default (FileETag MTime Size) differs

@@ -39,7 +39,9 @@
  *    response is written, after file_server's own Vary, so Set leaves
  *    exactly one.  The file matcher (fileserver/matcher.go) checks a path
  *    under {http.vars.root} per request, with '*', '[' and '?' in
- *    placeholders escaped before globbing, but not a backslash (listable()).
+ *    placeholders escaped before globbing, but not a backslash: every
+ *    matcher is handed {vars.kiln_glob}, the path with its backslashes
+ *    doubled (put_glob_path()).
  *  - map (map/map.go) compares its input with each key as a plain string;
  *    {http.request.orig_uri.path} is the decoded URL path before
  *    handle_path strips a prefix, so keys are url_prefix + rel.  The path
@@ -50,10 +52,11 @@
  *    under any spelling of the URL.
  *  - The Caddyfile lexer (caddyfile/lexer.go) reads UTF-8 runes; inside
  *    `...` nothing is an escape; inside "..." only \" is.  Before lexing,
- *    {$NAME} is replaced from the environment, and the HTTP adapter
- *    rewrites shorthands such as {path} in every token, so a name with a
- *    '{' before a '}' is never written as a token, and comments escape
- *    both braces.
+ *    {$NAME} is replaced from the environment across the whole file, the
+ *    HTTP adapter rewrites shorthands such as {path} in every token, and
+ *    an import runs each token through the replacer: token_safe() says
+ *    which names survive all three, the others are left out of the list
+ *    (caddy_left_out() says so), and comments escape both braces.
  */
 #include "server.h"
 
