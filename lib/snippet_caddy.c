@@ -569,21 +569,29 @@ static void put_file_server(FILE *f, const struct kiln_serve *s, unsigned coding
 static void put_glob_path(FILE *f)
 {
 	fputs("\t# {vars.kiln_glob}: the path for the file matcher, which globs it:\n"
-	      "\t# each backslash doubled, one a step.\n"
-	      "\tvars {\n"
-	      "\t\tkiln_done \"\"\n"
-	      "\t\tkiln_rest {path}\n"
-	      "\t}\n",
+	      "\t# each backslash doubled, one a step (only a path that has one\n"
+	      "\t# pays for the steps).\n"
+	      "\tvars kiln_glob {path}\n"
+	      "\t@kiln_backslash path_regexp kiln_backslash `\\\\`\n"
+	      "\troute @kiln_backslash {\n"
+	      "\t\tvars {\n"
+	      "\t\t\tkiln_done \"\"\n"
+	      "\t\t\tkiln_rest {path}\n"
+	      "\t\t}\n",
 	      f);
 	for (int i = 0; i < GLOB_STEPS; i++)
 		fprintf(f,
-			"\t@kiln_bs%d vars_regexp kiln_bs%d {vars.kiln_rest} `(?s)^([^\\\\]*)\\\\(.*)$`\n"
-			"\tvars @kiln_bs%d {\n"
-			"\t\tkiln_done `{vars.kiln_done}{re.kiln_bs%d.1}\\\\`\n"
-			"\t\tkiln_rest {re.kiln_bs%d.2}\n"
-			"\t}\n",
+			"\t\t@kiln_bs%d vars_regexp kiln_bs%d {vars.kiln_rest} `(?s)^([^\\\\]*)\\\\(.*)$`\n"
+			"\t\tvars @kiln_bs%d {\n"
+			"\t\t\tkiln_done `{vars.kiln_done}{re.kiln_bs%d.1}\\\\`\n"
+			"\t\t\tkiln_rest {re.kiln_bs%d.2}\n"
+			"\t\t}\n",
 			i, i, i, i, i);
-	fputs("\tvars kiln_glob {vars.kiln_done}{vars.kiln_rest}\n\n", f);
+	fputs("\t\tvars kiln_glob {vars.kiln_done}{vars.kiln_rest}\n"
+	      "\t\t@kiln_left vars_regexp kiln_left {vars.kiln_rest} `\\\\`\n"
+	      "\t\tvars @kiln_left kiln_deep yes\n"
+	      "\t}\n\n",
+	      f);
 }
 
 /* Whether REL has more backslashes than put_glob_path() doubles. */
@@ -601,7 +609,7 @@ static bool too_deep(const char *rel)
 static void put_deep(FILE *f, const struct kiln_serve *s)
 {
 	fputs("\t# A path with more backslashes than that: served as itself.\n"
-	      "\t@kiln_deep vars_regexp kiln_deep {vars.kiln_rest} `\\\\`\n",
+	      "\t@kiln_deep vars kiln_deep yes\n",
 	      f);
 	put_file_server(f, s, 0, "@kiln_deep");
 	fputs("\n", f);
@@ -616,15 +624,22 @@ static void put_direct(FILE *f)
 {
 	fputs("\t# A sibling asked for by its own URL while its source is there:\n"
 	      "\t# 404, so that rules written for the source's URL cannot be\n"
-	      "\t# walked around.\n"
-	      "\t@kiln_sibling vars_regexp kiln_sibling {vars.kiln_glob} `(?s)^(.+)(?:",
+	      "\t# walked around.  (The path matcher ignores case: the regular\n"
+	      "\t# expression decides.)\n"
+	      "\t@kiln_suffix path",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		fprintf(f, " *%s", kiln_codecs[c]->info.suffix);
+	fputs("\n\troute @kiln_suffix {\n"
+	      "\t\t@kiln_sibling vars_regexp kiln_sibling {vars.kiln_glob} `(?s)^(.+)(?:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		fprintf(f, "%s\\%s", c ? "|" : "", kiln_codecs[c]->info.suffix);
 	fputs(")$`\n"
-	      "\tvars @kiln_sibling {\n"
-	      "\t\tkiln_sibling yes\n"
-	      "\t\tkiln_source {re.kiln_sibling.1}\n"
+	      "\t\tvars @kiln_sibling {\n"
+	      "\t\t\tkiln_sibling yes\n"
+	      "\t\t\tkiln_source {re.kiln_sibling.1}\n"
+	      "\t\t}\n"
 	      "\t}\n"
 	      "\t@kiln_direct {\n"
 	      "\t\tvars kiln_sibling yes\n"
