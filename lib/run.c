@@ -5,7 +5,7 @@
  * (previous.c), reports what the walk already decided, sorts the other
  * entries largest first and lets the pool (pool.c) put each through the
  * pipeline (pipeline.c).  Then it removes the siblings of deleted files,
- * writes the manifest from every record and the snippet, and drops the
+ * writes the manifest and the snippets (artifacts.c), and drops the
  * journals the manifest now makes redundant.
  *
  * A cancelled run does not stop short: the pool still takes every file, but
