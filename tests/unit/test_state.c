@@ -464,6 +464,34 @@ static void test_stale(void)
 	}
 }
 
+/* "snippets": a name at the top of the tree with a SHA-256, nothing else
+ * (a path, "." or "..", no digest: such a record is dropped, so a later
+ * run removes nothing for it). */
+static void test_snippets(void)
+{
+	static const char *const bad[] = {
+		"\"../kiln.caddy.conf\": {\"sha256\": \"" H1 "\"}",
+		"\"sub/kiln.caddy.conf\": {\"sha256\": \"" H1 "\"}",
+		"\"..\": {\"sha256\": \"" H1 "\"}",
+		"\"\": {\"sha256\": \"" H1 "\"}",
+		"\"kiln.apache.conf\": {\"sha256\": \"12\"}",
+		"\"kiln.apache.conf\": {}",
+		"\"kiln.apache.conf\": 3",
+	};
+	struct kiln_state st;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *text = fmt("{\"kiln_manifest\": 3, \"files\": {}, \"snippets\": {"
+				 "\"kiln.caddy.conf\": {\"sha256\": \"" H1 "\"}, %s}}", bad[i]);
+		CHECK_MSG(parse(text, &st) == KILN_OK && st.nsnippets == 1 &&
+			  strcmp(st.snippets[0].name, "kiln.caddy.conf") == 0 &&
+			  st.snippets[0].sha256[0] == 0x01 && st.snippets[0].sha256[31] == 0xef,
+			  "kept %zu snippets from %s", st.nsnippets, bad[i]);
+		kiln_state_free(&st);
+		free(text);
+	}
+}
+
 static void test_journaled(void)
 {
 	static const char *const rels[] = { "m.js", "a.js", "z/y.css", "b.js", "\xff.js" };
@@ -571,6 +599,7 @@ int main(void)
 	test_base64();
 	test_duplicates();
 	test_stale();
+	test_snippets();
 	test_journaled();
 	test_load();
 	return check_exit("test_state");
