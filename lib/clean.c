@@ -12,6 +12,7 @@
  */
 #include "run.h"
 
+#include "beneath.h"
 #include "classify.h"
 #include "codec.h"
 #include "server.h"
@@ -57,7 +58,8 @@ static bool remove_file(struct kiln_tree *t, const char *path, uint64_t *removed
 
 	struct stat st;
 
-	if (t->opt->dry_run ? lstat(path, &st) != 0 && errno == ENOENT : unlink(path) != 0) {
+	if (t->opt->dry_run ? kiln_beneath_lstat(t->root, path, &st) != 0 && errno == ENOENT
+			    : kiln_beneath_unlink(t->root, path) != 0) {
 		if (errno == ENOENT)
 			return true; /* nothing there: nothing to count */
 		err.errnum = errno;
@@ -101,7 +103,7 @@ static void point_out_unrecorded(struct kiln_tree *t, const struct kiln_entry *e
 		return;
 	src_rel = strndup(e->rel, strlen(e->rel) - strlen(kiln_codecs[c]->info.suffix));
 	src = src_rel ? kiln_path_join(t->root, src_rel, "") : NULL;
-	if (!src || (fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0 ||
+	if (!src || (fd = kiln_beneath_open(t->root, src, O_RDONLY | O_NONBLOCK, 0)) < 0 ||
 	    fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		goto out; /* no source beside it: not a sibling of anything */
 	if (kiln_prev_foreign_at(t, NULL, src_rel, c, fd, (uint64_t)st.st_size, &decodes)) {

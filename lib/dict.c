@@ -17,6 +17,7 @@
  * Then every file named like a delta that no asset kept is removed.
  */
 #include "dict.h"
+#include "beneath.h"
 
 #include "codec.h"
 #include "error.h"
@@ -176,7 +177,7 @@ static bool read_whole(const char *root, const char *rel, uint8_t **buf, size_t 
 		       uint8_t sha[32])
 {
 	char *path = kiln_path_join(root, rel, "");
-	int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	int fd = path ? kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0) : -1;
 	struct kiln_error err;
 	struct stat st;
 	bool ok = false;
@@ -235,27 +236,38 @@ static const struct kiln_dict_record *recorded(const struct asset *a, const uint
 	for (size_t i = 0; i < pe->rec.ndicts; i++) {
 		const struct kiln_dict_record *dr = &pe->rec.dicts[i];
 		if (memcmp(dr->dict_sha256, dict_sha, 32) == 0 && strcmp(dr->recipe, recipe) == 0 &&
-		    lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == dr->size)
+		    kiln_beneath_lstat(a->t->root, path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size == dr->size)
 			return dr;
 	}
 	return NULL;
 }
 
-/* Bring the file PATH's mode and times back to its source's. */
-static void fix_meta(const char *path, const struct stat *src)
+/* Bring the file PATH (beneath ROOT)'s mode and times back to its
+ * source's; false when it is hard-linked elsewhere and would need a change
+ * (the other name's metadata is not kiln's: the caller writes it anew). */
+static bool fix_meta(const char *root, const char *path, const struct stat *src)
 {
 	struct timespec times[2] = { src->st_atim, src->st_mtim };
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0);
 	struct stat st;
 
 	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && (st.st_mode & 0777) != (src->st_mode & 0777))
+		return false;
+	if (fstat(fd, &st) != 0 ||
+	    (st.st_nlink > 1 && ((st.st_mode & 0777) != (src->st_mode & 0777) ||
+				 st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
+				 st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))) {
+		close(fd);
+		return false;
+	}
+	if ((st.st_mode & 0777) != (src->st_mode & 0777))
 		fchmod(fd, src->st_mode & 0777);
 	if (fstat(fd, &st) == 0 && (st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
 				    st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
 		futimens(fd, times);
 	close(fd);
+	return true;
 }
 
 /* Add a kept delta to A's list, in dictionary order. */
@@ -313,11 +325,10 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 		if (small_enough(a, old->size) && read_whole(t->root, rel, &buf, &blen, sha) &&
 		    blen == old->size && memcmp(sha, old->sha256, 32) == 0 &&
 		    kiln_codec_dcz.names_dictionary(buf, blen, dict_sha) &&
-		    verified(a, buf, blen, dict, dict_len, dict_sha)) {
+		    verified(a, buf, blen, dict, dict_len, dict_sha) &&
+		    (t->opt->dry_run || fix_meta(t->root, path, &a->st))) {
 			dr.size = old->size;
 			memcpy(dr.sha256, old->sha256, 32);
-			if (!t->opt->dry_run)
-				fix_meta(path, &a->st);
 			if (!keep(a, &dr))
 				atomic_store(&t->record_lost, true);
 			free(buf);
@@ -345,9 +356,9 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 			atomic_store(&t->record_lost, true);
 		goto out;
 	}
-	if (kiln_file_digest(path, false, &size, sha) == KILN_OK && size == enc_len &&
-	    memcmp(sha, dr.sha256, 32) == 0) {
-		fix_meta(path, &a->st); /* these very bytes are there already */
+	if (kiln_file_digest_beneath(t->root, path, &size, sha) == KILN_OK && size == enc_len &&
+	    memcmp(sha, dr.sha256, 32) == 0 && fix_meta(t->root, path, &a->st)) {
+		/* these very bytes are there already */
 	} else if (kiln_sibling_check(path, &a->st, true, &err) != KILN_OK ||
 		   kiln_sibling_write(&t->run->temps, path, enc, enc_len, &a->st, true,
 				      t->opt->fsync, &err) != KILN_OK) {
@@ -359,7 +370,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 	}
 	if (!keep(a, &dr)) {
 		atomic_store(&t->record_lost, true);
-		unlink(path);
+		kiln_beneath_unlink(t->root, path);
 	}
 out:
 	free(enc);
@@ -413,7 +424,7 @@ static void work_one(struct dict_run *d, const struct job *j)
 		for (size_t i = 0; i < a.kept.n; i++) {
 			char *p = kiln_dict_sibling_path(t->root, a.e->rel, a.kept.v[i].dict_sha256);
 			if (p && !t->opt->dry_run)
-				unlink(p);
+				kiln_beneath_unlink(t->root, p);
 			free(p);
 			free(a.kept.v[i].dict_path);
 		}
@@ -520,7 +531,8 @@ static void remove_unkept(struct kiln_tree *t)
 			continue;
 		}
 		free(key);
-		if (!(path = kiln_path_join(t->root, e->rel, "")) || lstat(path, &st) != 0) {
+		if (!(path = kiln_path_join(t->root, e->rel, "")) ||
+		    kiln_beneath_lstat(t->root, path, &st) != 0) {
 			free(path);
 			continue;
 		}
@@ -528,7 +540,7 @@ static void remove_unkept(struct kiln_tree *t)
 			/* not kiln's to remove, and a server would follow it */
 			atomic_store(&t->foreign_stale, true);
 			kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, path, -1, NULL);
-		} else if (!t->opt->dry_run && unlink(path) != 0) {
+		} else if (!t->opt->dry_run && kiln_beneath_unlink(t->root, path) != 0) {
 			struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove stale sibling",
 						  "" };
 			atomic_store(&t->remove_failed, true);

@@ -16,6 +16,7 @@
  */
 #include "run.h"
 
+#include "beneath.h"
 #include "classify.h"
 #include "codec.h"
 #include "journal.h"
@@ -458,7 +459,7 @@ static kiln_status check_siblings(struct merger *m)
 				continue;
 			if (!(sib = kiln_path_join(m->t->root, s->rec->rel, suffix)))
 				return KILN_ERR_NOMEM;
-			good = kiln_file_digest(sib, false, &size, sha) == KILN_OK &&
+			good = kiln_file_digest_beneath(m->t->root, sib, &size, sha) == KILN_OK &&
 			       size == s->rec->coding[c].size &&
 			       memcmp(sha, s->rec->coding[c].sha256, 32) == 0;
 			free(sib);
@@ -497,6 +498,24 @@ static kiln_status check_tree(struct merger *m)
 	return ret == KILN_OK && m->failed ? KILN_ERR_INVALID : ret;
 }
 
+/* SIB (beneath ROOT, no link followed) gets SRC's mode and TIMES, unless
+ * it is hard-linked elsewhere: the other name's metadata is not kiln's. */
+static void set_meta(const char *root, const char *sib, const struct stat *src,
+		     const struct timespec times[2])
+{
+	int fd = kiln_beneath_open(root, sib, O_RDONLY | O_NONBLOCK, 0);
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+		if ((st.st_mode & 0777) != (src->st_mode & 0777))
+			fchmod(fd, src->st_mode & 0777);
+		futimens(fd, times);
+	}
+	close(fd);
+}
+
 /* Siblings get their sources' mode and mtime, as a run gives them. */
 static void settle_siblings(struct merger *m)
 {
@@ -509,8 +528,7 @@ static void settle_siblings(struct merger *m)
 			if (s->rec->coding[c].outcome != KILN_CODING_KEPT ||
 			    !(sib = kiln_path_join(m->t->root, s->rec->rel, kiln_codecs[c]->info.suffix)))
 				continue;
-			chmod(sib, src->st_mode & 0777);
-			utimensat(AT_FDCWD, sib, times, AT_SYMLINK_NOFOLLOW);
+			set_meta(m->t->root, sib, src, times);
 			free(sib);
 		}
 	}

@@ -26,6 +26,7 @@
  * leaves one that does not decode to its source as the manifest says.
  */
 #include "pipeline.h"
+#include "beneath.h"
 
 #include "classify.h"
 #include "decide.h"
@@ -137,7 +138,7 @@ static void settle(struct work *wk)
 		if (!wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (unlink(sib) == 0)
+		if (kiln_beneath_unlink(t->root, sib) == 0)
 			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
 		free(sib);
 	}
@@ -148,7 +149,7 @@ static void settle(struct work *wk)
 		if (!wk->foreign[c] || wk->foreign_decodes[c] || wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (unlink(sib) == 0)
+		if (kiln_beneath_unlink(t->root, sib) == 0)
 			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
 		free(sib);
 	}

@@ -8,6 +8,7 @@
 #include "shard.h"
 #include "sibling.h"
 #include "source.h"
+#include "beneath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,7 +53,7 @@ static void keep_stale(struct kiln_tree *t, const char *rel, kiln_coding c, uint
  * if it cannot be read (out of memory too: then T's record is lost). */
 static bool file_sha256(struct kiln_tree *t, const char *path, uint64_t *size, uint8_t out[32])
 {
-	kiln_status ret = kiln_file_digest(path, false, size, out);
+	kiln_status ret = kiln_file_digest_beneath(t->root, path, size, out);
 
 	if (ret == KILN_ERR_NOMEM)
 		atomic_store(&t->record_lost, true);
@@ -61,13 +62,14 @@ static bool file_sha256(struct kiln_tree *t, const char *path, uint64_t *size, u
 
 /* Does the regular file SIB decode with coding C to the SRC_SIZE bytes of
  * SRC_FD?  1 yes, 0 no, -1 unknown (no source, or SIB cannot be read). */
-static int decodes_to_source(const char *sib, kiln_coding c, int src_fd, uint64_t src_size)
+static int decodes_to_source(const char *root, const char *sib, kiln_coding c, int src_fd,
+			     uint64_t src_size)
 {
 	int fd, ret = -1;
 	struct stat st;
 	kiln_status s;
 
-	if (src_fd < 0 || (fd = open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+	if (src_fd < 0 || (fd = kiln_beneath_open(root, sib, O_RDONLY | O_NONBLOCK, 0)) < 0)
 		return -1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		s = kiln_codecs[c]->verify_fd(fd, (uint64_t)st.st_size, src_fd, src_size);
@@ -91,18 +93,18 @@ static void point_out(struct kiln_tree *t, const char *sib, kiln_coding c, int s
 	char *src = NULL;
 	int own_fd = -1;
 
-	if (lstat(sib, &st) != 0)
+	if (kiln_beneath_lstat(t->root, sib, &st) != 0)
 		return;
 	if (src_fd < 0 && S_ISREG(st.st_mode) &&
 	    (src = strndup(sib, strlen(sib) - strlen(kiln_codecs[c]->info.suffix))) &&
-	    (own_fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0 &&
+	    (own_fd = kiln_beneath_open(t->root, src, O_RDONLY | O_NONBLOCK, 0)) >= 0 &&
 	    fstat(own_fd, &sst) == 0 && S_ISREG(sst.st_mode)) {
 		/* no source given (clean): the one beside it, to tell */
 		src_fd = own_fd;
 		src_size = (uint64_t)sst.st_size;
 	}
 	free(src);
-	if (S_ISREG(st.st_mode) && decodes_to_source(sib, c, src_fd, src_size) == 0) {
+	if (S_ISREG(st.st_mode) && decodes_to_source(t->root, sib, c, src_fd, src_size) == 0) {
 		atomic_store(&t->foreign_stale, true);
 		kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, sib, (int)c, NULL);
 	} else if (always || (t->opt->codings & (1u << c))) {
@@ -163,7 +165,7 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 		atomic_store(&t->record_lost, true);
 		return false;
 	}
-	if (lstat(sib, &st) != 0) {
+	if (kiln_beneath_lstat(t->root, sib, &st) != 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			goto out; /* already gone */
 		err.errnum = errno;
@@ -192,7 +194,7 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 		point_out(t, sib, c, src_fd, src_size, true);
 		goto out;
 	}
-	if (!t->opt->dry_run && unlink(sib) != 0) {
+	if (!t->opt->dry_run && kiln_beneath_unlink(t->root, sib) != 0) {
 		err.errnum = errno;
 		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
 		atomic_store(&t->remove_failed, true);
@@ -229,14 +231,14 @@ bool kiln_prev_foreign_at(struct kiln_tree *t, const struct kiln_prev_entry *pe,
 	bool foreign = false;
 
 	*decodes = false;
-	if (!sib || lstat(sib, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!sib || kiln_beneath_lstat(t->root, sib, &st) != 0 || !S_ISREG(st.st_mode))
 		goto out;
 	/* the record's own sibling (its digest proves it) is no news */
 	if (pe && kiln_state_has_sibling(pe, c) && file_sha256(t, sib, &size, sha) &&
 	    kiln_state_owns(pe, c, size, sha))
 		goto out;
 	foreign = true;
-	*decodes = decodes_to_source(sib, c, src_fd, src_size) == 1;
+	*decodes = decodes_to_source(t->root, sib, c, src_fd, src_size) == 1;
 out:
 	free(sib);
 	return foreign;
@@ -256,7 +258,8 @@ void kiln_prev_keep_stale(struct kiln_tree *t, const struct kiln_prev_entry *pe,
 	else if (file_sha256(t, sib, &size, sha)) {
 		if (kiln_state_owns(pe, c, size, sha))
 			keep_stale(t, sib + strlen(t->root) + 1, c, size, sha);
-	} else if (lstat(sib, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
+	} else if (kiln_beneath_lstat(t->root, sib, &st) == 0 ||
+		   (errno != ENOENT && errno != ENOTDIR)) {
 		/* there, but its bytes cannot be read: every version on record */
 		struct owner o = { pe, c };
 		keep_recorded(t, &o, sib + strlen(t->root) + 1);
@@ -357,7 +360,7 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 		return false;
 	if (!(sib = kiln_path_join(t->root, rel, kiln_codecs[c]->info.suffix)))
 		return false;
-	fd = open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = kiln_beneath_open(t->root, sib, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		goto out;
 	if (from_manifest && (uint64_t)st.st_size == cr->size) {
@@ -403,6 +406,15 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 		goto out;
 	}
 	*size = (uint64_t)st.st_size;
+	if (st.st_nlink > 1 && ((st.st_mode & 0777) != (src_st->st_mode & 0777) ||
+				st.st_mtim.tv_sec != src_st->st_mtim.tv_sec ||
+				st.st_mtim.tv_nsec != src_st->st_mtim.tv_nsec)) {
+		/* hard-linked elsewhere (a `cp -al` snapshot): its mode and
+		 * mtime are the other name's too, so it is not changed in
+		 * place but written again, as a new inode */
+		ok = false;
+		goto out;
+	}
 	if (t->opt->dry_run)
 		goto out;
 	if ((st.st_mode & 0777) != (src_st->st_mode & 0777))
@@ -497,7 +509,8 @@ static void retry_stale(struct kiln_tree *t)
 			; /* another shard's, kept in its part */
 		else if (!path)
 			atomic_store(&t->record_lost, true);
-		else if (lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+		else if (kiln_beneath_lstat(t->root, path, &st) != 0 &&
+			 (errno == ENOENT || errno == ENOTDIR))
 			; /* gone: off the record */
 		else if (!file_sha256(t, path, &size, sha) || owned_as_stale(s, size, sha))
 			kiln_prev_remove_stale(t, s); /* removed, or kept on record */
@@ -634,7 +647,7 @@ static void remove_dead_temps(struct kiln_tree *t)
 		if (!kiln_is_temp_name(base ? base + 1 : e->rel) || !S_ISREG(e->st.st_mode))
 			continue;
 		path = kiln_path_join(t->root, e->rel, "");
-		if (path && kiln_temp_is_stale(path) && unlink(path) == 0)
+		if (path && kiln_temp_is_stale(path) && kiln_beneath_unlink(t->root, path) == 0)
 			kiln_tree_event(t, KILN_EVENT_TEMP_REMOVED, path, -1, NULL);
 		free(path);
 	}

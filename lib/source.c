@@ -1,5 +1,6 @@
 /* source.c - see source.h. */
 #include "source.h"
+#include "beneath.h"
 
 #include "error.h"
 
@@ -150,9 +151,8 @@ bool kiln_source_unchanged(int fd, const struct stat *st)
 	       now.st_ctim.tv_nsec == st->st_ctim.tv_nsec;
 }
 
-kiln_status kiln_file_digest(const char *path, bool follow, uint64_t *size, uint8_t sha256[32])
+static kiln_status digest_fd(int fd, uint64_t *size, uint8_t sha256[32])
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	struct kiln_error err = { 0 };
 	uint8_t sha384[48];
 	struct stat st;
@@ -174,4 +174,16 @@ kiln_status kiln_file_digest(const char *path, bool follow, uint64_t *size, uint
 	*size = (uint64_t)st.st_size;
 	close(fd);
 	return ret;
+}
+
+kiln_status kiln_file_digest(const char *path, bool follow, uint64_t *size, uint8_t sha256[32])
+{
+	return digest_fd(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW)),
+			 size, sha256);
+}
+
+kiln_status kiln_file_digest_beneath(const char *root, const char *path, uint64_t *size,
+				     uint8_t sha256[32])
+{
+	return digest_fd(kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0), size, sha256);
 }

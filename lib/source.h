@@ -56,6 +56,11 @@ kiln_status kiln_source_hash(int fd, const struct stat *st, uint8_t sha256[32],
  * KILN_ERR_NOMEM.  Thread-safe.
  */
 kiln_status kiln_file_digest(const char *path, bool follow, uint64_t *size, uint8_t sha256[32]);
+/* The same for PATH beneath ROOT (beneath.h): no link on the way is
+ * followed, and a PATH that crosses one is not read (KILN_ERR_IO, errno
+ * ENOENT). */
+kiln_status kiln_file_digest_beneath(const char *root, const char *path, uint64_t *size,
+				     uint8_t sha256[32]);
 
 /* True if FD still has ST's inode, size, mtime and ctime. */
 bool kiln_source_unchanged(int fd, const struct stat *st);

@@ -1,0 +1,130 @@
+/*
+ * beneath.c - the tree's directories, opened from its top without following
+ * a link (see beneath.h).
+ */
+#include "beneath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
+
+/* DIRREL (a relative directory path, LEN bytes, no leading '/') opened
+ * beneath ROOTFD without following a link. */
+static int open_dir_beneath(int rootfd, const char *dirrel, size_t len)
+{
+	char *p = strndup(dirrel, len), *comp, *save = NULL;
+	int fd, next, e;
+
+	if (!p)
+		return -1;
+#ifdef SYS_openat2
+	{
+		struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						   RESOLVE_NO_MAGICLINKS };
+		fd = (int)syscall(SYS_openat2, rootfd, p, &how, sizeof(how));
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != EINVAL)) {
+			e = errno;
+			free(p);
+			if (fd < 0 && (e == ELOOP || e == EXDEV || e == ENOTDIR))
+				e = ENOENT; /* a link on the way: not in the tree */
+			errno = e;
+			return fd;
+		}
+	}
+#endif
+	/* no openat2: one component at a time */
+	if ((fd = dup(rootfd)) < 0) {
+		free(p);
+		return -1;
+	}
+	for (comp = strtok_r(p, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			next = -1;
+			errno = ENOENT; /* never above the top */
+		} else {
+			next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		e = errno;
+		close(fd);
+		if (next < 0) {
+			free(p);
+			errno = (e == ELOOP || e == ENOTDIR) ? ENOENT : e;
+			return -1;
+		}
+		fd = next;
+	}
+	free(p);
+	return fd;
+}
+
+int kiln_beneath_parent(const char *root, const char *path, const char **base)
+{
+	size_t n = strlen(root);
+	const char *rel, *slash;
+	int rootfd, fd, e;
+
+	*base = path;
+	if (strncmp(path, root, n) != 0 || (path[n] != '/' && !(n > 0 && root[n - 1] == '/')))
+		return AT_FDCWD;
+	rel = path + n;
+	while (*rel == '/')
+		rel++;
+	if (!*rel) {
+		errno = EINVAL; /* the top itself has no parent in the tree */
+		return -1;
+	}
+	if ((rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	slash = strrchr(rel, '/');
+	if (!slash) {
+		*base = rel;
+		return rootfd;
+	}
+	fd = open_dir_beneath(rootfd, rel, (size_t)(slash - rel));
+	e = errno;
+	close(rootfd);
+	errno = e;
+	if (fd >= 0)
+		*base = slash + 1;
+	return fd;
+}
+
+/* Run the call on PATH's parent, closing it after, errno kept. */
+#define BENEATH(root, path, call)                                      \
+	do {                                                           \
+		const char *base;                                      \
+		int dfd = kiln_beneath_parent(root, path, &base), r, e; \
+		if (dfd == -1)                                         \
+			return -1;                                     \
+		r = (call);                                            \
+		e = errno;                                             \
+		if (dfd >= 0)                                          \
+			close(dfd);                                    \
+		errno = e;                                             \
+		return r;                                              \
+	} while (0)
+
+int kiln_beneath_lstat(const char *root, const char *path, struct stat *st)
+{
+	BENEATH(root, path, fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW));
+}
+
+int kiln_beneath_open(const char *root, const char *path, int flags, mode_t mode)
+{
+	BENEATH(root, path, openat(dfd, base, flags | O_NOFOLLOW | O_CLOEXEC, mode));
+}
+
+int kiln_beneath_unlink(const char *root, const char *path)
+{
+	BENEATH(root, path, unlinkat(dfd, base, 0));
+}
