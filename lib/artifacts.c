@@ -12,6 +12,7 @@
  */
 #include "run.h"
 
+#include "beneath.h"
 #include "codec.h"
 #include "dict.h"
 #include "hash.h"
@@ -19,6 +20,7 @@
 #include "manifest.h"
 #include "server.h"
 #include "sibling.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -277,6 +279,33 @@ static bool holds(int dir, const char *name, const uint8_t sha[32])
  * is a file of someone else's and stays, unrecorded.  One kiln cannot
  * remove stays recorded, so that a later run tries again.
  */
+/*
+ * The manifest could not be written, so the previous one stays: a
+ * dictionary delta it records that this run wrote again with other bytes
+ * (its source changed; the delta's name depends on the dictionary alone)
+ * would contradict it, and no journal records deltas.  Such a delta goes:
+ * a recorded sibling missing after a failed run is what the next run
+ * repairs; one the manifest describes wrongly is not.
+ */
+static void drop_contradicted_deltas(struct kiln_tree *t)
+{
+	for (size_t i = 0; i < t->state.n && !t->opt->dry_run; i++) {
+		const struct kiln_prev_entry *pe = &t->state.v[i];
+		for (size_t k = 0; pe->in_manifest && k < pe->rec.ndicts; k++) {
+			const struct kiln_dict_record *dr = &pe->rec.dicts[k];
+			char *path = kiln_dict_sibling_path(t->root, pe->rec.rel, dr->dict_sha256);
+			uint8_t sha[32];
+			uint64_t size;
+
+			if (path && kiln_file_digest_beneath(t->root, path, &size, sha) == KILN_OK &&
+			    (size != dr->size || memcmp(sha, dr->sha256, 32) != 0) &&
+			    kiln_beneath_unlink(t->root, path) == 0)
+				kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
+			free(path);
+		}
+	}
+}
+
 static bool remove_stale_snippets(struct kiln_tree *t, struct snippet_set *b)
 {
 	static const struct kiln_error gone = { KILN_OK, 0, "a snippet this run does not write",
@@ -398,6 +427,8 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 		kiln_tree_artifact(t, "manifest", t->manifest_path,
 				   t->artifact_failed ? &err : NULL);
 	}
+	if (t->manifest_failed)
+		drop_contradicted_deltas(t);
 	if (b && opt->servers)
 		write_snippets(t, b);
 	else if (!b && opt->servers) {

@@ -59,6 +59,30 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import audit  # noqa: E402
 
+
+def outside_state(where, sources):
+    """({relative path: (type, mode, mtime ns, size, sha256 or link target)},
+    SOURCES) for everything under WHERE but the relative paths in SOURCES."""
+    out = {}
+    for d, subdirs, names in os.walk(where):
+        for n in subdirs + names:
+            full = os.path.join(d, n)
+            rel = os.path.relpath(full, where)
+            if sources is not None and rel in sources:
+                continue
+            st = os.lstat(full)
+            if stat.S_ISREG(st.st_mode):
+                with open(full, "rb") as f:
+                    what = hashlib.sha256(f.read()).hexdigest()
+            elif stat.S_ISLNK(st.st_mode):
+                what = os.readlink(full)
+            else:
+                what = b""
+            out[rel] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode),
+                        st.st_mtime_ns if not stat.S_ISDIR(st.st_mode) else 0, st.st_size
+                        if not stat.S_ISDIR(st.st_mode) else 0, what)
+    return out, sources
+
 SUFFIXES = audit.SUFFIXES
 # One kind of step is off until kiln handles what it found (KILN_SEQUENCE_ALL=1
 # turns it on): renaming a directory that holds siblings: a moved sibling no
@@ -148,6 +172,14 @@ class Sequence:
         self.err = os.path.join(self.tmp, b"err")
         os.mkdir(self.root, 0o755)
         os.mkdir(self.cache, 0o755)
+        # outside the tree: directories swapped out of it for links, and
+        # hard-linked snapshots of it; kiln must never change them
+        self.outside = os.path.join(self.tmp, b"outside")
+        os.mkdir(self.outside, 0o755)
+        self.links = set()      # top-level names in the tree that are links out
+        self.watched = {}       # outside directory -> its state when made
+        self.snapshots = []     # the hard-linked snapshots, oldest first
+        self.nout = 0
         bindir = os.path.join(self.tmp, b"bin")
         os.mkdir(bindir, 0o755)
         # copies kiln's user can execute, wherever the build is
@@ -338,7 +370,7 @@ class Sequence:
         # from the model alone, so that the sequence depends on the seed
         # only: the names kiln writes (NAME.gz, NAME.br, its artifacts and
         # temporary files) are never chosen for a source (see new_name)
-        names = set()
+        names = set(self.links) if d == b"" else set()
         for r in list(self.files) + list(self.dirs):
             if parent(r) == d:
                 names.add(r.rpartition(b"/")[2])
@@ -523,6 +555,50 @@ class Sequence:
         self.forget_below(d)
         return f"delete directory {show(d)}"
 
+    def m_link_dir(self):
+        """A top-level directory moved out of the tree, siblings and all, and
+        a symbolic link to it left in its place: its files are no longer
+        the tree's, and nothing under the link may change."""
+        dirs = [d for d in self.dirs if parent(d) == b"" and self.subtree_free(d)
+                and self.dirs[d] == 0o755]
+        if not dirs:
+            return None
+        d = self.rng.choice(sorted(dirs))
+        self.nout += 1
+        where = os.path.join(self.outside, b"link-%d" % self.nout)
+        os.rename(self.path(d), where)
+        os.symlink(where, self.path(d))
+        self.forget_below(d)
+        self.links.add(d)
+        self.watched[where] = outside_state(where, None)
+        return f"directory {show(d)} moved outside, a link to it in its place"
+
+    def m_snapshot(self):
+        """A hard-linked snapshot of the tree outside it (cp -al): whatever
+        kiln does next, the snapshot's siblings, manifest and snippets keep
+        their bytes, mode and mtime (its sources share the model's inodes,
+        which the test itself edits, so they are not watched)."""
+        if not self.root_user:
+            return None  # cp -al needs to read every restricted directory
+        self.nout += 1
+        where = os.path.join(self.outside, b"snap-%d" % self.nout)
+        subprocess.run(["cp", "-al", "--", os.fsdecode(self.root), os.fsdecode(where)], check=True)
+        if len(self.snapshots) == 2:
+            old = self.snapshots.pop(0)
+            del self.watched[old]
+            subprocess.run(["rm", "-rf", "--", os.fsdecode(old)], check=True)
+        self.snapshots.append(where)
+        self.watched[where] = outside_state(where, set(self.files))
+        return "hard-linked snapshot of the tree outside it (cp -al)"
+
+    def check_outside(self):
+        """Nothing outside the tree changed."""
+        for where, was in self.watched.items():
+            now = outside_state(where, was[1])
+            if now[0] != was[0]:
+                diff = sorted(set(now[0].items()) ^ set(was[0].items()))[:6]
+                raise Failure(f"outside the tree, {show(where)} changed: {diff}")
+
     def forget_below(self, d):
         self.dirty.update(r for r in self.files if under(r, d))
         for r in [r for r in self.files if under(r, d)]:
@@ -692,7 +768,8 @@ class Sequence:
                        (lambda: self.m_add(download=True), 1),
                        (self.m_delete, 6 if nfiles > 20 else 1), (self.m_delete_dir, 1),
                        (self.m_rename, 6), (self.m_rename_dir, 3), (self.m_touch, 6),
-                       (self.m_chmod, 3), (self.m_restrict, 4), (self.m_restore, 5)]
+                       (self.m_chmod, 3), (self.m_restrict, 4), (self.m_restore, 5),
+                       (self.m_link_dir, 1), (self.m_snapshot, 1)]
             fn = self.rng.choices([f for f, _ in ops], [w for _, w in ops])[0]
             what = fn()
             if what:
@@ -771,7 +848,8 @@ class Sequence:
         files, dirs = {}, set()
         for d, subdirs, names in os.walk(self.root):
             for n in subdirs:
-                dirs.add(os.path.relpath(os.path.join(d, n), self.root))
+                if not os.path.islink(os.path.join(d, n)):  # a link out is not the tree's
+                    dirs.add(os.path.relpath(os.path.join(d, n), self.root))
             for n in names:
                 full = os.path.join(d, n)
                 files[os.path.relpath(full, self.root)] = os.lstat(full)
@@ -1198,6 +1276,7 @@ class Sequence:
         self.check_sources(before)
         self.check_whole(temps_ok=self.killed)
         self.check_agrees()
+        self.check_outside()
 
     def setup(self):
         for _ in range(self.rng.randrange(20, 30)):
@@ -1236,6 +1315,7 @@ class Sequence:
         self.check_agrees()
         self.a_clean()
         self.check_sources(before)
+        self.check_outside()
 
     def reset(self):
         """After a failure, with --keep-going: back to the sources alone."""
