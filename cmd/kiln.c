@@ -16,6 +16,7 @@
  */
 #include "kiln.h"
 
+#include "command.h"
 #include "shard_arg.h"
 #include "signals.h"
 #include "ui.h"
@@ -33,7 +34,6 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_PROBLEMS = 3 };
 
-enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN, CMD_MERGE };
 
 /* Help text is laid out for an 80-column terminal: option names in a
  * column of their own, descriptions wrapped at HELP_WIDTH. */
@@ -752,22 +752,30 @@ int main(int argc, char **argv)
 	bool failed = false, progress;
 	enum command cmd = CMD_COMPRESS;
 	uint64_t problems = 0, removed = 0;
-	int first, status;
+	char **orig = NULL;
+	int first, late, status;
 
-	/* a leading command word; none means compress */
-	if (argc > 1 && (strcmp(argv[1], "compress") == 0 || strcmp(argv[1], "check") == 0 ||
-			 strcmp(argv[1], "clean") == 0 || strcmp(argv[1], "merge") == 0)) {
-		cmd = argv[1][1] == 'h' ? CMD_CHECK : argv[1][1] == 'l' ? CMD_CLEAN
-			: argv[1][1] == 'e' ? CMD_MERGE : CMD_COMPRESS;
+	/* a leading command word, or one after the options; none means compress */
+	if (argc > 1 && command_word(argv[1]) >= 0) {
+		cmd = (enum command)command_word(argv[1]);
 		argv[1] = argv[0];
 		argv++;
 		argc--;
+	} else if (!(orig = malloc(((size_t)argc + 1) * sizeof(*orig)))) {
+		fputs("kiln: out of memory\n", stderr);
+		return EXIT_FAILED;
+	} else {
+		memcpy(orig, argv, ((size_t)argc + 1) * sizeof(*orig));
 	}
 	argv[0] = (char *)"kiln"; /* getopt's own messages start "kiln: " */
 	status = parse_args(argc, argv, &cli);
 	if (status >= 0)
 		goto out;
 	first = optind;
+	if (orig && (late = command_after_options(orig, argc, argv, first)) >= 0) {
+		cmd = (enum command)late;
+		first++;
+	}
 	if (first >= argc) {
 		status = usage_error("no DIR given");
 		goto out;
@@ -830,6 +838,7 @@ int main(int argc, char **argv)
 		status = EXIT_FAILED;
 	}
 out:
+	free(orig);
 	set_signal_run(NULL, NULL);
 	kiln_run_free(run);
 	ui_free(ui);

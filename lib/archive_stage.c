@@ -283,6 +283,31 @@ static kiln_status stage_data(struct ctx *c, const char *name, int fd,
 	return KILN_OK;
 }
 
+/* A hard link names the inode of its target: like tar, which only links
+ * it, give *IT the target T's mode, mtime and owner whatever its own
+ * header says. */
+static kiln_status take_inode_meta(struct item *it, const struct item *t)
+{
+	char *uname = t->uname ? strdup(t->uname) : NULL;
+	char *gname = t->gname ? strdup(t->gname) : NULL;
+
+	if ((t->uname && !uname) || (t->gname && !gname)) {
+		free(uname);
+		free(gname);
+		return KILN_ERR_NOMEM;
+	}
+	free(it->uname);
+	free(it->gname);
+	it->uname = uname;
+	it->gname = gname;
+	it->mode = t->mode;
+	it->mtime = t->mtime;
+	it->mtime_ns = t->mtime_ns;
+	it->uid = t->uid;
+	it->gid = t->gid;
+	return KILN_OK;
+}
+
 /*
  * Validate the entry *IT (name, norm and metadata filled in) and create it
  * in the staging tree: a directory, a link to IT->link, a hard link to the
@@ -351,7 +376,7 @@ kiln_status kiln_arc_stage_entry(struct ctx *c, const char *name, struct item *i
 			goto out;
 		}
 		it->hardlink = strdup(c->items[t].hardlink ? c->items[t].hardlink : c->items[t].norm);
-		if (!it->hardlink) {
+		if (!it->hardlink || take_inode_meta(it, &c->items[t]) != KILN_OK) {
 			ret = KILN_ERR_NOMEM;
 			goto out;
 		}

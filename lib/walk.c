@@ -345,7 +345,15 @@ kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
 		return KILN_ERR_IO;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		kiln_fail(root_err, KILN_ERR_IO, ENOTDIR, "not a directory");
+		/* only a regular file can be an archive: the caller's hint for
+		 * ENOTDIR would be wrong for anything else */
+		kiln_fail(root_err, KILN_ERR_IO, S_ISREG(st.st_mode) ? ENOTDIR : 0,
+			  S_ISREG(st.st_mode)    ? "not a directory"
+			  : S_ISFIFO(st.st_mode) ? "not a directory or archive (a FIFO)"
+			  : S_ISSOCK(st.st_mode) ? "not a directory or archive (a socket)"
+			  : S_ISCHR(st.st_mode)  ? "not a directory or archive (a character device)"
+			  : S_ISBLK(st.st_mode)  ? "not a directory or archive (a block device)"
+						 : "not a directory or archive");
 		return KILN_ERR_IO;
 	}
 	real = realpath(root, NULL);

@@ -192,6 +192,10 @@ def l(name, target):
     ti = tarfile.TarInfo(name); ti.type = tarfile.SYMTYPE; ti.linkname = target; add(ti)
 def h(name, target):
     ti = tarfile.TarInfo(name); ti.type = tarfile.LNKTYPE; ti.linkname = target; add(ti)
+def hm(name, target, mode, mtime, owner):  # a hard link whose header disagrees
+    ti = tarfile.TarInfo(name); ti.type = tarfile.LNKTYPE; ti.linkname = target
+    ti.mode = mode; ti.mtime = mtime; ti.uid = ti.gid = owner; ti.uname = ti.gname = "u%d" % owner
+    t.addfile(ti)
 def d(name):
     ti = tarfile.TarInfo(name); ti.type = tarfile.DIRTYPE; ti.mode = 0o755; add(ti)
 def special(name, kind):
@@ -275,6 +279,23 @@ check "hard link kept as a hard link" [ "$(stat -c %i "$T/x-fine/hard.js")" = "$
 check "hard-linked file: each name has its sibling" decodes_to "$T/x-fine/hard.js.gz" "$T/x-fine/sub/a.js"
 check "inside link kept" [ "$(readlink "$T/x-fine/sub/same")" = ../sub/./a.js ]
 check "dangling link inside kept" [ "$(readlink "$T/x-fine/dangling")" = nowhere ]
+# a hard-link entry names its target's inode: tar gives it the target's
+# mode, mtime and owner whatever its own header says, and so must kiln, to
+# the link, the target and every sibling (before and after in name order)
+build hardmode.tar "f('dist/ok.js', b'o' * 900); hm('dist/h.js', 'dist/ok.js', 0o777, 1700000000, 7); hm('dist/z.js', 'dist/h.js', 0o600, 1600000000, 9)"
+"$KILN" -q --brotli --keep-owner "$T/h/hardmode.tar" -o "$T/h/out/hardmode.tar"
+check "hard links with their own modes: accepted" [ $? -eq 0 ]
+rm -rf "$T/hm-tar" "$T/hm-kiln" && mkdir -p "$T/hm-tar" "$T/hm-kiln"
+tar -C "$T/hm-tar" -xf "$T/h/hardmode.tar" && tar -C "$T/hm-kiln" -xf "$T/h/out/hardmode.tar"
+for f in ok.js h.js z.js; do
+	want=$(stat -c '%a %Y %u:%g' "$T/hm-tar/dist/$f")
+	check "hard link $f: as GNU tar extracts it ($want)" [ "$(stat -c '%a %Y %u:%g' "$T/hm-kiln/dist/$f")" = "$want" ]
+	for s in gz br; do
+		check "hard link $f.$s: decodes to its source" decodes_to "$T/hm-kiln/dist/$f.$s" "$T/hm-tar/dist/$f"
+		check "hard link $f.$s: mode and mtime of its source" \
+			[ "$(stat -c '%a %Y' "$T/hm-kiln/dist/$f.$s")" = "$(stat -c '%a %Y' "$T/hm-tar/dist/$f")" ]
+	done
+done
 # a killed run's temporary file in the input is litter: never shipped
 build litter.tar "f('ok.js', b'k' * 900); f('sub/.kiln-Ab12Cd.tmp', b't' * 900)"
 "$KILN" -q "$T/h/litter.tar" -o "$T/h/out/litter-out.tar"

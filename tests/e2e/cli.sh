@@ -49,6 +49,50 @@ check "a file as DIR is named" grep -qF "kiln: $T/file: " "$T/err"
 check "the good DIR is still processed" decodes_to "$T/s/index.html.gz" "$T/s/index.html"
 check "DIR/ with a trailing slash works" "$KILN" -q "$T/s/"
 
+# Options before the command word, as git takes them: "kiln -q clean DIR"
+# is "kiln clean -q DIR", never a compress run of a directory named clean
+# (one waits in the working directory for each command word, to catch it);
+# after "--" the word is a DIR again.
+mkdir -p "$T/words"
+for w in compress check clean merge; do
+	mkdir -p "$T/words/$w" && cp "$FIXTURES/site/index.html" "$T/words/$w/page.html"
+done
+words_untouched() { [ -z "$(find "$T/words" -name '*.gz' -o -name 'kiln*')" ]; }
+pre() { # pre NAME ARGS...: run kiln in the words directory, keep rc and stderr
+	local name=$1
+	shift
+	(cd "$T/words" && "$KILN" "$@") >"$T/pre.out" 2>"$T/pre.err"
+	pre_rc=$?
+	check "options first, $name: no directory named like the command touched" words_untouched
+}
+fresh_site "$T/pre"
+pre "compress" -q --min-size 1 compress "$T/pre"
+check "-q --min-size 1 compress DIR: exit 0 ($pre_rc)" [ $pre_rc -eq 0 ]
+check "-q --min-size 1 compress DIR: compressed" decodes_to "$T/pre/index.html.gz" "$T/pre/index.html"
+pre "check" -q check "$T/pre"
+check "-q check DIR: exit 0 ($pre_rc)" [ $pre_rc -eq 0 ]
+check "-q check DIR: quiet" [ ! -s "$T/pre.err" ]
+echo tampered >>"$T/pre/index.html"
+pre "check, tampered" -j 2 --json check "$T/pre"
+check "-j 2 --json check DIR on a changed tree: exit 3 ($pre_rc)" [ $pre_rc -eq 3 ]
+check "-j 2 --json check DIR: the JSON on stdout" grep -q '"problems"' "$T/pre.out"
+pre "clean" -q clean "$T/pre"
+check "-q clean DIR: exit 0 ($pre_rc)" [ $pre_rc -eq 0 ]
+check "-q clean DIR: siblings removed" [ -z "$(find "$T/pre" -name '*.gz' ! -path '*/downloads/*')" ]
+check "-q clean DIR: manifest removed" [ ! -e "$T/pre/kiln-manifest.json" ]
+"$KILN" -q --shard 1/2 "$T/pre" && "$KILN" -q --shard 2/2 "$T/pre"
+pre "merge" -q merge "$T/pre"
+check "-q merge DIR: exit 0 ($pre_rc)" [ $pre_rc -eq 0 ]
+check "-q merge DIR: the parts merged" [ -z "$(find "$T/pre" -name 'kiln-manifest.shard-*')" ]
+check "-q merge DIR: the manifest written" [ -s "$T/pre/kiln-manifest.json" ]
+pre "merge, a usage error" -o "$T/x.tar" merge "$T/pre"
+check "-o OUT merge DIR: a usage error, as merge -o OUT DIR ($pre_rc)" [ $pre_rc -eq 2 ]
+(cd "$T/words" && "$KILN" -q -- clean) 2>"$T/pre.err"
+check "-q -- clean: compresses the directory clean ($?)" decodes_to "$T/words/clean/page.html.gz" "$T/words/clean/page.html"
+rm -rf "$T/words/clean/"*.gz "$T/words/clean/"kiln*
+(cd "$T/words" && "$KILN" -q "$T/pre" clean) 2>"$T/pre.err"
+check "-q DIR clean: only the first operand names a command" decodes_to "$T/words/clean/page.html.gz" "$T/words/clean/page.html"
+
 # --include and --exclude (globs relative to DIR).
 fresh_site "$T/x"
 "$KILN" -q --exclude '*.json' --exclude 'docs/*' "$T/x"
@@ -113,6 +157,33 @@ check "--follow-symlinks: link outside refused" grep -qF "kiln: $T/sp/escape.js:
 check "--follow-symlinks: nothing written for the outside link" [ ! -e "$T/sp/escape.js.gz" ]
 check "--follow-symlinks: nothing written outside" [ ! -e "$T/outside/secret.js.gz" ]
 check "--follow-symlinks: dangling link reported" grep -qF "kiln: $T/sp/dangling.js: dangling symbolic link" "$T/sp.err"
+
+# A FIFO, socket or device as DIR (compress, check) or --previous: not the
+# hint for an archive given as DIR (add -o OUT), but what it is; the other
+# DIRs are still processed.
+mkdir -p "$T/kinds"
+mkfifo "$T/kinds/fifo"
+/usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/kinds/sock"
+for k in "fifo:a FIFO" "sock:a socket" "/dev/null:a character device"; do
+	p=${k%%:*} what=${k#*:}
+	[ "${p#/}" = "$p" ] && p=$T/kinds/$p
+	for how in --previous compress check; do
+		fresh_site "$T/kd"
+		[ $how = check ] && "$KILN" -q "$T/kd"
+		case $how in
+		--previous) timeout 20 "$KILN" -q --previous "$p" "$T/kd" 2>"$T/kd.err" ;;
+		*) timeout 20 "$KILN" $how -q "$p" "$T/kd" 2>"$T/kd.err" ;;
+		esac
+		rc=$?
+		check "$what, $how: exit 1 ($rc)" [ $rc -eq 1 ]
+		check "$what, $how: says what it is" grep -qxF "kiln: $p: not a directory or archive ($what)" "$T/kd.err"
+		check "$what, $how: no hint for an archive" not grep -q -- '-o OUT' "$T/kd.err"
+		check "$what, $how: one error" [ "$(grep -c '^kiln: ' "$T/kd.err")" -eq 1 ]
+		check "$what, $how: the other DIR still done" decodes_to "$T/kd/index.html.gz" "$T/kd/index.html"
+	done
+done
+"$KILN" -q "$T/file" 2>"$T/kd.err"
+check "a regular file as DIR: still the hint for an archive" grep -qF "kiln: $T/file: not a directory (to read an archive and write a new one with its siblings, add -o OUT)" "$T/kd.err"
 
 # A sibling path that is a symlink or a directory is an error, never
 # followed or replaced.

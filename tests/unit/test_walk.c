@@ -526,6 +526,14 @@ static void test_root_errors(void)
 	CHECK(err.status == KILN_ERR_IO && err.errnum == ENOTDIR && err.what);
 	CHECK(w.n == 0);
 	kiln_walk_free(&w);
+	/* only a regular file gets ENOTDIR (the CLI's hint for an archive) */
+	CHECK(mkfifo(at("a-fifo"), 0600) == 0);
+	memset(&err, 0, sizeof(err));
+	CHECK(kiln_walk(at("a-fifo"), &opt, NULL, 0, &w, &err) == KILN_ERR_IO);
+	CHECK(err.status == KILN_ERR_IO && err.errnum == 0 && err.what &&
+	      strcmp(err.what, "not a directory or archive (a FIFO)") == 0);
+	CHECK(w.n == 0);
+	kiln_walk_free(&w);
 }
 
 int main(void)
