@@ -417,6 +417,8 @@ static kiln_status check_entry(struct merger *m, size_t k)
 	}
 	if (e->outcome != KILN_OUTCOME_CANDIDATE && e->outcome != KILN_OUTCOME_EXCLUDED)
 		return KILN_OK;
+	if (e->outcome == KILN_OUTCOME_EXCLUDED && !S_ISREG(e->st.st_mode))
+		return KILN_OK; /* an excluded link or special file: no part records it */
 	if (!(s = find_slot(m, e->rel))) {
 		/* a sibling some part records (its source gone) is no asset */
 		if (!kiln_state_records_sibling(&m->known, e->rel))
