@@ -30,8 +30,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Neither a source nor a dictionary larger than this gets a delta: both are
@@ -110,6 +112,14 @@ void kiln_dict_begin(struct kiln_tree *t)
 {
 	for (size_t i = 0; i < t->opt->n_previous; i++) {
 		struct kiln_error err = { 0 };
+		struct stat st;
+		/* the very first deploy has no previous release yet */
+		if (stat(t->opt->previous[i], &st) != 0 && errno == ENOENT) {
+			err.what = "no previous release there, no dictionary deltas";
+			kiln_tree_event(t, KILN_EVENT_PREVIOUS_UNUSED, t->opt->previous[i], -1, &err);
+			t->release_absent[i] = true;
+			continue;
+		}
 		if (kiln_release_read(t->opt->previous[i], t->opt, DICT_MAX_SIZE, &t->releases[i],
 				      &err) != KILN_OK) {
 			kiln_tree_path_error(t, t->opt->previous[i], &err);
@@ -170,6 +180,66 @@ static bool list_members(struct dict_run *d, size_t i)
 		}
 	}
 	return true;
+}
+
+/* Does the tree have the family FAM (fingerprint LEN) one directory further
+ * down (DOWN: a family X/FAM), or further up (FAM is X/family)? */
+static bool family_shifted(const struct dict_run *d, const char *fam, size_t len, bool down)
+{
+	const char *s = strchr(fam, '/');
+	struct family key = { (char *)(s ? s + 1 : ""), len };
+
+	if (!down)
+		return s && bsearch(&key, d->fams, d->nfams, sizeof(key), family_cmp);
+	for (size_t j = 0; j < d->nfams; j++) {
+		const char *t = strchr(d->fams[j].family, '/');
+		if (t && d->fams[j].len == len && strcmp(t + 1, fam) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Release I shares no family with the tree: a warning naming the likely
+ * mistake, a path given one directory too deep or too high. */
+static void warn_unshared(struct dict_run *d, size_t i)
+{
+	const struct kiln_release *r = &d->t->releases[i];
+	const char *path = d->t->opt->previous[i];
+	struct kiln_error err = { 0 };
+	char text[512];
+	int shift = 0; /* 1: too deep, -1: too high */
+
+	for (size_t f = 0; !shift && f < r->n; f++) {
+		const char *rel = r->v[f].rel;
+		size_t len;
+		for (size_t p = 0; !shift && kiln_token_next(rel, &p, &len); p++) {
+			char *fam = kiln_family_at(rel, p, len);
+			if (!fam)
+				return;
+			if (family_shifted(d, fam, len, true))
+				shift = 1;
+			else if (family_shifted(d, fam, len, false))
+				shift = -1;
+			if (shift == -1)
+				snprintf(text, sizeof(text),
+					 "shares no file family with the tree, no dictionary "
+					 "deltas: given one level too high? its %.*s/ holds the tree's "
+					 "files (give %s/%.*s)",
+					 (int)strcspn(rel, "/"), rel, path, (int)strcspn(rel, "/"), rel);
+			free(fam);
+		}
+	}
+	if (shift == 1)
+		snprintf(text, sizeof(text),
+			 "shares no file family with the tree, no dictionary deltas: given one "
+			 "level too deep? its files are the tree's one directory down (give the "
+			 "release's top directory, the one that holds this)");
+	else if (!shift)
+		snprintf(text, sizeof(text),
+			 "shares no file family with the tree (no file named like one of its "
+			 "fingerprinted assets), no dictionary deltas");
+	err.what = text;
+	kiln_tree_event(d->t, KILN_EVENT_PREVIOUS_UNUSED, path, -1, &err);
 }
 
 /* Read the regular file ROOT/REL whole: *BUF (malloc'ed), *LEN, SHA256. */
@@ -588,8 +658,13 @@ void kiln_dict_run(struct kiln_tree *t)
 		return;
 	}
 	listed = list_families(&d);
-	for (size_t i = 0; listed && i < t->opt->n_previous; i++)
+	for (size_t i = 0; listed && i < t->opt->n_previous; i++) {
+		size_t before = d.nm;
 		listed = list_members(&d, i);
+		if (listed && d.nm == before && d.nfams && !t->dict_failed &&
+		    !t->release_absent[i])
+			warn_unshared(&d, i);
+	}
 	if (!listed) { /* no delta rather than some */
 		atomic_store(&t->record_lost, true);
 		for (size_t i = 0; i < d.nm; i++)

@@ -318,14 +318,14 @@ typedef enum kiln_event {
 	KILN_EVENT_STATE_IGNORED,    /* the previous manifest was unusable */
 	KILN_EVENT_CACHE_FAILED,     /* the cache could not be used (ERR) */
 	KILN_EVENT_INCLUDE_UNMATCHED, /* an include glob (ERR->what) matched no
-	                                 file of the tree (PATH) */
-	KILN_EVENT_EXCLUDE_UNMATCHED, /* an exclude glob (ERR->what) matched no
-	                                 file of the tree (PATH) */
+	                                 file of the tree (PATH); so an exclude: */
+	KILN_EVENT_EXCLUDE_UNMATCHED,
 	KILN_EVENT_DICT_DELTA,       /* a dictionary delta (kiln_options.previous)
 	                                kept: PATH is the delta's file, written
 	                                (or, dry run, would be) or left as the
 	                                earlier run made it; ERR NULL */
 	KILN_EVENT_SNIPPET_LEFT_OUT, /* left out of a snippet (ERR->what: why) */
+	KILN_EVENT_PREVIOUS_UNUSED,  /* --previous PATH gives no delta (ERR->what) */
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */

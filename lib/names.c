@@ -32,6 +32,7 @@ static const char *const event_names[KILN_NEVENTS] = {
 	[KILN_EVENT_EXCLUDE_UNMATCHED] = "exclude glob matches no file",
 	[KILN_EVENT_DICT_DELTA] = "dictionary delta",
 	[KILN_EVENT_SNIPPET_LEFT_OUT] = "left out of a snippet",
+	[KILN_EVENT_PREVIOUS_UNUSED] = "no dictionary deltas from this release",
 	[KILN_EVENT_NO_MANIFEST] = "no manifest",
 	[KILN_EVENT_OUT_OF_DATE] = "manifest out of date",
 	[KILN_EVENT_MISSING_SIBLING] = "missing sibling",

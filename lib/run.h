@@ -103,6 +103,7 @@ struct kiln_tree {
 	/* Main, before the pool (dict.c), read-only afterwards: the earlier
 	 * releases (opt.previous), their files that may be dictionaries. */
 	struct kiln_release releases[KILN_MAX_PREVIOUS];
+	bool release_absent[KILN_MAX_PREVIOUS]; /* not there yet: a first deploy */
 	/* Main, before the pool (immutable.c), read-only afterwards: per walk
 	 * entry, why it is immutable; NULL when none is. */
 	struct kiln_fp *fp;
