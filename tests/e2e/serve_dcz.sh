@@ -301,6 +301,13 @@ check "... recorded against the archive's path" grep -q '"dictionary": "assets/a
 "$KILN" -q --previous "$T/r1/index.html" "$T/r2a" 2>"$T/err"
 check "--previous a file that is not an archive is an error (exit $?)" [ $? -eq 1 ]
 "$KILN" -q --previous "$T/nowhere" "$T/r2" 2>"$T/err"
-check "an unreadable --previous is an error (exit $?)" [ $? -eq 1 ]
-check "... naming it" grep -q nowhere "$T/err"
+check "a --previous not there yet (a first deploy) is a warning, exit 0 (exit $?)" [ $? -eq 0 ]
+"$KILN" --previous "$T/nowhere" "$T/r2" >/dev/null 2>"$T/err"
+check "... naming it, without -q" grep -q "nowhere: warning: no previous release there" "$T/err"
+mkdir -p "$T/unreadable" && chmod 000 "$T/unreadable"
+if [ "$(id -u)" -ne 0 ]; then
+	"$KILN" -q --previous "$T/unreadable" "$T/r2" 2>"$T/err"
+	check "an unreadable --previous is an error (exit $?)" [ $? -eq 1 ]
+fi
+chmod 755 "$T/unreadable"
 finish
