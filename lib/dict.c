@@ -313,33 +313,6 @@ static const struct kiln_dict_record *recorded(const struct asset *a, const uint
 	return NULL;
 }
 
-/* Bring the file PATH (beneath ROOT)'s mode and times back to its
- * source's; false when it is hard-linked elsewhere and would need a change
- * (the other name's metadata is not kiln's: the caller writes it anew). */
-static bool fix_meta(const char *root, const char *path, const struct stat *src)
-{
-	struct timespec times[2] = { src->st_atim, src->st_mtim };
-	int fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0);
-	struct stat st;
-
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) != 0 ||
-	    (st.st_nlink > 1 && ((st.st_mode & 0777) != (src->st_mode & 0777) ||
-				 st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
-				 st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))) {
-		close(fd);
-		return false;
-	}
-	if ((st.st_mode & 0777) != (src->st_mode & 0777))
-		fchmod(fd, src->st_mode & 0777);
-	if (fstat(fd, &st) == 0 && (st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
-				    st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
-		futimens(fd, times);
-	close(fd);
-	return true;
-}
-
 /* Add a kept delta to A's list, in dictionary order. */
 static bool keep(struct asset *a, const struct kiln_dict_record *dr)
 {
@@ -396,7 +369,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 		    blen == old->size && memcmp(sha, old->sha256, 32) == 0 &&
 		    kiln_codec_dcz.names_dictionary(buf, blen, dict_sha) &&
 		    verified(a, buf, blen, dict, dict_len, dict_sha) &&
-		    (t->opt->dry_run || fix_meta(t->root, path, &a->st))) {
+		    (t->opt->dry_run || kiln_sibling_fix_meta(t->root, path, &a->st))) {
 			dr.size = old->size;
 			memcpy(dr.sha256, old->sha256, 32);
 			if (!keep(a, &dr))
@@ -427,7 +400,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 		goto out;
 	}
 	if (kiln_file_digest_beneath(t->root, path, &size, sha) == KILN_OK && size == enc_len &&
-	    memcmp(sha, dr.sha256, 32) == 0 && fix_meta(t->root, path, &a->st)) {
+	    memcmp(sha, dr.sha256, 32) == 0 && kiln_sibling_fix_meta(t->root, path, &a->st)) {
 		/* these very bytes are there already */
 	} else if (kiln_sibling_check(path, &a->st, true, &err) != KILN_OK ||
 		   kiln_sibling_write(&t->run->temps, path, enc, enc_len, &a->st, true,

@@ -500,37 +500,18 @@ static kiln_status check_tree(struct merger *m)
 	return ret == KILN_OK && m->failed ? KILN_ERR_INVALID : ret;
 }
 
-/* SIB (beneath ROOT, no link followed) gets SRC's mode and TIMES, unless
- * it is hard-linked elsewhere: the other name's metadata is not kiln's. */
-static void set_meta(const char *root, const char *sib, const struct stat *src,
-		     const struct timespec times[2])
-{
-	int fd = kiln_beneath_open(root, sib, O_RDONLY | O_NONBLOCK, 0);
-	struct stat st;
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
-		if ((st.st_mode & 0777) != (src->st_mode & 0777))
-			fchmod(fd, src->st_mode & 0777);
-		futimens(fd, times);
-	}
-	close(fd);
-}
-
 /* Siblings get their sources' mode and mtime, as a run gives them. */
 static void settle_siblings(struct merger *m)
 {
 	for (size_t i = 0; i < m->nslots; i++) {
 		const struct slot *s = &m->slots[i];
 		const struct stat *src = &m->walk.v[s->entry].st;
-		struct timespec times[2] = { src->st_atim, src->st_mtim };
 		for (unsigned c = 0; c < kiln_ncodecs; c++) {
 			char *sib;
 			if (s->rec->coding[c].outcome != KILN_CODING_KEPT ||
 			    !(sib = kiln_path_join(m->t->root, s->rec->rel, kiln_codecs[c]->info.suffix)))
 				continue;
-			set_meta(m->t->root, sib, src, times);
+			kiln_sibling_fix_meta(m->t->root, sib, src);
 			free(sib);
 		}
 	}

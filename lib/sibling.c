@@ -1,9 +1,12 @@
 /* sibling.c - see sibling.h. */
 #include "sibling.h"
+#include "beneath.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct kiln_file_meta kiln_sibling_meta(const struct stat *src, bool fsync,
 					struct timespec times[2])
@@ -63,4 +66,31 @@ char *kiln_path_join(const char *root, const char *rel, const char *suffix)
 		memcpy(p + a + 1 + b, suffix, c + 1);
 	}
 	return p;
+}
+
+/* Bring the file PATH (beneath ROOT)'s mode and times back to its
+ * source's; false when it is hard-linked elsewhere and would need a change
+ * (the other name's metadata is not kiln's: the caller writes it anew). */
+bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat *src)
+{
+	struct timespec times[2] = { src->st_atim, src->st_mtim };
+	int fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0);
+	struct stat st;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0 ||
+	    (st.st_nlink > 1 && ((st.st_mode & 0777) != (src->st_mode & 0777) ||
+				 st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
+				 st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))) {
+		close(fd);
+		return false;
+	}
+	if ((st.st_mode & 0777) != (src->st_mode & 0777))
+		fchmod(fd, src->st_mode & 0777);
+	if (fstat(fd, &st) == 0 && (st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
+				    st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
+		futimens(fd, times);
+	close(fd);
+	return true;
 }

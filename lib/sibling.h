@@ -54,4 +54,10 @@ bool kiln_sibling_name_fits(const char *rel, const char *suffix);
 /* "ROOT/REL" + SUFFIX, malloc'ed; NULL when out of memory. */
 char *kiln_path_join(const char *root, const char *rel, const char *suffix);
 
+/* Give the sibling PATH (beneath ROOT, no link followed) its source SRC's
+ * mode and mtime; false when it cannot be opened, or is hard-linked
+ * elsewhere and would need a change (the other name's metadata is not
+ * kiln's: the caller writes it anew, or leaves it). */
+bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat *src);
+
 #endif
