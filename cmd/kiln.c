@@ -116,6 +116,8 @@ static const char *const fixed_help[][2] = {
 			   "(default nginx)" },
 	{ "--nginx-conf PATH", "write the nginx snippet to PATH (default DIR/kiln.nginx.conf; its "
 			       "http {} part beside it, NAME.http.conf)" },
+	{ "--caddy-conf PATH", "write the Caddy snippet to PATH (default DIR/kiln.caddy.conf)" },
+	{ "--apache-conf PATH", "write the Apache snippet to PATH (default DIR/kiln.apache.conf)" },
 	{ "--no-nginx-conf", "do not write the nginx snippet" },
 	{ "--url-prefix PATH", "the URL path DIR is served at, for the snippets (default /)" },
 	{ "--immutable GLOB", "serve files matching GLOB as immutable too (repeatable; fingerprinted "
@@ -209,6 +211,12 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* Does OPT put a snippet elsewhere (--nginx-conf and the like)? */
+static bool names_outputs(const struct kiln_options *opt)
+{
+	return opt->nginx_conf_path || opt->caddy_conf_path || opt->apache_conf_path;
+}
+
 static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char *end;
@@ -252,7 +260,7 @@ static bool parse_size(const char *s, uint64_t *out)
 enum {
 	OPT_MIN_SIZE = 256, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
-	OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
+	OPT_CADDY_CONF, OPT_APACHE_CONF, OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL, OPT_PREVIOUS,
 	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS,
@@ -276,6 +284,8 @@ static const struct option fixed_options[] = {
 	{ "manifest", required_argument, NULL, OPT_MANIFEST },
 	{ "no-manifest", no_argument, NULL, OPT_NO_MANIFEST },
 	{ "nginx-conf", required_argument, NULL, OPT_NGINX_CONF },
+	{ "caddy-conf", required_argument, NULL, OPT_CADDY_CONF },
+	{ "apache-conf", required_argument, NULL, OPT_APACHE_CONF },
 	{ "no-nginx-conf", no_argument, NULL, OPT_NO_NGINX_CONF },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "url-prefix", required_argument, NULL, OPT_URL_PREFIX },
@@ -529,11 +539,17 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_NO_MANIFEST: cli->opt.write_manifest = false; break;
 		case OPT_NGINX_CONF:
+		case OPT_CADDY_CONF:
+		case OPT_APACHE_CONF: {
+			const char *sv = c == OPT_NGINX_CONF ? "nginx" : c == OPT_CADDY_CONF ? "caddy" : "apache";
 			if (!*optarg)
-				return usage_error("--nginx-conf takes a file path");
-			cli->opt.nginx_conf_path = optarg;
-			cli->opt.servers |= 1u << server_index("nginx");
+				return usage_error("--%s-conf takes a file path", sv);
+			*(c == OPT_NGINX_CONF	? &cli->opt.nginx_conf_path
+			  : c == OPT_CADDY_CONF ? &cli->opt.caddy_conf_path
+						: &cli->opt.apache_conf_path) = optarg;
+			cli->opt.servers |= 1u << server_index(sv);
 			break;
+		}
 		case OPT_NO_NGINX_CONF: cli->opt.servers &= ~(1u << server_index("nginx")); break;
 		case OPT_SERVER: {
 			int st = parse_servers(cli, optarg);
@@ -678,8 +694,8 @@ static int check_archive_args(struct cli *cli, enum command cmd, int noperands)
 		return usage_error("--shard works on directories, not with -o");
 	if (noperands != 1)
 		return usage_error("-o OUT takes exactly one ARCHIVE or DIR");
-	if (cli->opt.manifest_path || cli->opt.nginx_conf_path)
-		return usage_error("--manifest and --nginx-conf cannot be used with -o: the artifacts go into OUT");
+	if (cli->opt.manifest_path || names_outputs(&cli->opt))
+		return usage_error("--manifest and --nginx-conf, --caddy-conf, --apache-conf cannot be used with -o: the artifacts go into OUT");
 	if (cli->aopt.format == KILN_ARCHIVE_AUTO &&
 	    (cli->aopt.format = kiln_archive_format_from_name(cli->output)) == KILN_ARCHIVE_AUTO)
 		return usage_error("cannot tell the format of '%s' from its name (.tar, .tar.gz, .tgz, .tar.zst, .tar.xz, .zip): use --format",
@@ -786,8 +802,8 @@ int main(int argc, char **argv)
 		status = usage_error("--shard works with compress only, and writes a part of the manifest (no --no-manifest)");
 		goto out;
 	}
-	if (argc - first > 1 && (cli.opt.manifest_path || cli.opt.nginx_conf_path)) {
-		status = usage_error("--manifest and --nginx-conf name one file: give one DIR");
+	if (argc - first > 1 && (cli.opt.manifest_path || names_outputs(&cli.opt))) {
+		status = usage_error("--manifest, --nginx-conf, --caddy-conf and --apache-conf name one file: give one DIR");
 		goto out;
 	}
 	if ((status = check_overlap(argv + first, argc - first)) >= 0)

@@ -493,7 +493,7 @@ void ui_on_artifact(void *user, const char *what, const char *path, const struct
 	char *p;
 
 	pthread_mutex_lock(&ui->lock);
-	if (err) {
+	if (err && err->status != KILN_OK) {
 		char reason[256];
 		snprintf(reason, sizeof(reason), "cannot write the %s: %s", what,
 			 err->what ? err->what : "failed");
@@ -505,7 +505,7 @@ void ui_on_artifact(void *user, const char *what, const char *path, const struct
 		}
 		if (ui->verbosity >= UI_VERBOSE && (p = escaped(path))) {
 			ui_clear_line(ui);
-			fprintf(ui->err, "%s: %s written\n", p, what);
+			fprintf(ui->err, "%s: %s %s\n", p, what, err ? "unchanged" : "written");
 			free(p);
 		}
 	}

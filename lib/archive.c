@@ -199,7 +199,7 @@ static void wrap_artifact(void *user, const char *what, const char *path,
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (err)
+	if (err && err->status != KILN_OK)
 		c->failed = true;
 	else if (strcmp(what, "manifest") == 0)
 		c->artifacts[c->nartifacts++] = KILN_MANIFEST_NAME;
@@ -308,7 +308,8 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 	c.root_fd = -1;
 	c.format = aopt->format ? aopt->format : kiln_archive_format_from_name(output);
 	if (c.format == KILN_ARCHIVE_AUTO || (unsigned)c.format > KILN_ARCHIVE_ZIP ||
-	    run->opt.manifest_path || run->opt.nginx_conf_path || run->opt.shard_count ||
+	    run->opt.manifest_path || run->opt.nginx_conf_path || run->opt.caddy_conf_path ||
+	    run->opt.apache_conf_path || run->opt.shard_count ||
 	    !*output)
 		return KILN_ERR_INVALID;
 	c.is_dir = stat(input, &st) == 0 && S_ISDIR(st.st_mode);

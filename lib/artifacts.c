@@ -88,9 +88,10 @@ static void free_assets(struct kiln_serve_asset *a, size_t n)
 /* The snippets' view of the tree: every asset the records hold, and those
  * of files that have no record (all of them with --no-manifest).  Fills
  * *S; its ASSETS are malloc'ed, OWN is the caller's array (false when out
- * of memory).  HTTP_CONF: the nginx http {} file's path, or NULL. */
+ * of memory).  MOVED[0..nmoved): the paths of the snippet files an option
+ * puts elsewhere. */
 static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
-			struct kiln_serve *s, const char **own, const char *http_conf)
+			struct kiln_serve *s, const char **own, char *const *moved, size_t nmoved)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_serve_asset *a = malloc((n + t->walk.n + 1) * sizeof(*a));
@@ -144,10 +145,9 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
 		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
 			own[o++] = f->name;
-	if (opt->nginx_conf_path && in_tree(t->root, opt->nginx_conf_path))
-		own[o++] = base_name(opt->nginx_conf_path);
-	if (http_conf && in_tree(t->root, http_conf))
-		own[o++] = base_name(http_conf);
+	for (size_t i = 0; i < nmoved; i++)
+		if (in_tree(t->root, moved[i]))
+			own[o++] = base_name(moved[i]);
 	own[o] = NULL;
 	s->own = own;
 	return true;
@@ -195,9 +195,15 @@ static void build_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 	const struct kiln_options *opt = t->opt;
 	const char *own[4 + 3 * KILN_MAX_SERVERS];
 	struct kiln_serve s = { 0 };
-	/* the nginx http {} file beside --nginx-conf's, under its own name */
-	char *http = opt->nginx_conf_path ? kiln_server_file_path(opt, t->root, 0, 1) : NULL;
-	bool ok = recs && (!opt->nginx_conf_path || http) && serve_input(t, recs, n, &s, own, http);
+	/* the snippet files an option puts elsewhere, under their own names */
+	char *moved[3 * KILN_MAX_SERVERS];
+	size_t nmoved = 0;
+	bool ok = recs != NULL;
+
+	for (unsigned sv = 0; sv < kiln_nservers; sv++)
+		for (unsigned f = 0; kiln_server_given(opt, sv) && kiln_servers[sv]->files[f].name; f++)
+			ok = (moved[nmoved++] = kiln_server_file_path(opt, t->root, sv, f)) && ok;
+	ok = ok && serve_input(t, recs, n, &s, own, moved, nmoved);
 
 	if (ok)
 		report_left_out(t, &s);
@@ -213,7 +219,8 @@ static void build_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 		}
 	}
 	free_assets((struct kiln_serve_asset *)s.assets, s.n);
-	free(http);
+	for (size_t i = 0; i < nmoved; i++)
+		free(moved[i]);
 }
 
 /* PATH's name when it is a file at the top of the tree (ROOT/NAME), else
@@ -359,6 +366,10 @@ static bool record_snippets(struct kiln_tree *t, struct snippet_set *b)
 	return true;
 }
 
+/* What on_artifact is given for an artifact that already held exactly its
+ * bytes, and was kept (kiln.h). */
+static const struct kiln_error unchanged = { KILN_OK, 0, "unchanged", "" };
+
 /* Write the snippet files of B (each text freed). */
 static void write_snippets(struct kiln_tree *t, struct snippet_set *b)
 {
@@ -367,10 +378,11 @@ static void write_snippets(struct kiln_tree *t, struct snippet_set *b)
 		const char *path = b->v[k].path;
 		const struct kiln_server *sv = kiln_servers[b->v[k].sv];
 		char what[64];
+		bool kept;
 
 		snprintf(what, sizeof(what), "%s snippet", sv->name);
 		if (!path || kiln_write_artifact(&t->run->temps, path, b->v[k].text, t->opt->fsync,
-						 "cannot build the snippet", &err) != KILN_OK) {
+						 "cannot build the snippet", &kept, &err) != KILN_OK) {
 			t->artifact_failed = true;
 			if (!path) {
 				free(b->v[k].text);
@@ -378,7 +390,7 @@ static void write_snippets(struct kiln_tree *t, struct snippet_set *b)
 			}
 			kiln_tree_artifact(t, what, path ? path : sv->files[b->v[k].f].name, &err);
 		} else {
-			kiln_tree_artifact(t, what, path, NULL);
+			kiln_tree_artifact(t, what, path, kept ? &unchanged : NULL);
 		}
 		b->v[k].text = NULL;
 	}
@@ -401,7 +413,7 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 	size_t n = 0;
 	struct kiln_record *recs = gather(t, &n);
 	struct snippet_set *b = calloc(1, sizeof(*b));
-	bool snip_ok = b != NULL;
+	bool snip_ok = b != NULL, kept = false;
 
 	if (b && opt->servers)
 		build_snippets(t, recs, n, b);
@@ -420,12 +432,12 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 		    kiln_write_artifact(&t->run->temps, t->manifest_path,
 					kiln_manifest_dump(opt, recs, n, t->stale, t->nstale, b->rec,
 							   b->nrec),
-					opt->fsync, "cannot build the manifest", &err) != KILN_OK)
+					opt->fsync, "cannot build the manifest", &kept, &err) != KILN_OK)
 			t->artifact_failed = t->manifest_failed = true;
 		if (!recs || !snip_ok)
 			err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
 		kiln_tree_artifact(t, "manifest", t->manifest_path,
-				   t->artifact_failed ? &err : NULL);
+				   t->artifact_failed ? &err : kept ? &unchanged : NULL);
 	}
 	if (t->manifest_failed)
 		drop_contradicted_deltas(t);

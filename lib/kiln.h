@@ -205,9 +205,17 @@ struct kiln_options {
 	/* Servers to write snippets for (README.md, "Serving"), generated
 	 * from the tree's records into ROOT: bit I for kiln_server_name(I);
 	 * default nginx's alone.  NGINX_CONF_PATH: nginx's first file there
-	 * instead, its http {} file beside it (".conf" -> ".http.conf"). */
+	 * instead, its http {} file beside it (".conf" -> ".http.conf");
+	 * CADDY_CONF_PATH, APACHE_CONF_PATH: those servers' snippets there.
+	 * A path given here (or as MANIFEST_PATH) names kiln's file: one that
+	 * exists and is not the snippet kiln writes there (or, for
+	 * MANIFEST_PATH, a kiln manifest) is never replaced, and no two of
+	 * these name one file; kiln_run_tree() refuses the tree
+	 * (docs/guarantees.md, "Outputs"). */
 	unsigned servers;
 	const char *nginx_conf_path;
+	const char *caddy_conf_path;
+	const char *apache_conf_path;
 	const char *url_prefix; /* served at this URL path ('/' first and last; "/") */
 	/* Cache-Control in the snippets (default true): "public,
 	 * max-age=31536000, immutable" (RFC 8246) for the files the evidence
@@ -394,8 +402,10 @@ struct kiln_callbacks {
 	void (*on_event)(void *user, kiln_event event, const char *path, int coding,
 			 const struct kiln_error *err);
 	/* After each tree, once per artifact (WHAT is "manifest" or "nginx
-	 * snippet") with the PATH written, and ERR NULL on success or the
-	 * reason it could not be written. */
+	 * snippet") with the PATH written, and ERR NULL on success, or the
+	 * reason it could not be written; or ERR's status KILN_OK (what
+	 * "unchanged") when PATH already held exactly its bytes and was left
+	 * as it was (same inode, same mtime). */
 	void (*on_artifact)(void *user, const char *what, const char *path,
 			    const struct kiln_error *err);
 	void *user;

@@ -21,6 +21,7 @@
 #include "codec.h"
 #include "journal.h"
 #include "manifest.h"
+#include "outputs.h"
 #include "shard.h"
 #include "sibling.h"
 #include "source.h"
@@ -593,6 +594,12 @@ static kiln_status merge(struct merger *m)
 	char *bad = NULL;
 	kiln_status ret;
 
+	if ((ret = kiln_outputs_check(m->t, &err, &bad)) != KILN_OK) {
+		if (bad)
+			kiln_tree_path_error(m->t, bad, &err);
+		free(bad);
+		return ret;
+	}
 	if (!(m->dir = kiln_part_dir(m->t->manifest_path)))
 		return KILN_ERR_NOMEM;
 	if ((ret = find_parts(m)) != KILN_OK || (ret = read_parts(m)) != KILN_OK ||

@@ -19,6 +19,7 @@
 #include "dict.h"
 #include "hash.h"
 #include "manifest.h"
+#include "outputs.h"
 #include "pipeline.h"
 #include "pool.h"
 #include "previous.h"
@@ -51,7 +52,7 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	const size_t counts[] = { opt->n_include, opt->n_exclude, opt->n_immutable,
 				  opt->n_previous, opt->n_mutable, opt->n_fingerprints };
 	size_t nglobs = 0, at = 0;
-	const char **strs[4];
+	const char **strs[6];
 
 	for (size_t a = 0; a < 6; a++)
 		nglobs += counts[a];
@@ -88,7 +89,9 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	strs[1] = &run->opt.nginx_conf_path;
 	strs[2] = &run->opt.cache_dir;
 	strs[3] = &run->opt.url_prefix;
-	for (size_t i = 0; i < 4; i++) {
+	strs[4] = &run->opt.caddy_conf_path;
+	strs[5] = &run->opt.apache_conf_path;
+	for (size_t i = 0; i < 6; i++) {
 		if (!*strs[i])
 			continue;
 		if (!(run->owned[i] = strdup(*strs[i])))
@@ -229,6 +232,9 @@ static kiln_status plan(struct kiln_tree *t)
 	return KILN_OK;
 }
 
+/* The manifest and every snippet file a path is given for. */
+#define KILN_OWN_MAX (1 + 3 * KILN_MAX_SERVERS)
+
 /* Stat an artifact path that exists, so the walk can tell it is ours. */
 static void note_own(const char *path, struct stat *own, size_t *n)
 {
@@ -323,18 +329,27 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
 	char *where = NULL;
-	struct stat own[2 + 2];
+	struct stat own[KILN_OWN_MAX];
 	size_t nown = 0;
 	kiln_status ret;
 
 	t->hashing = opt->write_manifest && !opt->dry_run;
+	if ((ret = kiln_outputs_check(t, &err, &where)) != KILN_OK) {
+		if (where)
+			kiln_tree_path_error(t, where, &err);
+		free(where);
+		return ret;
+	}
 	if (opt->write_manifest)
 		note_own(t->manifest_path, own, &nown);
-	if (opt->servers & 1u) {
-		char *http = kiln_server_file_path(opt, t->root, 0, 1);
-		note_own(opt->nginx_conf_path, own, &nown);
-		note_own(opt->nginx_conf_path ? http : NULL, own, &nown);
-		free(http);
+	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
+		if (!(opt->servers & (1u << sv)) || !kiln_server_given(opt, sv))
+			continue;
+		for (unsigned f = 0; kiln_servers[sv]->files[f].name && nown < KILN_OWN_MAX; f++) {
+			char *path = kiln_server_file_path(opt, t->root, sv, f);
+			note_own(path, own, &nown);
+			free(path);
+		}
 	}
 	ret = kiln_walk(t->root, opt, own, nown, &t->walk, &err);
 	if (ret == KILN_ERR_IO)

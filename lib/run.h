@@ -39,7 +39,7 @@ struct kiln_run {
 	char **globs;        /* owned copies of opt.include, opt.exclude,
 	                        opt.immutable, opt.previous, opt.mutable_globs
 	                        then opt.fingerprints */
-	char *owned[4];      /* owned copies of opt's path strings */
+	char *owned[6];      /* owned copies of opt's path strings */
 	struct kiln_callbacks cb; /* the caller's, for its own operations */
 	unsigned nworkers;
 	/* workers[i]: pool thread i only. */

@@ -117,6 +117,10 @@ struct kiln_server {
 	 * when the server leaves nothing out.  The run reports each one as a
 	 * warning (KILN_EVENT_SNIPPET_LEFT_OUT). */
 	const char *(*left_out)(const struct kiln_serve *s, const struct kiln_serve_asset *a);
+	/* The option that puts its first file elsewhere ("--nginx-conf"),
+	 * and the kiln_options field (offsetof) that holds that path. */
+	const char *option;
+	size_t path_field;
 };
 
 /* The table, indexed by the bits of kiln_options.servers; at most
@@ -125,10 +129,14 @@ struct kiln_server {
 extern const struct kiln_server *const kiln_servers[];
 extern const unsigned kiln_nservers;
 
+/* The path OPT gives server SV's first file (its row's option), or NULL. */
+const char *kiln_server_given(const struct kiln_options *opt, unsigned sv);
+
 /*
- * Where file F of server SV goes for a tree at ROOT: ROOT/NAME, or for
- * nginx beside opt->nginx_conf_path when that is set (its first file at
- * that path, the second with the name's ".conf" replaced by ".http.conf").
+ * Where file F of server SV goes for a tree at ROOT: ROOT/NAME, or beside
+ * the path kiln_server_given() returns when there is one: the first file
+ * at that path, each other one named like it with the first file's name
+ * replaced ("x.conf" -> "x.http.conf" for nginx's "kiln.nginx.http.conf").
  * Malloc'ed; NULL when out of memory.
  */
 char *kiln_server_file_path(const struct kiln_options *opt, const char *root, unsigned sv,

@@ -37,26 +37,46 @@ const char *kiln_server_name(unsigned i)
 }
 
 
+const char *kiln_server_given(const struct kiln_options *opt, unsigned sv)
+{
+	const char *given;
+
+	if (sv >= kiln_nservers)
+		return NULL;
+	memcpy(&given, (const char *)opt + kiln_servers[sv]->path_field, sizeof(given));
+	return given && *given ? given : NULL;
+}
+
+/* The part of NAME after STEM, the first file's name without ".conf"
+ * ("kiln.nginx.http.conf" after "kiln.nginx" is ".http.conf"). */
+static size_t stem_len(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 5 && strcmp(name + n - 5, ".conf") == 0 ? n - 5 : n;
+}
+
 char *kiln_server_file_path(const struct kiln_options *opt, const char *root, unsigned sv,
 			    unsigned f)
 {
-	const char *given = opt->nginx_conf_path;
+	const char *given = kiln_server_given(opt, sv);
 	const char *name = kiln_servers[sv]->files[f].name;
-	size_t n;
+	const char *first = kiln_servers[sv]->files[0].name;
+	size_t n, k = stem_len(first);
+	const char *rest;
 	char *p;
 
-	if (kiln_servers[sv] != &kiln_server_nginx || !given)
+	if (!given)
 		return kiln_path_join(root, name, "");
 	if (f == 0)
 		return strdup(given);
-	/* NAME.conf -> NAME.http.conf */
-	n = strlen(given);
-	if (n > 5 && strcmp(given + n - 5, ".conf") == 0)
-		n -= 5;
-	p = malloc(n + sizeof(".http.conf"));
+	/* NAME.conf -> NAME + what the file's name has after the first's stem */
+	rest = strncmp(name, first, k) == 0 ? name + k : name;
+	n = stem_len(given);
+	p = malloc(n + strlen(rest) + 1);
 	if (p) {
 		memcpy(p, given, n);
-		strcpy(p + n, ".http.conf");
+		strcpy(p + n, rest);
 	}
 	return p;
 }

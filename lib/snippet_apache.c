@@ -81,6 +81,7 @@
 #include "codec.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,4 +573,6 @@ const struct kiln_server kiln_server_apache = {
 	"apache",
 	{ { "kiln.apache.conf", apache_text }, { NULL, NULL } },
 	apache_left_out,
+	"--apache-conf",
+	offsetof(struct kiln_options, apache_conf_path),
 };

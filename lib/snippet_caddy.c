@@ -63,6 +63,7 @@
 #include "codec.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -725,4 +726,6 @@ const struct kiln_server kiln_server_caddy = {
 	"caddy",
 	{ { "kiln.caddy.conf", caddy_text }, { NULL } },
 	caddy_left_out,
+	"--caddy-conf",
+	offsetof(struct kiln_options, caddy_conf_path),
 };

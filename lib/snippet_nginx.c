@@ -47,6 +47,7 @@
 #include "codec.h"
 #include "hash.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -631,6 +632,8 @@ static const char *nginx_left_out(const struct kiln_serve *s, const struct kiln_
 const struct kiln_server kiln_server_nginx = {
 	.name = "nginx",
 	.left_out = nginx_left_out,
+	.option = "--nginx-conf",
+	.path_field = offsetof(struct kiln_options, nginx_conf_path),
 	.files = { { KILN_NGINX_CONF_NAME, location_text },
 		   { KILN_NGINX_HTTP_CONF_NAME, http_text },
 		   { NULL, NULL } },

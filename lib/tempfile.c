@@ -327,17 +327,25 @@ bool kiln_tempfile_in_place(const struct kiln_error *err)
 	return err->what == SYNC_DIR_FAILED;
 }
 
+/* Does FINAL_PATH hold exactly DATA[0..len), as META wants it kept? */
+static bool kept_as_is(const char *final_path, const uint8_t *data, size_t len,
+		       const struct kiln_file_meta *meta, struct kiln_error *err)
+{
+	struct stat st;
+
+	return meta->keep_if_same && lstat(final_path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_size == len && kiln_final_check(final_path, meta, err) == KILN_OK &&
+	       same_content(final_path, data, len);
+}
+
 kiln_status kiln_write_atomic(struct kiln_temps *reg, const char *final_path,
 			      const uint8_t *data, size_t len, const struct kiln_file_meta *meta,
 			      struct kiln_error *err)
 {
 	struct kiln_tempfile tf;
-	struct stat st;
 	int e;
 
-	if (meta->keep_if_same && lstat(final_path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size == len && kiln_final_check(final_path, meta, err) == KILN_OK &&
-	    same_content(final_path, data, len))
+	if (kept_as_is(final_path, data, len, meta, err))
 		return KILN_OK; /* nothing changed: no new inode, no new mtime */
 	if (kiln_tempfile_create(reg, &tf, final_path, meta, err) != KILN_OK)
 		return err->status;
@@ -350,13 +358,20 @@ kiln_status kiln_write_atomic(struct kiln_temps *reg, const char *final_path,
 }
 
 kiln_status kiln_write_artifact(struct kiln_temps *reg, const char *path, char *text,
-				bool fsync, const char *what, struct kiln_error *err)
+				bool fsync, const char *what, bool *kept, struct kiln_error *err)
 {
 	struct kiln_file_meta meta = { .mode = 0644, .keep_if_same = true, .fsync = fsync };
 	kiln_status st;
 
+	if (kept)
+		*kept = false;
 	if (!text)
 		return kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, what);
+	if (kept && kept_as_is(path, (const uint8_t *)text, strlen(text), &meta, err)) {
+		*kept = true;
+		free(text);
+		return KILN_OK;
+	}
 	st = kiln_write_atomic(reg, path, (const uint8_t *)text, strlen(text), &meta, err);
 	free(text);
 	return st;

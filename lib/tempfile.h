@@ -140,10 +140,11 @@ kiln_status kiln_write_atomic(struct kiln_temps *reg, const char *final_path,
  * Write TEXT (a malloc'ed string, freed here; NULL means building it ran out
  * of memory, reported with WHAT) as the artifact PATH: mode 0644, durably
  * with FSYNC, and not at all if PATH already holds exactly TEXT (so an
- * unchanged manifest keeps its inode and mtime).
+ * unchanged manifest keeps its inode and mtime): then *KEPT (when KEPT is
+ * not NULL) is set true, else false.
  */
 kiln_status kiln_write_artifact(struct kiln_temps *reg, const char *path, char *text,
-				bool fsync, const char *what, struct kiln_error *err);
+				bool fsync, const char *what, bool *kept, struct kiln_error *err);
 
 /*
  * Create and register a private directory (mode 0700) named

@@ -208,20 +208,27 @@ static void test_artifact_and_unique(void)
 	struct kiln_error err = { 0 };
 	struct stat st1, st2;
 	char *path = NULL;
+	bool kept = true;
 	int fd;
 
 	kiln_temps_init(&reg);
-	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("{}\n"), false, "m", &err) == KILN_OK);
+	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("{}\n"), false, "m", &kept, &err) ==
+		      KILN_OK &&
+	      !kept);
 	CHECK(stat(at("m.json"), &st1) == 0 && (st1.st_mode & 0777) == 0644);
 	/* the same text again: same inode, same mtime (nothing written) */
-	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("{}\n"), false, "m", &err) == KILN_OK);
+	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("{}\n"), false, "m", &kept, &err) ==
+		      KILN_OK &&
+	      kept);
 	CHECK(stat(at("m.json"), &st2) == 0 && st2.st_ino == st1.st_ino &&
 	      st2.st_mtim.tv_nsec == st1.st_mtim.tv_nsec && st2.st_mtim.tv_sec == st1.st_mtim.tv_sec);
 	/* other text: a new inode */
-	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("[]\n"), false, "m", &err) == KILN_OK);
+	CHECK(kiln_write_artifact(&reg, at("m.json"), strdup("[]\n"), false, "m", &kept, &err) ==
+		      KILN_OK &&
+	      !kept);
 	CHECK(stat(at("m.json"), &st2) == 0 && st2.st_ino != st1.st_ino && has(at("m.json"), "[]\n"));
 	/* out of memory while building the text */
-	CHECK(kiln_write_artifact(&reg, at("m.json"), NULL, false, "cannot build", &err) ==
+	CHECK(kiln_write_artifact(&reg, at("m.json"), NULL, false, "cannot build", NULL, &err) ==
 	      KILN_ERR_NOMEM && strcmp(err.what, "cannot build") == 0);
 	/* a unique file, locked while open: not stale; stale once closed and old */
 	fd = kiln_unique_file(dir, ".kiln-journal-", 0, &path, &err);
