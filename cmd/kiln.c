@@ -98,6 +98,8 @@ static const char *const fixed_help[][2] = {
 	{ "--stream-size N", "stream files of N bytes or more instead of holding them in memory "
 			     "(gzip via zlib -9; K, M, G; default 64M; 0: never)" },
 	{ "--fsync", "make every write durable before renaming it into place" },
+	{ "--no-wait", "when another kiln is changing DIR, fail at once (exit 1) instead of "
+		       "waiting for it" },
 	{ "--shard K/N", "encode only shard K of N (by a hash of each file's path) and write "
 			 "its part of the manifest, for 'kiln merge'; 'auto': K and N from "
 			 "GitLab, CircleCI, Buildkite or Azure Pipelines" },
@@ -260,7 +262,7 @@ static bool parse_size(const char *s, uint64_t *out)
 enum {
 	OPT_MIN_SIZE = 256, OPT_MAX_RATIO, OPT_INCLUDE, OPT_EXCLUDE, OPT_FOLLOW, OPT_VERIFY,
 	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MANIFEST, OPT_NO_MANIFEST, OPT_NGINX_CONF,
-	OPT_CADDY_CONF, OPT_APACHE_CONF, OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
+	OPT_CADDY_CONF, OPT_APACHE_CONF, OPT_NO_WAIT, OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL, OPT_PREVIOUS,
 	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS,
@@ -296,6 +298,7 @@ static const struct option fixed_options[] = {
 	{ "previous", required_argument, NULL, OPT_PREVIOUS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "force", no_argument, NULL, 'f' },
+	{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
 	{ "max-file-size", required_argument, NULL, OPT_MAX_FILE_SIZE },
@@ -593,6 +596,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_JSON: cli->json = true; break;
 		case 'f': cli->opt.force = true; break;
+		case OPT_NO_WAIT: cli->opt.no_wait = true; break;
 		case OPT_CACHE:
 			if (!*optarg)
 				return usage_error("--cache takes a directory");

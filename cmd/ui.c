@@ -617,6 +617,16 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 			 detail ? detail : "");
 		warning_line(ui, path, text);
 		break;
+	case KILN_EVENT_WAITING: /* "kiln: T: waiting for another kiln (pid N)" */
+		if (ui->verbosity >= UI_NORMAL && (glob = escaped(path))) {
+			ui_clear_line(ui);
+			fprintf(ui->err, "kiln: %s: %s\n", glob, detail ? detail : kiln_event_name(ev));
+			free(glob);
+		}
+		break;
+	case KILN_EVENT_IN_PROGRESS:
+		error_line(ui, path, detail ? detail : kiln_event_name(ev), 0);
+		break;
 	case KILN_EVENT_SNIPPET_LEFT_OUT:
 	case KILN_EVENT_PREVIOUS_UNUSED:
 		warning_line(ui, path, detail ? detail : kiln_event_name(ev));

@@ -13,29 +13,100 @@
 
 #include "classify.h"
 #include "codec.h"
+#include "lock.h"
 #include "shard.h"
 #include "sibling.h"
 #include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* One problem found, told once the check knows no kiln changed the tree
+ * while it looked (lock.h). */
+struct found {
+	kiln_event ev;
+	char *path, *detail;
+	int coding;
+};
+
 struct check {
 	struct kiln_tree *t;
 	uint64_t problems;
-	bool io_failed;
+	bool io_failed, busy;
+	struct found *found;
+	size_t nfound, cap;
 };
 
 static void problem(struct check *k, kiln_event ev, const char *path, int coding,
 		    const char *detail)
 {
 	struct kiln_error err = { KILN_OK, 0, detail, "" };
+	struct found *f;
 
 	k->problems++;
-	kiln_tree_event(k->t, ev, path, coding, detail ? &err : NULL);
+	if (k->nfound == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 64;
+		struct found *v = realloc(k->found, cap * sizeof(*v));
+		if (v) {
+			k->found = v;
+			k->cap = cap;
+		}
+	}
+	if (k->nfound < k->cap) {
+		f = &k->found[k->nfound];
+		f->ev = ev;
+		f->coding = coding;
+		f->path = strdup(path);
+		f->detail = detail ? strdup(detail) : NULL;
+		if (f->path && (f->detail || !detail)) {
+			k->nfound++;
+			return;
+		}
+		free(f->path);
+		free(f->detail);
+	}
+	kiln_tree_event(k->t, ev, path, coding, detail ? &err : NULL); /* no memory to wait */
+}
+
+/* Tell the problems found, or, when another kiln is changing the tree (or
+ * was as the check began: BEFORE its pid, -1 if none), that instead. */
+static void tell(struct check *k, long before)
+{
+	long now = kiln_lock_holder(k->t->root);
+
+	if (before >= 0 || now >= 0) {
+		static __thread char text[160];
+		struct kiln_error err = { KILN_ERR_BUSY, 0, text, "" };
+		long pid = now > 0 ? now : before;
+
+		if (pid > 0)
+			snprintf(text, sizeof(text),
+				 "another kiln (pid %ld) is changing this tree: checked nothing; "
+				 "check again once it is done", pid);
+		else
+			snprintf(text, sizeof(text), "another kiln is changing this tree: checked "
+						     "nothing; check again once it is done");
+		kiln_tree_event(k->t, KILN_EVENT_IN_PROGRESS, k->t->root, -1, &err);
+		k->problems = 0;
+		k->busy = true;
+	} else {
+		for (size_t i = 0; i < k->nfound; i++) {
+			struct found *f = &k->found[i];
+			struct kiln_error err = { KILN_OK, 0, f->detail, "" };
+			kiln_tree_event(k->t, f->ev, f->path, f->coding, f->detail ? &err : NULL);
+		}
+	}
+	for (size_t i = 0; i < k->nfound; i++) {
+		free(k->found[i].path);
+		free(k->found[i].detail);
+	}
+	free(k->found);
+	k->found = NULL;
+	k->nfound = k->cap = 0;
 }
 
 /* Shard parts beside the manifest (shard.h) are runs the manifest does not
@@ -298,10 +369,12 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
 	struct stat own;
 	size_t nown = 0;
 	kiln_status ret;
+	long before = -1;
 
 	*problems = 0;
 	if ((ret = kiln_tree_begin(&t, run, root, &run->cb)) != KILN_OK)
 		goto out;
+	before = kiln_lock_holder(t.root);
 	if (stat(t.manifest_path, &own) == 0)
 		nown = 1;
 	opt.n_include = opt.n_exclude = 0; /* every file is an asset of the manifest */
@@ -324,6 +397,10 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
 	check_leftovers(&k);
 	ret = k.io_failed ? KILN_ERR_IO : KILN_OK;
 out:
+	if (t.root)
+		tell(&k, before);
+	if (k.busy && (ret == KILN_OK || ret == KILN_ERR_IO))
+		ret = KILN_ERR_BUSY;
 	*problems = k.problems;
 	kiln_tree_end(&t);
 	return ret;

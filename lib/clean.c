@@ -15,6 +15,7 @@
 #include "beneath.h"
 #include "classify.h"
 #include "codec.h"
+#include "lock.h"
 #include "outputs.h"
 #include "server.h"
 #include "previous.h"
@@ -157,6 +158,10 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	*removed = 0;
 	if ((ret = kiln_tree_begin(&t, run, root, &run->cb)) != KILN_OK)
 		goto out;
+	if (!run->opt.dry_run && (ret = kiln_lock_take(&t, &err)) != KILN_OK) {
+		kiln_tree_root_error(&t, &err);
+		goto out;
+	}
 	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK) {
 		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, &err);
 		ret = KILN_ERR_IO;
@@ -209,6 +214,7 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 out:
 	free(snippet);
 	free(bad);
+	kiln_lock_drop(&t);
 	kiln_tree_end(&t);
 	return ret;
 }

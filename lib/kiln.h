@@ -51,6 +51,7 @@ typedef enum kiln_status {
 	KILN_ERR_UNSAFE,    /* refused: would write through or over a non-file */
 	KILN_ERR_ENCODER,   /* an encoder failed for a reason other than memory */
 	KILN_ERR_CANCELLED, /* kiln_run_cancel() was called */
+	KILN_ERR_BUSY,      /* another kiln is changing the tree (opt.no_wait) */
 } kiln_status;
 
 /* The decision kiln made for one file found under a tree. */
@@ -236,6 +237,11 @@ struct kiln_options {
 	 * when the globs exclude every file that has siblings (see
 	 * kiln_run_tree()). */
 	bool force;
+	/* One kiln at a time changes a tree (docs/guarantees.md, "One run at a
+	 * time"): compress, clean and merge hold an exclusive flock(2) on
+	 * ROOT's directory while they run, and one that finds it held waits (KILN_EVENT_WAITING), or
+	 * with NO_WAIT fails at once with KILN_ERR_BUSY, nothing done. */
+	bool no_wait;
 	/* A content cache directory kept between runs, or NULL.  Entries are
 	 * keyed by source SHA-256, coding and encoder recipe (encoder, version,
 	 * level); a hit is checked by its own SHA-256 and by decoding it
@@ -334,6 +340,12 @@ typedef enum kiln_event {
 	                                earlier run made it; ERR NULL */
 	KILN_EVENT_SNIPPET_LEFT_OUT, /* left out of a snippet (ERR->what: why) */
 	KILN_EVENT_PREVIOUS_UNUSED,  /* --previous PATH gives no delta (ERR->what) */
+	KILN_EVENT_WAITING,          /* another kiln is changing the tree (PATH):
+	                                waiting for it, once per tree (ERR->what
+	                                "waiting for another kiln (pid N)") */
+	/* check: the tree (PATH) is being changed by another kiln (ERR->what
+	 * names its pid): what check found is no problem of the tree */
+	KILN_EVENT_IN_PROGRESS,
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */
@@ -541,7 +553,10 @@ void kiln_run_remove_temps(struct kiln_run *run);
  * permission bits.  Each problem is one on_event call (KILN_EVENT_NO_MANIFEST
  * .. KILN_EVENT_UNRECORDED_SIBLING, a detail in err->what where there is
  * one), counted in *problems.  I/O errors on files go to on_file.  Returns
- * KILN_OK, or KILN_ERR_IO if ROOT cannot be walked or a file read.
+ * KILN_OK, or KILN_ERR_IO if ROOT cannot be walked or a file read.  check
+ * takes no lock: when another kiln holds the tree's (opt.no_wait), as the
+ * check begins or ends, no problem is told, *problems is 0, one
+ * KILN_EVENT_IN_PROGRESS is, and it returns KILN_ERR_BUSY.
  */
 kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *problems);
 

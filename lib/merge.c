@@ -20,6 +20,7 @@
 #include "classify.h"
 #include "codec.h"
 #include "journal.h"
+#include "lock.h"
 #include "manifest.h"
 #include "outputs.h"
 #include "shard.h"
@@ -594,6 +595,10 @@ static kiln_status merge(struct merger *m)
 	char *bad = NULL;
 	kiln_status ret;
 
+	if (!m->t->opt->dry_run && (ret = kiln_lock_take(m->t, &err)) != KILN_OK) {
+		kiln_tree_root_error(m->t, &err);
+		return ret;
+	}
 	if ((ret = kiln_outputs_check(m->t, &err, &bad)) != KILN_OK) {
 		if (bad)
 			kiln_tree_path_error(m->t, bad, &err);
@@ -642,6 +647,7 @@ kiln_status kiln_merge_tree(struct kiln_run *run, const char *root)
 	free(m.dir);
 	kiln_walk_free(&m.walk);
 	kiln_state_free(&m.known);
+	kiln_lock_drop(&t);
 	kiln_tree_end(&t);
 	return ret;
 }

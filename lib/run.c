@@ -18,6 +18,7 @@
 #include "codec.h"
 #include "dict.h"
 #include "hash.h"
+#include "lock.h"
 #include "manifest.h"
 #include "outputs.h"
 #include "pipeline.h"
@@ -334,6 +335,10 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	kiln_status ret;
 
 	t->hashing = opt->write_manifest && !opt->dry_run;
+	if (!opt->dry_run && (ret = kiln_lock_take(t, &err)) != KILN_OK) {
+		kiln_tree_root_error(t, &err);
+		return ret;
+	}
 	if ((ret = kiln_outputs_check(t, &err, &where)) != KILN_OK) {
 		if (where)
 			kiln_tree_path_error(t, where, &err);
@@ -430,6 +435,7 @@ kiln_status kiln_tree_compress(struct kiln_run *run, const char *root,
 	ret = kiln_tree_begin(&t, run, root, cb);
 	if (ret == KILN_OK)
 		ret = compress_tree(&t);
+	kiln_lock_drop(&t);
 	kiln_tree_end(&t);
 	return ret;
 }

@@ -63,6 +63,7 @@ struct kiln_tree {
 	const struct kiln_callbacks *cb; /* this operation's callbacks */
 	const char *root;                /* normalised, owned */
 	bool hashing;                    /* records will be written */
+	int lock_fd;                     /* lock.h: held while >= 0 */
 	char *manifest_path;             /* where the record is read and written */
 
 	/* Main, before the pool starts; read-only while it runs (except

@@ -63,6 +63,7 @@ kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const cha
 	t->cb = cb;
 	pthread_mutex_init(&t->cb_lock, NULL);
 	pthread_mutex_init(&t->stale_lock, NULL);
+	t->lock_fd = -1;
 	t->root = kiln_root_normalise(root_arg);
 	kiln_journal_init(&t->journal, t->root, true);
 	if (!t->root || !(t->manifest_path = kiln_tree_manifest_path(run, t->root)))

@@ -254,13 +254,13 @@ class Sequence:
     def kiln_argv(self, words):
         return [self.kiln] + [os.fsencode(w) for w in words]
 
-    def start(self, words, fault=None):
+    def start(self, words, fault=None, err_path=None):
         env = dict(self.env)
         if fault:
             env["LD_PRELOAD"] = os.fsdecode(self.shim)
             env["KILN_FAULT"] = fault
         out = open(self.out, "wb")
-        err = open(self.err, "wb")
+        err = open(err_path or self.err, "wb")
         who = dict(user=self.uid, group=self.gid, extra_groups=[]) if self.root_user else {}
         try:
             p = subprocess.Popen(self.kiln_argv(words), stdin=subprocess.DEVNULL, stdout=out,
@@ -270,7 +270,7 @@ class Sequence:
             err.close()
         return p
 
-    def finish(self, p, timeout=600):
+    def finish(self, p, timeout=600, err_path=None):
         fired = []
 
         def kill():  # a watchdog, not wait(timeout=), which polls
@@ -285,7 +285,7 @@ class Sequence:
             timer.cancel()
         if fired:
             raise Failure(f"kiln did not finish within {timeout} s (hangs?)")
-        stderr = read(self.err)
+        stderr = read(err_path or self.err)
         if rc == 86 or any(m in stderr for m in SANITIZER_MARKS):
             raise Failure("sanitizer report:\n" + stderr.decode(errors="replace")[-4000:])
         return rc, stderr
@@ -993,7 +993,7 @@ class Sequence:
     def act(self):
         r = self.rng
         acts = [("run", 50), ("check", 6), ("clean", 4), ("no-manifest", 3),
-                ("signal", 10), ("kill", 2), ("shards", 6)]
+                ("signal", 10), ("kill", 2), ("shards", 6), ("concurrent", 6)]
         if self.shim:
             acts.append(("fault", 10))
         if not os.path.exists(self.path(MANIFEST)) and not self.has_record():
@@ -1081,6 +1081,33 @@ class Sequence:
             self.avg_run = 0.8 * self.avg_run + 0.2 * dt
         self.after_run("run", rc, stderr, words)
         return f"run {' '.join(words[:-1])} -> {rc}"
+
+    def a_concurrent(self):
+        """Two runs of the tree started at once (a CI step run twice by
+        accident), one of them perhaps forced: one waits for the other
+        (docs/guarantees.md, "One run at a time"), each ends as a run alone
+        would, and the tree then passes the full audit."""
+        self.wait_for_dead_temps()
+        r = self.rng
+        first = self.run_words()
+        second = self.run_words(["-f"] if r.random() < 0.5 else [])
+        errs = [os.path.join(self.tmp, b"err.a"), os.path.join(self.tmp, b"err.b")]
+        procs = [self.start(first, err_path=errs[0])]
+        if r.random() < 0.5:
+            time.sleep(r.random() * max(self.avg_run, 0.05))
+        procs.append(self.start(second, err_path=errs[1]))
+        ends = [self.finish(p, err_path=e) for p, e in zip(procs, errs)]
+        for (rc, err), words in zip(ends, (first, second)):
+            if rc not in (0, 1):
+                raise Failure(f"concurrent run {' '.join(words[:-1])}: exit {rc}:\n"
+                              f"{err.decode(errors='replace')[:3000]}")
+            if b"another kiln" in err:  # -q: nothing to say about waiting
+                raise Failure(f"concurrent run: {err.decode(errors='replace')[:2000]}")
+        rcs = [rc for rc, _ in ends]
+        self.last_stderr = ends[1][1]
+        # the later of the two ran on what the earlier left: audit as after it
+        self.after_run("two runs at once", max(rcs), ends[0][1] + ends[1][1], second)
+        return f"two runs at once ({' '.join(second[:-1])}) -> {rcs}"
 
     def a_fault(self):
         self.wait_for_dead_temps()

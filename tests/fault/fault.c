@@ -13,6 +13,9 @@
  * KILN_FAULT_KILL_AFTER_RENAME=N makes the process die of SIGKILL right
  * after its Nth successful rename (a run killed at the worst moment: a file
  * just put in place, nothing after that done).
+ * KILN_FAULT_SLOW_MS=N makes every rename and unlinkat wait N milliseconds
+ * first (a run slow enough that another can be started while it holds the
+ * tree's lock: concurrent.sh).
  * write and close faults only hit regular files (siblings, temporary files,
  * the manifest, cache entries), never the terminal or pipes.
  *
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,11 +107,29 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 static atomic_long renames;
 
+static void slow(void)
+{
+	const char *ms = getenv("KILN_FAULT_SLOW_MS");
+	long n = ms ? atol(ms) : 0;
+
+	if (n > 0) {
+		struct timespec ts = { n / 1000, (n % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+int unlinkat(int dir, const char *path, int flags)
+{
+	slow();
+	return REAL(unlinkat)(dir, path, flags);
+}
+
 int rename(const char *a, const char *b)
 {
 	const char *kill_after = getenv("KILN_FAULT_KILL_AFTER_RENAME");
 	int r;
 
+	slow();
 	if (should_fail("rename")) {
 		errno = fault_errno;
 		return -1;

@@ -1,0 +1,46 @@
+/*
+ * lock.h - one kiln at a time changes a tree.
+ *
+ * compress, clean and merge (and so the manifest and snippet writes they
+ * end with) hold an exclusive flock(2) on the tree's top directory itself
+ * from before they read the tree's record until after they wrote the new
+ * one: no file is made for it, so a run that changes nothing changes
+ * nothing on disk, and the kernel drops the lock when the process dies,
+ * however it dies.  Another kiln waits (polling, so that a signal still
+ * cancels it), told once through KILN_EVENT_WAITING with the holder's pid
+ * (from /proc/locks); with opt.no_wait it gives up at once.  check does not
+ * take the lock: it looks in /proc/locks whether one is held, before and
+ * after it reads the tree, and reports a run in progress instead of
+ * problems.  A dry run reads only, and does not take the lock either.
+ *
+ * Where the file system cannot lock (some network file systems), the run
+ * goes on unlocked.
+ */
+#ifndef KILN_LOCK_H
+#define KILN_LOCK_H
+
+#include "run.h"
+
+#include <stdbool.h>
+
+/* How long a waiting kiln sleeps between two tries, in milliseconds. */
+#define KILN_LOCK_POLL_MS 50
+
+/*
+ * Take T's lock: t->lock_fd, the top directory's descriptor holding it (-1
+ * when the run goes on unlocked).
+ * KILN_OK; KILN_ERR_BUSY with opt.no_wait when another kiln holds it
+ * (*ERR says which process); KILN_ERR_CANCELLED when the run was cancelled
+ * while waiting; KILN_ERR_IO when the lock file cannot be made.  Main
+ * thread.
+ */
+kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err);
+
+/* Let go of T's lock, if held. */
+void kiln_lock_drop(struct kiln_tree *t);
+
+/* The process ID of a kiln holding ROOT's lock (0 when it cannot be told),
+ * or -1 when none holds it (or /proc/locks cannot be read). */
+long kiln_lock_holder(const char *root);
+
+#endif

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# concurrent.sh - one kiln at a time changes a tree.  For every ordered
+# pair of the commands that change one (compress with one set of codings,
+# compress with another, clean, merge), the first is made slow (the fault
+# shim's KILN_FAULT_SLOW_MS: every rename and unlinkat waits) and the
+# second started while it holds the tree's lock: the second says it waits
+# for the first's pid, runs after it, and the tree then matches its
+# manifest (kiln check passes, every sibling decodes with the gzip, brotli
+# and zstd tools) or, after a clean, holds nothing of kiln's; no source
+# changes, nothing is left half done.  check during a run reports the run,
+# not problems; --no-wait exits 1 at once, nothing done.
+. "$(dirname "$0")/lib.sh"
+SHIM=${FAULT_SHIM:?FAULT_SHIM must name the fault shim}
+
+mk_tree() { # mk_tree DIR: 24 compressible files in two directories
+	rm -rf "$1"
+	mkdir -p "$1/js" "$1/css"
+	for i in $(seq 1 12); do
+		seq "$i" $((i + 3000)) | sed "s/^/var v$i = /" >"$1/js/m$i.js"
+		seq 1 $((1500 + i)) | sed "s/^/.c$i { width: /" >"$1/css/s$i.css"
+	done
+}
+
+# env execs kiln: $! of "${SLOW[@]}" ... & is kiln's own pid
+SLOW=(env LD_PRELOAD="$SHIM" KILN_FAULT_SLOW_MS=25 "$KILN")
+# a merge renames and removes a few files only: slower each
+SLOW_MERGE=(env LD_PRELOAD="$SHIM" KILN_FAULT_SLOW_MS=200 "$KILN")
+
+# until PID holds the flock on DIR (the kernel's list, proc(5))
+wait_lock() { # wait_lock DIR PID
+	local n ino
+	ino=$(stat -c %i "$1")
+	for n in $(seq 1 500); do
+		grep -qE "FLOCK +ADVISORY +WRITE +$2 [0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
+# every sibling under DIR decodes, with the format's own tool, to its source
+siblings_decode() {
+	local f bad=0
+	while IFS= read -r -d '' f; do
+		case $f in
+		*.gz) gzip -dc -- "$f" | cmp -s - "${f%.gz}" ;;
+		*.br) brotli -dc -- "$f" | cmp -s - "${f%.br}" ;;
+		*.zst) zstd -qdc -- "$f" | cmp -s - "${f%.zst}" ;;
+		esac || { echo "bad sibling: $f" >&2; bad=1; }
+	done < <(find "$1" -type f \( -name '*.gz' -o -name '*.br' -o -name '*.zst' \) -print0)
+	return $bad
+}
+
+kiln_leftovers() { # files of kiln's that no finished run leaves
+	find "$1" \( -name '.kiln-journal-*' -o -name '.kiln-*.tmp' \
+		-o -name 'kiln-manifest.shard-*.json' \) -print
+}
+srcs() { (cd "$1" && find . -type f \( -name '*.js' -o -name '*.css' \) -print0 | sort -z | xargs -0 sha256sum); }
+
+# the command NAME as arguments (all but merge run on a tree whose last
+# step was two shard runs, so merge has parts to merge)
+cmd_of() {
+	case $1 in
+	br) echo "-f --brotli" ;;
+	zst) echo "-f --zstd" ;;
+	clean) echo "clean" ;;
+	merge) echo "merge" ;;
+	esac
+}
+
+D=$T/tree
+for x in br zst clean merge; do
+	for y in br zst clean merge; do
+		p="$x then $y"
+		mk_tree "$D"
+		"$KILN" -q "$D" || fail "$p: first run"
+		for k in 1 2; do "$KILN" -q --brotli --shard "$k/2" "$D" || fail "$p: shard $k"; done
+		before=$(srcs "$D")
+		if [ "$x" = merge ]; then
+			"${SLOW_MERGE[@]}" -q merge "$D" 2>"$T/x.err" &
+		else
+			# shellcheck disable=SC2046
+			"${SLOW[@]}" -q $(cmd_of "$x") "$D" 2>"$T/x.err" &
+		fi
+		xpid=$!
+		if ! wait_lock "$D" "$xpid"; then
+			fail "$p: the slow $x never held the lock"
+			wait "$xpid"
+			continue
+		fi
+		# shellcheck disable=SC2046
+		"$KILN" $(cmd_of "$y") "$D" >"$T/y.out" 2>&1 &
+		ypid=$!
+		# check while the first runs: the run, not problems
+		"$KILN" check "$D" >"$T/check.out" 2>&1
+		crc=$?
+		check "$p: check during $x exits 1 (got $crc)" test "$crc" -eq 1
+		check "$p: check names the run" grep -qE "another kiln \(pid ($xpid|$ypid)\) is changing this tree" "$T/check.out"
+		check "$p: check tells no problem" grep -q 'check: 0 problems' "$T/check.out"
+		wait "$xpid"
+		xrc=$?
+		wait "$ypid"
+		check "$p: the first ($x) succeeded (got $xrc)" test "$xrc" -eq 0
+		check "$p: the second waited for the first's pid" grep -qF "waiting for another kiln (pid $xpid)" "$T/y.out"
+		check "$p: sources untouched" test "$before" = "$(srcs "$D")"
+		check "$p: nothing half done" test -z "$(kiln_leftovers "$D")"
+		check "$p: every sibling decodes" siblings_decode "$D"
+		if [ -e "$D/kiln-manifest.json" ]; then
+			"$KILN" check -q "$D" >"$T/final.out" 2>&1
+			check "$p: the tree matches its manifest" test $? -eq 0
+		else
+			check "$p: no manifest, so nothing of kiln's" \
+				test -z "$(find "$D" -type f \( -name '*.gz' -o -name '*.br' -o -name '*.zst' -o -name 'kiln.*.conf' \))"
+		fi
+		# what the second did is there: it ran after the first, on its result
+		case $y in
+		zst) check "$p: the second's .zst siblings" test -e "$D/css/s1.css.zst" -a -e "$D/css/s12.css.zst" ;;
+		br) check "$p: the second's .br siblings" test -e "$D/js/m1.js.br" -a -e "$D/css/s12.css.br" ;;
+		clean) check "$p: cleaned" test ! -e "$D/kiln-manifest.json" -a ! -e "$D/js/m1.js.gz" ;;
+		esac
+	done
+done
+
+# --no-wait: exits 1 at once, saying who holds the tree; nothing it would
+# have done is done
+for y in br clean merge; do
+	mk_tree "$D"
+	"$KILN" -q "$D"
+	for k in 1 2; do "$KILN" -q --zstd --shard "$k/2" "$D"; done
+	"${SLOW[@]}" -q -f "$D" &
+	xpid=$!
+	wait_lock "$D" "$xpid" || fail "--no-wait $y: the slow run never held the lock"
+	# shellcheck disable=SC2046
+	"$KILN" --no-wait $(cmd_of "$y") "$D" >"$T/nw.out" 2>&1
+	rc=$?
+	check "--no-wait $y: did not wait for the run to end" kill -0 "$xpid"
+	wait "$xpid"
+	check "--no-wait $y: exit 1 (got $rc)" test "$rc" -eq 1
+	check "--no-wait $y: says who" grep -qF "another kiln (pid $xpid) is changing this tree; not waiting (--no-wait)" "$T/nw.out"
+	check "--no-wait $y: nothing of its own done" test ! -e "$D/js/m1.js.br"
+	check "--no-wait $y: the run's tree is whole" "$KILN" check -q "$D"
+done
+
+# two runs started together on a larger tree, with no shim: one waits, both
+# succeed, the tree matches its manifest (the issue's own example)
+mk_tree "$D"
+for i in $(seq 1 150); do seq 1 $((800 + i)) >"$D/js/x$i.js"; done
+"$KILN" -q --brotli "$D" 2>"$T/a.err" &
+a=$!
+"$KILN" -q --zstd "$D" 2>"$T/b.err" &
+b=$!
+wait "$a"
+ra=$?
+wait "$b"
+rb=$?
+check "two at once: both succeed ($ra, $rb)" test "$ra" -eq 0 -a "$rb" -eq 0
+check "two at once: the tree matches its manifest" "$KILN" check -q "$D"
+check "two at once: every sibling decodes" siblings_decode "$D"
+check "two at once: nothing left" test -z "$(kiln_leftovers "$D")"
+
+finish
