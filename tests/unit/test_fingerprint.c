@@ -4,9 +4,9 @@
  * (shape.c) and the bundlers' manifests (bundler.c).  Expected values come
  * from how bundlers name their output (their documented default patterns)
  * and from names no bundler wrote: tests/data/unhashed-names.txt, tens of
- * thousands of paths of Debian's documentation and web packages and of npm
- * packages' unbundled files, of which none may be taken for a hash.  The
- * random hashes are drawn from a seeded generator in this file, each
+ * thousands of paths of Debian's documentation (rustdoc's among them) and
+ * web packages and of npm packages' unbundled files, of which none may be
+ * taken for a hash.  The random hashes are drawn from a seeded generator in this file, each
  * alphabet as its bundler writes it.
  */
 #include "bundler.h"
@@ -53,6 +53,10 @@ static const char *const no[] = {
 	 * font files): a name alone cannot tell them from a hash */
 	"plpython-python23.html", "doc-chapter1.html", "Poppins-SemiBold.ttf",
 	"theme-DarkMode.css", "hero-mobile-2.jpg", "charset-iso88591.txt", "btn-v2-large.css",
+	/* CamelCase with a number inside or an acronym's capital (rustdoc's
+	 * struct pages), and an upper-case word with a number */
+	"logo-Web3Auth.svg", "page-Top10Tip.html", "struct.Ipv4Addr.html", "struct.BTreeMap.html",
+	"struct.AtomicU8.html", "manual-ENGLISH2.html",
 	/* a token must be followed by '.' and preceded by a separator that is
 	 * not the name's first byte */
 	".3f9a2c7b.js", "app.3f9a2c7b", "app_3f9a2c7b.js", "app-B2x9_kQ1js",
