@@ -192,6 +192,22 @@ bool kiln_token_hashlike(const char *t, size_t len)
 	return !word;
 }
 
+bool kiln_token_changed(const char *old, const char *new, size_t len)
+{
+	size_t differ = 0;
+	bool letter = false, letters_changed = false;
+
+	if (!kiln_token_hashlike(old, len) || !kiln_token_hashlike(new, len))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		bool d = old[i] != new[i];
+		differ += d;
+		letter |= !is_digit(old[i]) || !is_digit(new[i]);
+		letters_changed |= d && (!is_digit(old[i]) || !is_digit(new[i]));
+	}
+	return 2 * differ > len && (!letter || letters_changed);
+}
+
 /* A plain CamelCase word, maybe with a number after it ("SemiBold",
  * "darkMode", "rotateCw", "iPhone12"): lowercase letters, then runs of an
  * uppercase letter and lowercase ones, then digits.  '-' and '_' are

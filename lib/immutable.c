@@ -209,7 +209,8 @@ static bool bytes_differ(struct decide *d, size_t k, size_t r, const struct kiln
 }
 
 /* Entry K renamed from release R: a file there that is its path with
- * another hash-like token at [START, START + LEN), not in the tree, with
+ * another token at [START, START + LEN), changed as a new hash changes it
+ * (kiln_token_changed(): not a counter or a date), not in the tree, with
  * other bytes. */
 static bool renamed(struct decide *d, size_t k, size_t r, size_t start, size_t len)
 {
@@ -228,8 +229,8 @@ static bool renamed(struct decide *d, size_t k, size_t r, size_t start, size_t l
 		const struct kiln_release_file *f = &rel->v[lo];
 		const char *tok = f->rel + start;
 		if (strlen(f->rel) != n || strcmp(tok + len, name + start + len) != 0 ||
-		    memcmp(tok, name + start, len) == 0 || !kiln_token_at(f->rel, start, len) ||
-		    !kiln_token_hashlike(tok, len) || in_tree(d, f->rel))
+		    !kiln_token_at(f->rel, start, len) || !kiln_token_changed(tok, name + start, len) ||
+		    in_tree(d, f->rel))
 			continue;
 		if (bytes_differ(d, k, r, f))
 			return true;
@@ -243,15 +244,22 @@ static void previous_evidence(struct decide *d)
 
 	for (size_t f = 0; f < d->nfiles; f++) {
 		size_t k = d->by_rel[f].k, at[16], len[16], n = 0;
+		for (size_t j = 0; j < 16; j++)
+			at[j] = SIZE_MAX;
 		const char *rel = d->by_rel[f].rel;
 		if (d->fp[k].why != KILN_WHY_NONE)
 			continue;
 		for (size_t p = 0; n < 16 && kiln_token_next(rel, &p, &len[n]); p++)
 			at[n++] = p;
-		/* the token nearest the extension first: "index-XXXXXXXX", not
-		 * the whole of it */
+		/* the token nearest the extension first, and of the tokens
+		 * that end together only the shortest: "index-XXXXXXXX"'s hash,
+		 * never the whole of it (which would pair "sale-SALE2025" with
+		 * any other name of its length) */
 		while (n-- > 0 && d->fp[k].why == KILN_WHY_NONE) {
-			if (!kiln_token_hashlike(rel + at[n], len[n]))
+			bool inner = false;
+			for (size_t j = n + 1; j < 16 && at[j] != SIZE_MAX; j++)
+				inner |= at[j] + len[j] == at[n] + len[n];
+			if (inner || !kiln_token_hashlike(rel + at[n], len[n]))
 				continue;
 			for (size_t r = 0; r < t->opt->n_previous; r++)
 				if (!kiln_release_find(&t->releases[r], rel) &&

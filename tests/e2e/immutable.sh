@@ -105,6 +105,14 @@ cp "$R1/same/lib-HBGTRFvd.js" "$R2/same/lib-ZMXNCBvq.js" # renamed, same bytes
 text "$R1/w/hero-portrait.js" 4000 word
 cp "$R1/w/hero-portrait.js" "$R2/w/hero-original.js"
 echo 'x();' >>"$R2/w/hero-original.js"
+# dated, campaign and numbered renames, with new bytes: not hashes
+mkdir -p "$R1/d" "$R2/d"
+for pair in sale-SALE2024:sale-SALE2025 chapter-00000041:chapter-00000042 \
+	page-KQXWPZvr:page-KQXWPZvq; do
+	text "$R1/d/${pair%%:*}.html" 4000 "$pair"
+	cp "$R1/d/${pair%%:*}.html" "$R2/d/${pair##*:}.html"
+	echo '<p>new</p>' >>"$R2/d/${pair##*:}.html"
+done
 "$KILN" -q "$R1"
 "$KILN" -q --previous "$R1" "$R2"
 check "kiln --previous on release 2" [ $? -eq 0 ]
@@ -113,6 +121,9 @@ check "... and it gets its delta" \
 	test -f "$R2/lone/app-DPJWWXvr.js.$(sha256sum "$R1/lone/app-KQXWPZvr.js" | cut -c1-16).dcz"
 check "renamed with the same bytes: no hash shown" [ "$(why "$R2" same/lib-ZMXNCBvq.js)" = "- -" ]
 check "a word renamed to a word: not" [ "$(why "$R2" w/hero-original.js)" = "- -" ]
+check "a year renamed: not" [ "$(why "$R2" d/sale-SALE2025.html)" = "- -" ]
+check "a counter renamed: not" [ "$(why "$R2" d/chapter-00000042.html)" = "- -" ]
+check "one character of a token changed: not" [ "$(why "$R2" d/page-KQXWPZvq.html)" = "- -" ]
 check "release 1 alone: the lone name is not" [ "$(why "$R1" lone/app-KQXWPZvr.js)" = "- -" ]
 
 # ---- shards and merge write the reasons one run writes

@@ -101,6 +101,32 @@ static void test_hashlike(void)
 	CHECK(kiln_token_alphabets("B2x9.kQ1", 8) == 0);
 }
 
+/* The previous rule's test of a token's change: a new hash, not a counter,
+ * a date or a campaign. */
+static void test_changed(void)
+{
+	static const char *const hashes[][2] = {
+		{ "KQXWPZvr", "DPJWWXvr" }, { "3f9a2c7b", "8e1d0a4f" }, { "12345678", "90817263" },
+		{ "KZ3T4RBF", "VIRMOKMZ" }, { "3f9a2c7b1d4e5f6a7b8c", "0e1d2c3b4a5f6e7d8c9b" },
+	};
+	static const char *const not_hashes[][2] = {
+		{ "SALE2024", "SALE2025" }, { "00000041", "00000042" }, { "00000041", "00000100" },
+		{ "Qx7bAm2k", "Qx7bAm3k" }, /* one character */
+		{ "B2x9_kQ1", "B2x9_kQ1" }, /* the same */
+		{ "v1234567", "v7654321" }, /* only the digits, beside the same letter */
+		{ "20241201", "20250101" }, /* dates */
+		{ "maskable", "Variable" }, /* words */
+	};
+
+	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
+		CHECK_MSG(kiln_token_changed(hashes[i][0], hashes[i][1], strlen(hashes[i][0])),
+			  "%s -> %s is a new hash", hashes[i][0], hashes[i][1]);
+	for (size_t i = 0; i < sizeof(not_hashes) / sizeof(not_hashes[0]); i++)
+		CHECK_MSG(!kiln_token_changed(not_hashes[i][0], not_hashes[i][1],
+					      strlen(not_hashes[i][0])),
+			  "%s -> %s is no new hash", not_hashes[i][0], not_hashes[i][1]);
+}
+
 /* Families: the fingerprint becomes '*', the rest stays; and the token is
  * found again where the manifest's "fingerprint" says. */
 static void test_family(void)
@@ -485,6 +511,7 @@ int main(int argc, char **argv)
 {
 	test_rule();
 	test_hashlike();
+	test_changed();
 	test_family();
 	test_shapes();
 	test_thresholds();
