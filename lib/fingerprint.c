@@ -150,6 +150,14 @@ static bool spelt(const char *p, size_t n)
 	return vowel;
 }
 
+bool kiln_spelt(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!is_upper(p[i]) && !is_lower(p[i]))
+			return false;
+	return spelt(p, n);
+}
+
 /* One part of a token between '-' and '_' (N bytes at P; ALONE: the only
  * one): 2 for a word ("menu", "Python", "python23": a capital maybe, then
  * lowercase letters that could be spelt, 3 or more when not ALONE, then

@@ -94,6 +94,30 @@ check "... and the run goes on with the good one" [ "$(why "$D" solo/app-KQXWPZv
 check "... siblings and all" test -f "$D/solo/app-KQXWPZvr.js.gz"
 check "--fingerprints with an empty name is a usage error" not "$KILN" -q --fingerprints '' "$D"
 
+# ---- a complete manifest (Vite's) says which files of a directory are
+# hashed: the tree's shapes take no other (a copy from public/)
+V=$T/vp
+mkdir -p "$V/assets"
+for f in index-B2x9_kQ1.js vendor-Qm7pL2vX.js index-DPJWWXvr.css app-KQXWPZvr.js \
+	chunk-Xk9mQ2pL.js about-Zt4wRq8n.js app-KQXWPZvr.js.map badge-appstore.svg; do
+	text "$V/assets/$f" 3000 "$f"
+done
+"$KILN" -q "$V"
+check "without a manifest the tree takes the public/ copy" \
+	[ "$(why "$V" assets/badge-appstore.svg)" = "tree appstore" ]
+mkdir -p "$V/.vite"
+cat >"$V/.vite/manifest.json" <<'JSON'
+{"index.html": {"file": "assets/index-B2x9_kQ1.js", "name": "index", "src": "index.html",
+  "isEntry": true, "css": ["assets/index-DPJWWXvr.css"]},
+ "_vendor-Qm7pL2vX.js": {"file": "assets/vendor-Qm7pL2vX.js", "name": "vendor"},
+ "src/app.ts": {"file": "assets/app-KQXWPZvr.js", "name": "app", "src": "src/app.ts"}}
+JSON
+"$KILN" -q "$V"
+check "with Vite's manifest, not" [ "$(why "$V" assets/badge-appstore.svg)" = "- -" ]
+check "... and its outputs are the bundler's" [ "$(why "$V" assets/index-DPJWWXvr.css)" = "bundler DPJWWXvr" ]
+check "... their source maps too" [ "$(why "$V" assets/app-KQXWPZvr.js.map)" = "bundler KQXWPZvr" ]
+check "... and the name's stay the name's" [ "$(why "$V" assets/index-B2x9_kQ1.js)" = "name B2x9_kQ1" ]
+
 # ---- a rename across releases, with new bytes
 R1=$T/r1 R2=$T/r2
 mkdir -p "$R1/lone" "$R1/same" "$R1/w" "$R2/lone" "$R2/same" "$R2/w"

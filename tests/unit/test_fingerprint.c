@@ -345,6 +345,38 @@ static void test_thresholds(void)
 	CHECK(t.fp[2].why == KILN_WHY_TREE && t.fp[3].why == KILN_WHY_NONE &&
 	      t.fp[6].why == KILN_WHY_NONE);
 	tree_free(&t);
+	/* one sample in a directory, the shape proven over the whole tree: an
+	 * entry beside its style sheet (esbuild's top directory) */
+	add(&t, "out/chunks/a-KZ3T4RBF.js");
+	add(&t, "out/chunks/b-7QPLMZ2A.js");
+	add(&t, "out/app-K2ZT4RBQ.js");
+	add(&t, "out/app-VIRMOKMZ.css");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NAME && t.fp[3].why == KILN_WHY_TREE);
+	tree_free(&t);
+	/* ... but not a directory of several names beside its one sample, nor
+	 * a lone name that does not look like a hash of the alphabet */
+	add(&t, "assets/index-B2x9_kQ1.js");
+	add(&t, "assets/vendor-Qm7pL2vX.js");
+	add(&t, "img/photo-Xk9mQ2pL.jpg");
+	add(&t, "img/photo-DSC_0042.jpg");
+	add(&t, "img/photo-DSC_0043.jpg");
+	add(&t, "img/photo-IMG_1234.jpg");
+	add(&t, "pics/photo-Xk9mQ2pL.jpg");
+	add(&t, "pics/photo-DSC_0042.jpg");
+	add(&t, "b32/x-KZ3T4RBF.js");
+	add(&t, "b32/x-OVERVIEW.js");
+	add(&t, "top/x-B2x9_kQ1.js");
+	add(&t, "top/x-DPJWWXvr.js");
+	add(&t, "b32x/y-7QPLMZ2A.js"); /* base32 proven over the tree */
+	add(&t, "b32x/z-K2ZT4RBQ.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NAME);
+	CHECK(t.fp[3].why == KILN_WHY_NONE && t.fp[4].why == KILN_WHY_NONE &&
+	      t.fp[5].why == KILN_WHY_NONE && t.fp[7].why == KILN_WHY_NONE &&
+	      t.fp[9].why == KILN_WHY_NONE);
+	CHECK(t.fp[11].why == KILN_WHY_TREE); /* both cases: it may be */
+	tree_free(&t);
 	/* esbuild's all-letter hashes */
 	add(&t, "out/a-KZ3T4RBF.js");
 	add(&t, "out/b-7QPLMZ2A.js");
@@ -434,6 +466,10 @@ static void test_bundlers(void)
 	CHECK(proven(&p, "assets/shared-ABCDwxyz.js", "ABCDwxyz"));
 	CHECK(proven(&p, "assets/Button-Zyxwvuts.js", "Zyxwvuts"));
 	CHECK(!listed(&p, "assets/plain-maskable.js"));
+	CHECK(proven(&p, "assets/index-DPJWWXvr.js.map", "DPJWWXvr")); /* its source map */
+	/* Vite's manifest accounts for every output Vite hashed */
+	for (size_t i = 0; i < p.n; i++)
+		CHECK_MSG(p.v[i].complete, "%s: from a complete manifest", p.v[i].path);
 	kiln_proofs_free(&p);
 
 	/* webpack-manifest-plugin: the key is the name without the hash */
@@ -446,6 +482,8 @@ static void test_bundlers(void)
 	CHECK(proven(&p, "static/main.12345678.js.map", "12345678"));
 	CHECK(!listed(&p, "index.html") && !listed(&p, "logo-maskable.png") &&
 	      !listed(&p, "static/787.cda612ba.chunk.js"));
+	/* webpack-manifest-plugin's does not (unnamed chunks are not proven) */
+	CHECK(p.n && !p.v[0].complete);
 	kiln_proofs_free(&p);
 
 	/* Create React App's asset-manifest.json */
@@ -472,7 +510,8 @@ static void test_bundlers(void)
 			"\"src/app.ts\", \"inputs\": {}}, \"out/chunk-ABCDEFGH.js\": {\"inputs\": {\"a\": {}, "
 			"\"b\": {}}}, \"out/logo-QWERTYUI.png\": {\"inputs\": {\"src/logo.png\": {}}}, "
 			"\"out/about.js\": {\"entryPoint\": \"src/about.ts\", \"inputs\": {}}}}", &p, &format));
-	CHECK(strcmp(format, "esbuild metafile") == 0 && p.n == 3);
+	CHECK(strcmp(format, "esbuild metafile") == 0 && p.n == 6 && p.v[0].complete);
+	CHECK(proven(&p, "out/app-VIRMOKMZ.js.map", "VIRMOKMZ")); /* its source map */
 	CHECK(proven(&p, "out/app-VIRMOKMZ.js", "VIRMOKMZ") &&
 	      proven(&p, "out/chunk-ABCDEFGH.js", "ABCDEFGH") &&
 	      proven(&p, "out/logo-QWERTYUI.png", "QWERTYUI"));
