@@ -8,9 +8,10 @@
  * name alone finds is a sample.  Sorting the members by directory, byte
  * before and length puts each shape's together; a shape with enough
  * samples, and at least as many samples as other members, proves its
- * other members, and so does a shape with one sample when the same shape
- * over the whole tree has enough (an entry alone beside its style sheet at
- * the top of esbuild's output).  docs/cache-control.md, "Cache-Control", has the
+ * other members, and so does a shape with one sample that is half of it
+ * when the same shape over the whole tree has enough (an entry alone beside
+ * its style sheet at the top of esbuild's output), for its members that
+ * look like hashes of its alphabet (strong()).  docs/cache-control.md, "Cache-Control", has the
  * numbers that chose KILN_SHAPE_SEVERAL and "half".
  */
 #include "shape.h"
