@@ -79,8 +79,21 @@ static bool add(struct kiln_proofs *out, char *path, size_t start, size_t len)
 		out->v = v;
 		out->cap = c;
 	}
-	out->v[out->n++] = (struct kiln_proof){ path, start, len };
+	out->v[out->n++] = (struct kiln_proof){ path, start, len, false };
 	return true;
+}
+
+/* Add PATH's source map, PATH.map, with the span START, LEN of PATH. */
+static bool add_map(struct kiln_proofs *out, const char *path, size_t start, size_t len)
+{
+	size_t n = strlen(path);
+	char *m = malloc(n + 5);
+
+	if (!m)
+		return false;
+	memcpy(m, path, n);
+	memcpy(m + n, ".map", 5);
+	return add(out, m, start, len);
 }
 
 /* The token of OUTPUT (a cleaned path) that starts right after its base
@@ -115,12 +128,13 @@ static bool prove_stem(struct kiln_proofs *out, const char *output, const char *
 	b = base_of(name);
 	n = strip ? strcspn(b, ".") : strlen(b);
 	if (n && strncmp(base_of(o), b, n) == 0 && (at = token_after(o, n, &len)))
-		return add(out, o, at, len) || (*nomem = true, false);
+		return (add(out, o, at, len) && add_map(out, o, at, len)) || (*nomem = true, false);
 	/* "foo.module.css" is named "foo.module" too */
 	if (strip && strrchr(b, '.') && (size_t)(strrchr(b, '.') - b) != n) {
 		n = (size_t)(strrchr(b, '.') - b);
 		if (strncmp(base_of(o), b, n) == 0 && (at = token_after(o, n, &len)))
-			return add(out, o, at, len) || (*nomem = true, false);
+			return (add(out, o, at, len) && add_map(out, o, at, len)) ||
+			       (*nomem = true, false);
 	}
 	free(o);
 	return false;
@@ -312,8 +326,9 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 			      const char **format)
 {
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL), *e;
-	bool nomem = false, vite_like = false;
+	bool nomem = false, vite_like = false, complete = false;
 	const char *key, *f = NULL;
+	size_t n0 = out->n;
 
 	if (!json_is_object(root)) {
 		json_decref(root);
@@ -323,9 +338,11 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 	    json_is_object(json_object_get(root, "inputs"))) {
 		esbuild(json_object_get(root, "outputs"), out, &nomem);
 		f = "esbuild metafile";
+		complete = true;
 	} else if (json_is_array(json_object_get(root, "assets"))) {
 		webpack_assets(root, out, &nomem, 0);
 		f = "webpack stats";
+		complete = true;
 	} else if (json_is_object(json_object_get(root, "pages"))) {
 		next(root, out, &nomem);
 		f = "Next.js build manifest";
@@ -346,9 +363,12 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 		if (vite_like) {
 			vite(root, out, &nomem);
 			f = "Vite manifest";
+			complete = true;
 		}
 	}
 	json_decref(root);
+	for (size_t i = n0; i < out->n; i++)
+		out->v[i].complete = complete;
 	if (nomem)
 		return KILN_ERR_NOMEM;
 	if (!f)

@@ -13,10 +13,15 @@
 /* An output whose name the manifest proves holds a hash: PATH as the
  * manifest names it (URL scheme, host, query and leading '/' taken off),
  * and the hash's bytes in PATH (LEN 0: the bundler says the output is
- * immutable without saying where its hash is). */
+ * immutable without saying where its hash is).  COMPLETE: the manifest
+ * is of a format that accounts for every output the bundler hashed (Vite's
+ * manifest, esbuild's metafile, webpack's stats), so that a file beside
+ * PATH it does not prove was not hashed by it (a copy from Vite's
+ * public/). */
 struct kiln_proof {
 	char *path;
 	size_t start, len;
+	bool complete;
 };
 
 struct kiln_proofs {
@@ -35,6 +40,7 @@ struct kiln_proofs {
  * Vite's, from entryPoint and inputs), Next.js's build-manifest.json
  * (every file under static/, which Next.js serves immutable itself) and
  * Angular's ngsw.json (names with the token shapes of Angular's hashes).
+ * Vite's and esbuild's outputs prove their source maps (OUTPUT.map) too.
  * Returns KILN_OK and sets *FORMAT to a static name ("vite", ...);
  * KILN_ERR_INVALID when TEXT is not JSON or no format kiln reads;
  * KILN_ERR_NOMEM.  Thread-safe.

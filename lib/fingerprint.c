@@ -13,12 +13,14 @@
  *      ("framework-2c79e2a64abdb08b.js"); or
  *  (b) T is exactly 8 characters, not made of words
  *      (kiln_token_hashlike(): "python23", "mobile-2"), and either
- *      upper-case base32 with a digit, and not a code (a few letters, then
- *      digits: "CRS.EPSG4326.js"): esbuild ("styles.KZ3T4RBF.css"); or base64url with both an uppercase and a
+ *      upper-case base32 with a digit, and not a code or a word with a
+ *      number (a few letters or a spelt word, then digits:
+ *      "CRS.EPSG4326.js", "manual-ENGLISH2.html"): esbuild
+ *      ("styles.KZ3T4RBF.css"); or base64url with both an uppercase and a
  *      lowercase letter and a digit, or with no digit but a lowercase
  *      letter directly followed by an uppercase one, and not a CamelCase
- *      word ("SemiBold", "iPhone12"): Vite and Rollup ("index-B2x9_kQ1.js");
- *      or
+ *      word ("SemiBold", "iPhone12", "Web3Auth", "BTreeMap"): Vite and
+ *      Rollup ("index-B2x9_kQ1.js"); or
  *  (c) the base name starts with 16 or more lowercase hexadecimal digits,
  *      a digit and a letter among them, followed by a '.': webpack's
  *      "[hash][ext]" ("3f9a2c7b1d4e5f6a7b8c.svg").
@@ -148,6 +150,14 @@ static bool spelt(const char *p, size_t n)
 	return vowel;
 }
 
+bool kiln_spelt(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!is_upper(p[i]) && !is_lower(p[i]))
+			return false;
+	return spelt(p, n);
+}
+
 /* One part of a token between '-' and '_' (N bytes at P; ALONE: the only
  * one): 2 for a word ("menu", "Python", "python23": a capital maybe, then
  * lowercase letters that could be spelt, 3 or more when not ALONE, then
@@ -190,11 +200,27 @@ bool kiln_token_hashlike(const char *t, size_t len)
 	return !word;
 }
 
-/* A CamelCase word, maybe with a number after it ("SemiBold", "darkMode",
- * "rotateCw", "iPhone12"): lowercase letters, then runs of an uppercase
- * letter and lowercase ones, then digits.  '-' and '_' are skipped when
- * SKIP. */
-static bool camel_word(const char *t, size_t len, bool skip)
+bool kiln_token_changed(const char *old, const char *new, size_t len)
+{
+	size_t differ = 0;
+	bool letter = false, letters_changed = false;
+
+	if (!kiln_token_hashlike(old, len) || !kiln_token_hashlike(new, len))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		bool d = old[i] != new[i];
+		differ += d;
+		letter |= !is_digit(old[i]) || !is_digit(new[i]);
+		letters_changed |= d && (!is_digit(old[i]) || !is_digit(new[i]));
+	}
+	return 2 * differ > len && (!letter || letters_changed);
+}
+
+/* A plain CamelCase word, maybe with a number after it ("SemiBold",
+ * "darkMode", "rotateCw", "iPhone12"): lowercase letters, then runs of an
+ * uppercase letter and lowercase ones, then digits.  '-' and '_' are
+ * skipped when SKIP. */
+static bool plain_camel(const char *t, size_t len, bool skip)
 {
 	size_t i = 0, runs = 0;
 
@@ -211,6 +237,63 @@ static bool camel_word(const char *t, size_t len, bool skip)
 	while (i < len && is_digit(t[i]))
 		i++;
 	return runs && i == len;
+}
+
+/* A part of acronym_camel(): N letters at P, 3 with a vowel ("Ipv", "Top",
+ * "Vec") or more spelt ("Addr", "Atomic"). */
+static bool short_word(const char *p, size_t n)
+{
+	if (n == 3)
+		return strchr("aeiouAEIOU", p[0]) || strchr("aeiou", p[1]) || strchr("aeiou", p[2]);
+	return n > 3 && spelt(p, n);
+}
+
+/* CamelCase with a number inside or an acronym's capital alone ("Web3Auth",
+ * "Top10Tip", "Ipv4Addr", "BTreeMap", "AtomicU8"): parts that are
+ * lowercase letters (first only), an uppercase letter and lowercase ones,
+ * an uppercase letter alone, or digits, never a lowercase letter right
+ * after a digit; at least one part of an uppercase letter and lowercase
+ * ones, at most one capital alone, one number of at most 2 digits, and
+ * every run of 4 letters or more spelt (spelt()).  A random base64url
+ * token has this form well under one time in a hundred (the unit test
+ * measures it). */
+static bool acronym_camel(const char *t, size_t len)
+{
+	size_t i = 0, runs = 0, alone = 0, numbers = 0, digits = 0;
+
+	while (i < len && is_lower(t[i]))
+		i++;
+	if (i && !short_word(t, i))
+		return false;
+	while (i < len) {
+		size_t at = i;
+		if (is_upper(t[i])) {
+			for (i++; i < len && is_lower(t[i]); i++)
+				;
+			if (i - at == 1) {
+				alone++;
+				continue;
+			}
+			if (!short_word(t + at, i - at))
+				return false;
+			runs++;
+		} else if (is_digit(t[i])) {
+			for (; i < len && is_digit(t[i]); i++)
+				;
+			if (i < len && is_lower(t[i]))
+				return false;
+			numbers++;
+			digits += i - at;
+		} else {
+			return false;
+		}
+	}
+	return runs && alone <= 1 && numbers <= 1 && digits <= 2;
+}
+
+static bool camel_word(const char *t, size_t len, bool skip)
+{
+	return plain_camel(t, len, skip) || acronym_camel(t, len);
 }
 
 static const char *base_of(const char *name)
@@ -282,13 +365,15 @@ static size_t base64url_token(const char *t)
 	if (t[8] != '.' || !(upper || lower) || !kiln_token_hashlike(t, 8))
 		return 0;
 	if (kiln_token_alphabets(t, 8) & KILN_ALPHA_B32) {
-		/* a few letters, then 3 digits or more, is a code ("EPSG4326") */
+		/* a few letters, then 3 digits or more, is a code ("EPSG4326"),
+		 * and a word then digits a word ("ENGLISH2") */
 		size_t letters = 0, digits = 0;
 		while (letters < 8 && is_upper(t[letters]))
 			letters++;
 		while (letters + digits < 8 && is_digit(t[letters + digits]))
 			digits++;
-		return digit && !(letters >= 1 && letters <= 5 && letters + digits == 8) ? 8 : 0;
+		return digit && !(letters >= 1 && letters + digits == 8 &&
+				  (letters <= 5 || spelt(t, letters))) ? 8 : 0;
 	}
 	if (digit)
 		return upper && lower && !camel_word(t, 8, false) ? 8 : 0;

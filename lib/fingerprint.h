@@ -63,6 +63,20 @@ unsigned kiln_token_alphabets(const char *t, size_t len);
  * a-f, and a hex hash is often letters then digits. */
 bool kiln_token_hashlike(const char *t, size_t len);
 
+/* Could the N letters at P (either case) be spelt in a language: a vowel
+ * other than y, never four consonants in a row, only pairs of letters
+ * English spells often ("maskable", "OVERVIEW"; not "VIRMOKMZ")? */
+bool kiln_spelt(const char *p, size_t n);
+
+/* Is the change of a name's token from OLD to NEW (LEN bytes each) what a
+ * new content hash makes, rather than a counter, a date or a campaign
+ * ("chapter-00000041" -> "chapter-00000042", "sale-SALE2024" ->
+ * "sale-SALE2025")?  Both hash-like (kiln_token_hashlike()); more than
+ * half of the positions differ (a new hash differs almost everywhere:
+ * webpack's 8 hex digits keep 4 of 8 one time in a thousand); and when
+ * either holds a letter, not only digits changed. */
+bool kiln_token_changed(const char *old, const char *new, size_t len);
+
 /* Is the base name of NAME at [START, START + LEN) a candidate token: at
  * least KILN_TOKEN_MIN base64url bytes, right before a '.', right after a
  * '.' or '-' (or at the start of the base name)? */

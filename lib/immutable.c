@@ -9,7 +9,9 @@
  * other: the index of the tree's files by base name finds them.  The
  * earlier releases are the ones dict.c listed (files whose names hold a
  * candidate token); a rename is only compared byte for byte when the sizes
- * agree.
+ * agree.  A directory that a complete manifest (Vite's, esbuild's,
+ * webpack's stats) accounts for takes no file by the tree's shapes: the
+ * bundler said which of its files are hashed.
  */
 #include "immutable.h"
 
@@ -49,7 +51,46 @@ struct decide {
 	struct name *by_base; /* the tree's files, sorted by base name */
 	struct name *by_rel;  /* the same, sorted by path */
 	size_t nfiles;
+	/* the directories a complete manifest accounts for (struct
+	 * kiln_proof): each a path and the length of its directory part */
+	struct { const char *rel; size_t len; } *bundled;
+	size_t nbundled;
+	bool nomem;
 };
+
+static size_t dir_len(const char *rel)
+{
+	const char *b = strrchr(rel, '/');
+
+	return b ? (size_t)(b - rel) + 1 : 0;
+}
+
+/* Is REL's directory one a complete manifest accounts for? */
+static bool in_bundled(const struct decide *d, const char *rel)
+{
+	size_t n = dir_len(rel);
+
+	for (size_t i = 0; i < d->nbundled; i++)
+		if (d->bundled[i].len == n && memcmp(d->bundled[i].rel, rel, n) == 0)
+			return true;
+	return false;
+}
+
+/* Record REL's directory as one a complete manifest accounts for. */
+static void add_bundled(struct decide *d, const char *rel)
+{
+	void *w;
+
+	if (in_bundled(d, rel))
+		return;
+	if (!(w = realloc(d->bundled, (d->nbundled + 1) * sizeof(*d->bundled)))) {
+		d->nomem = true;
+		return;
+	}
+	d->bundled = w;
+	d->bundled[d->nbundled].rel = rel;
+	d->bundled[d->nbundled++].len = dir_len(rel);
+}
 
 static bool is_file(const struct kiln_entry *e)
 {
@@ -113,7 +154,11 @@ static void apply(struct decide *d, const struct kiln_proofs *p)
 		for (; lo < d->nfiles && strcmp(d->by_base[lo].base, base) == 0; lo++) {
 			const char *rel = d->by_base[lo].rel;
 			struct kiln_fp *fp = &d->fp[d->by_base[lo].k];
-			if (fp->why != KILN_WHY_NONE || !names(rel, path))
+			if (!names(rel, path))
+				continue;
+			if (p->v[i].complete)
+				add_bundled(d, rel);
+			if (fp->why != KILN_WHY_NONE)
 				continue;
 			*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0 };
 			if (p->v[i].len) {
@@ -209,7 +254,8 @@ static bool bytes_differ(struct decide *d, size_t k, size_t r, const struct kiln
 }
 
 /* Entry K renamed from release R: a file there that is its path with
- * another hash-like token at [START, START + LEN), not in the tree, with
+ * another token at [START, START + LEN), changed as a new hash changes it
+ * (kiln_token_changed(): not a counter or a date), not in the tree, with
  * other bytes. */
 static bool renamed(struct decide *d, size_t k, size_t r, size_t start, size_t len)
 {
@@ -228,8 +274,8 @@ static bool renamed(struct decide *d, size_t k, size_t r, size_t start, size_t l
 		const struct kiln_release_file *f = &rel->v[lo];
 		const char *tok = f->rel + start;
 		if (strlen(f->rel) != n || strcmp(tok + len, name + start + len) != 0 ||
-		    memcmp(tok, name + start, len) == 0 || !kiln_token_at(f->rel, start, len) ||
-		    !kiln_token_hashlike(tok, len) || in_tree(d, f->rel))
+		    !kiln_token_at(f->rel, start, len) || !kiln_token_changed(tok, name + start, len) ||
+		    in_tree(d, f->rel))
 			continue;
 		if (bytes_differ(d, k, r, f))
 			return true;
@@ -243,15 +289,22 @@ static void previous_evidence(struct decide *d)
 
 	for (size_t f = 0; f < d->nfiles; f++) {
 		size_t k = d->by_rel[f].k, at[16], len[16], n = 0;
+		for (size_t j = 0; j < 16; j++)
+			at[j] = SIZE_MAX;
 		const char *rel = d->by_rel[f].rel;
 		if (d->fp[k].why != KILN_WHY_NONE)
 			continue;
 		for (size_t p = 0; n < 16 && kiln_token_next(rel, &p, &len[n]); p++)
 			at[n++] = p;
-		/* the token nearest the extension first: "index-XXXXXXXX", not
-		 * the whole of it */
+		/* the token nearest the extension first, and of the tokens
+		 * that end together only the shortest: "index-XXXXXXXX"'s hash,
+		 * never the whole of it (which would pair "sale-SALE2025" with
+		 * any other name of its length) */
 		while (n-- > 0 && d->fp[k].why == KILN_WHY_NONE) {
-			if (!kiln_token_hashlike(rel + at[n], len[n]))
+			bool inner = false;
+			for (size_t j = n + 1; j < 16 && at[j] != SIZE_MAX; j++)
+				inner |= at[j] + len[j] == at[n] + len[n];
+			if (inner || !kiln_token_hashlike(rel + at[n], len[n]))
 				continue;
 			for (size_t r = 0; r < t->opt->n_previous; r++)
 				if (!kiln_release_find(&t->releases[r], rel) &&
@@ -275,8 +328,11 @@ static bool tree_evidence(struct decide *d)
 		out[f] = d->fp[d->by_rel[f].k];
 	}
 	ok = ok && kiln_shape_prove(rels, d->nfiles, out);
+	/* where a complete manifest said which files are hashed, the others
+	 * were not (Vite's copies of public/: "badge-appstore.svg") */
 	for (size_t f = 0; ok && f < d->nfiles; f++)
-		d->fp[d->by_rel[f].k] = out[f];
+		if (out[f].why != KILN_WHY_TREE || !in_bundled(d, rels[f]))
+			d->fp[d->by_rel[f].k] = out[f];
 	free(rels);
 	free(out);
 	return ok;
@@ -317,7 +373,7 @@ void kiln_immutable_decide(struct kiln_tree *t)
 	}
 	bundler_evidence(&d);
 	previous_evidence(&d);
-	if (!tree_evidence(&d))
+	if (!tree_evidence(&d) || d.nomem)
 		goto nomem;
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
@@ -333,6 +389,7 @@ void kiln_immutable_decide(struct kiln_tree *t)
 	}
 	free(d.by_base);
 	free(d.by_rel);
+	free(d.bundled);
 	t->fp = d.fp;
 	return;
 nomem:
@@ -340,6 +397,7 @@ nomem:
 	free(d.fp);
 	free(d.by_base);
 	free(d.by_rel);
+	free(d.bundled);
 }
 
 struct kiln_fp kiln_immutable_of(const struct kiln_tree *t, size_t k)

@@ -11,7 +11,8 @@
  *               given with --fingerprints (those, webpack's stats JSON,
  *               esbuild's metafile): bundler.c;
  *  3. previous  a name that differs from a name of an earlier release
- *               (--previous) only by a hash-like token, where neither name
+ *               (--previous) only by a token changed as a new hash
+ *               changes it (not a counter or a date), where neither name
  *               is in the other release and the bytes differ;
  *  4. tree      its directory's names of the same shape mostly pass the
  *               rule on the name alone (shape.c);

@@ -8,9 +8,10 @@
  * name alone finds is a sample.  Sorting the members by directory, byte
  * before and length puts each shape's together; a shape with enough
  * samples, and at least as many samples as other members, proves its
- * other members, and so does a shape with one sample when the same shape
- * over the whole tree has enough (an entry alone beside its style sheet at
- * the top of esbuild's output).  docs/cache-control.md, "Cache-Control", has the
+ * other members, and so does a shape with one sample that is half of it
+ * when the same shape over the whole tree has enough (an entry alone beside
+ * its style sheet at the top of esbuild's output), for its members that
+ * look like hashes of its alphabet (strong()).  docs/cache-control.md, "Cache-Control", has the
  * numbers that chose KILN_SHAPE_SEVERAL and "half".
  */
 #include "shape.h"
@@ -90,6 +91,25 @@ static bool could_be(const struct member *m, unsigned alpha)
 	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
 }
 
+/* Does the token T (LEN bytes) of a shape of alphabet ALPHA hold what a
+ * hash of it mostly holds: a digit and a letter (hexadecimal), a digit
+ * or letters that cannot be spelt (base32), both cases (base64url)? */
+static bool strong(const char *t, size_t len, unsigned alpha)
+{
+	bool digit = false, upper = false, lower = false;
+
+	for (size_t i = 0; i < len; i++) {
+		digit |= t[i] >= '0' && t[i] <= '9';
+		upper |= t[i] >= 'A' && t[i] <= 'Z';
+		lower |= t[i] >= 'a' && t[i] <= 'z';
+	}
+	if (alpha == KILN_ALPHA_HEX)
+		return digit && lower;
+	if (alpha == KILN_ALPHA_B32)
+		return digit || !kiln_spelt(t, len);
+	return upper && lower;
+}
+
 /* A shape over the whole tree: byte before and length, per alphabet (HEX,
  * B32, B64: 0, 1, 2) its members that may be hashes and its samples. */
 struct global {
@@ -117,12 +137,18 @@ static void prove(const struct member *v, size_t n, unsigned alpha, int a, const
 			members++;
 			samples += v[i].sample;
 		}
-	if (!proves(members, samples) && !(samples && proves(g->members[a], g->samples[a])))
+	bool own = proves(members, samples), lone;
+
+	/* one sample proves only a shape it is half of (an entry beside its
+	 * style sheet), and only tokens that look like hashes of its alphabet
+	 * (strong()): never a directory of camera names beside one hash */
+	lone = !own && samples && 2 * samples >= members && proves(g->members[a], g->samples[a]);
+	if (!own && !lone)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *m = &v[i];
 		if (!(m->alpha & alpha) || m->sample || out[m->i].why != KILN_WHY_NONE ||
-		    !could_be(m, alpha))
+		    !could_be(m, alpha) || (lone && !strong(m->rel + m->start, m->len, alpha)))
 			continue;
 		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
 	}

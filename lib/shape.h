@@ -24,8 +24,11 @@
  * the name alone (kiln_fingerprint_span()) and those are at least half of
  * its tokens that may be hashes: hash-like ones (kiln_token_hashlike())
  * that, outside hexadecimal, hold a letter; or when one of its tokens
- * passes and the same shape over the whole tree (any directory) is proven
- * so.  Those are then hashes too; words are never taken (nor counted).
+ * passes, is half of them, and the same shape over the whole tree (any
+ * directory) is proven so (then only tokens that look like hashes of the
+ * alphabet are taken: both cases in base64url, a digit and a letter in
+ * hex, a digit or letters that cannot be spelt in base32).  Those are then
+ * hashes too; words are never taken (nor counted).
  * False
  * when out of memory (OUT unchanged).  Pure; thread-safe.
  */

@@ -94,6 +94,30 @@ check "... and the run goes on with the good one" [ "$(why "$D" solo/app-KQXWPZv
 check "... siblings and all" test -f "$D/solo/app-KQXWPZvr.js.gz"
 check "--fingerprints with an empty name is a usage error" not "$KILN" -q --fingerprints '' "$D"
 
+# ---- a complete manifest (Vite's) says which files of a directory are
+# hashed: the tree's shapes take no other (a copy from public/)
+V=$T/vp
+mkdir -p "$V/assets"
+for f in index-B2x9_kQ1.js vendor-Qm7pL2vX.js index-DPJWWXvr.css app-KQXWPZvr.js \
+	chunk-Xk9mQ2pL.js about-Zt4wRq8n.js app-KQXWPZvr.js.map badge-appstore.svg; do
+	text "$V/assets/$f" 3000 "$f"
+done
+"$KILN" -q "$V"
+check "without a manifest the tree takes the public/ copy" \
+	[ "$(why "$V" assets/badge-appstore.svg)" = "tree appstore" ]
+mkdir -p "$V/.vite"
+cat >"$V/.vite/manifest.json" <<'JSON'
+{"index.html": {"file": "assets/index-B2x9_kQ1.js", "name": "index", "src": "index.html",
+  "isEntry": true, "css": ["assets/index-DPJWWXvr.css"]},
+ "_vendor-Qm7pL2vX.js": {"file": "assets/vendor-Qm7pL2vX.js", "name": "vendor"},
+ "src/app.ts": {"file": "assets/app-KQXWPZvr.js", "name": "app", "src": "src/app.ts"}}
+JSON
+"$KILN" -q "$V"
+check "with Vite's manifest, not" [ "$(why "$V" assets/badge-appstore.svg)" = "- -" ]
+check "... and its outputs are the bundler's" [ "$(why "$V" assets/index-DPJWWXvr.css)" = "bundler DPJWWXvr" ]
+check "... their source maps too" [ "$(why "$V" assets/app-KQXWPZvr.js.map)" = "bundler KQXWPZvr" ]
+check "... and the name's stay the name's" [ "$(why "$V" assets/index-B2x9_kQ1.js)" = "name B2x9_kQ1" ]
+
 # ---- a rename across releases, with new bytes
 R1=$T/r1 R2=$T/r2
 mkdir -p "$R1/lone" "$R1/same" "$R1/w" "$R2/lone" "$R2/same" "$R2/w"
@@ -105,6 +129,14 @@ cp "$R1/same/lib-HBGTRFvd.js" "$R2/same/lib-ZMXNCBvq.js" # renamed, same bytes
 text "$R1/w/hero-portrait.js" 4000 word
 cp "$R1/w/hero-portrait.js" "$R2/w/hero-original.js"
 echo 'x();' >>"$R2/w/hero-original.js"
+# dated, campaign and numbered renames, with new bytes: not hashes
+mkdir -p "$R1/d" "$R2/d"
+for pair in sale-SALE2024:sale-SALE2025 chapter-00000041:chapter-00000042 \
+	page-KQXWPZvr:page-KQXWPZvq; do
+	text "$R1/d/${pair%%:*}.html" 4000 "$pair"
+	cp "$R1/d/${pair%%:*}.html" "$R2/d/${pair##*:}.html"
+	echo '<p>new</p>' >>"$R2/d/${pair##*:}.html"
+done
 "$KILN" -q "$R1"
 "$KILN" -q --previous "$R1" "$R2"
 check "kiln --previous on release 2" [ $? -eq 0 ]
@@ -113,6 +145,9 @@ check "... and it gets its delta" \
 	test -f "$R2/lone/app-DPJWWXvr.js.$(sha256sum "$R1/lone/app-KQXWPZvr.js" | cut -c1-16).dcz"
 check "renamed with the same bytes: no hash shown" [ "$(why "$R2" same/lib-ZMXNCBvq.js)" = "- -" ]
 check "a word renamed to a word: not" [ "$(why "$R2" w/hero-original.js)" = "- -" ]
+check "a year renamed: not" [ "$(why "$R2" d/sale-SALE2025.html)" = "- -" ]
+check "a counter renamed: not" [ "$(why "$R2" d/chapter-00000042.html)" = "- -" ]
+check "one character of a token changed: not" [ "$(why "$R2" d/page-KQXWPZvq.html)" = "- -" ]
 check "release 1 alone: the lone name is not" [ "$(why "$R1" lone/app-KQXWPZvr.js)" = "- -" ]
 
 # ---- shards and merge write the reasons one run writes

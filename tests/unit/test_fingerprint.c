@@ -4,9 +4,9 @@
  * (shape.c) and the bundlers' manifests (bundler.c).  Expected values come
  * from how bundlers name their output (their documented default patterns)
  * and from names no bundler wrote: tests/data/unhashed-names.txt, tens of
- * thousands of paths of Debian's documentation and web packages and of npm
- * packages' unbundled files, of which none may be taken for a hash.  The
- * random hashes are drawn from a seeded generator in this file, each
+ * thousands of paths of Debian's documentation (rustdoc's among them) and
+ * web packages and of npm packages' unbundled files, of which none may be
+ * taken for a hash.  The random hashes are drawn from a seeded generator in this file, each
  * alphabet as its bundler writes it.
  */
 #include "bundler.h"
@@ -53,6 +53,10 @@ static const char *const no[] = {
 	 * font files): a name alone cannot tell them from a hash */
 	"plpython-python23.html", "doc-chapter1.html", "Poppins-SemiBold.ttf",
 	"theme-DarkMode.css", "hero-mobile-2.jpg", "charset-iso88591.txt", "btn-v2-large.css",
+	/* CamelCase with a number inside or an acronym's capital (rustdoc's
+	 * struct pages), and an upper-case word with a number */
+	"logo-Web3Auth.svg", "page-Top10Tip.html", "struct.Ipv4Addr.html", "struct.BTreeMap.html",
+	"struct.AtomicU8.html", "manual-ENGLISH2.html",
 	/* a token must be followed by '.' and preceded by a separator that is
 	 * not the name's first byte */
 	".3f9a2c7b.js", "app.3f9a2c7b", "app_3f9a2c7b.js", "app-B2x9_kQ1js",
@@ -95,6 +99,32 @@ static void test_hashlike(void)
 	CHECK(kiln_token_alphabets("3f9a2c7b", 8) == (KILN_ALPHA_HEX | KILN_ALPHA_B64));
 	CHECK(kiln_token_alphabets("B2x9_kQ1", 8) == KILN_ALPHA_B64);
 	CHECK(kiln_token_alphabets("B2x9.kQ1", 8) == 0);
+}
+
+/* The previous rule's test of a token's change: a new hash, not a counter,
+ * a date or a campaign. */
+static void test_changed(void)
+{
+	static const char *const hashes[][2] = {
+		{ "KQXWPZvr", "DPJWWXvr" }, { "3f9a2c7b", "8e1d0a4f" }, { "12345678", "90817263" },
+		{ "KZ3T4RBF", "VIRMOKMZ" }, { "3f9a2c7b1d4e5f6a7b8c", "0e1d2c3b4a5f6e7d8c9b" },
+	};
+	static const char *const not_hashes[][2] = {
+		{ "SALE2024", "SALE2025" }, { "00000041", "00000042" }, { "00000041", "00000100" },
+		{ "Qx7bAm2k", "Qx7bAm3k" }, /* one character */
+		{ "B2x9_kQ1", "B2x9_kQ1" }, /* the same */
+		{ "v1234567", "v7654321" }, /* only the digits, beside the same letter */
+		{ "20241201", "20250101" }, /* dates */
+		{ "maskable", "Variable" }, /* words */
+	};
+
+	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
+		CHECK_MSG(kiln_token_changed(hashes[i][0], hashes[i][1], strlen(hashes[i][0])),
+			  "%s -> %s is a new hash", hashes[i][0], hashes[i][1]);
+	for (size_t i = 0; i < sizeof(not_hashes) / sizeof(not_hashes[0]); i++)
+		CHECK_MSG(!kiln_token_changed(not_hashes[i][0], not_hashes[i][1],
+					      strlen(not_hashes[i][0])),
+			  "%s -> %s is no new hash", not_hashes[i][0], not_hashes[i][1]);
 }
 
 /* Families: the fingerprint becomes '*', the rest stays; and the token is
@@ -315,6 +345,38 @@ static void test_thresholds(void)
 	CHECK(t.fp[2].why == KILN_WHY_TREE && t.fp[3].why == KILN_WHY_NONE &&
 	      t.fp[6].why == KILN_WHY_NONE);
 	tree_free(&t);
+	/* one sample in a directory, the shape proven over the whole tree: an
+	 * entry beside its style sheet (esbuild's top directory) */
+	add(&t, "out/chunks/a-KZ3T4RBF.js");
+	add(&t, "out/chunks/b-7QPLMZ2A.js");
+	add(&t, "out/app-K2ZT4RBQ.js");
+	add(&t, "out/app-VIRMOKMZ.css");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NAME && t.fp[3].why == KILN_WHY_TREE);
+	tree_free(&t);
+	/* ... but not a directory of several names beside its one sample, nor
+	 * a lone name that does not look like a hash of the alphabet */
+	add(&t, "assets/index-B2x9_kQ1.js");
+	add(&t, "assets/vendor-Qm7pL2vX.js");
+	add(&t, "img/photo-Xk9mQ2pL.jpg");
+	add(&t, "img/photo-DSC_0042.jpg");
+	add(&t, "img/photo-DSC_0043.jpg");
+	add(&t, "img/photo-IMG_1234.jpg");
+	add(&t, "pics/photo-Xk9mQ2pL.jpg");
+	add(&t, "pics/photo-DSC_0042.jpg");
+	add(&t, "b32/x-KZ3T4RBF.js");
+	add(&t, "b32/x-OVERVIEW.js");
+	add(&t, "top/x-B2x9_kQ1.js");
+	add(&t, "top/x-DPJWWXvr.js");
+	add(&t, "b32x/y-7QPLMZ2A.js"); /* base32 proven over the tree */
+	add(&t, "b32x/z-K2ZT4RBQ.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NAME);
+	CHECK(t.fp[3].why == KILN_WHY_NONE && t.fp[4].why == KILN_WHY_NONE &&
+	      t.fp[5].why == KILN_WHY_NONE && t.fp[7].why == KILN_WHY_NONE &&
+	      t.fp[9].why == KILN_WHY_NONE);
+	CHECK(t.fp[11].why == KILN_WHY_TREE); /* both cases: it may be */
+	tree_free(&t);
 	/* esbuild's all-letter hashes */
 	add(&t, "out/a-KZ3T4RBF.js");
 	add(&t, "out/b-7QPLMZ2A.js");
@@ -404,6 +466,10 @@ static void test_bundlers(void)
 	CHECK(proven(&p, "assets/shared-ABCDwxyz.js", "ABCDwxyz"));
 	CHECK(proven(&p, "assets/Button-Zyxwvuts.js", "Zyxwvuts"));
 	CHECK(!listed(&p, "assets/plain-maskable.js"));
+	CHECK(proven(&p, "assets/index-DPJWWXvr.js.map", "DPJWWXvr")); /* its source map */
+	/* Vite's manifest accounts for every output Vite hashed */
+	for (size_t i = 0; i < p.n; i++)
+		CHECK_MSG(p.v[i].complete, "%s: from a complete manifest", p.v[i].path);
 	kiln_proofs_free(&p);
 
 	/* webpack-manifest-plugin: the key is the name without the hash */
@@ -416,6 +482,8 @@ static void test_bundlers(void)
 	CHECK(proven(&p, "static/main.12345678.js.map", "12345678"));
 	CHECK(!listed(&p, "index.html") && !listed(&p, "logo-maskable.png") &&
 	      !listed(&p, "static/787.cda612ba.chunk.js"));
+	/* webpack-manifest-plugin's does not (unnamed chunks are not proven) */
+	CHECK(p.n && !p.v[0].complete);
 	kiln_proofs_free(&p);
 
 	/* Create React App's asset-manifest.json */
@@ -442,7 +510,8 @@ static void test_bundlers(void)
 			"\"src/app.ts\", \"inputs\": {}}, \"out/chunk-ABCDEFGH.js\": {\"inputs\": {\"a\": {}, "
 			"\"b\": {}}}, \"out/logo-QWERTYUI.png\": {\"inputs\": {\"src/logo.png\": {}}}, "
 			"\"out/about.js\": {\"entryPoint\": \"src/about.ts\", \"inputs\": {}}}}", &p, &format));
-	CHECK(strcmp(format, "esbuild metafile") == 0 && p.n == 3);
+	CHECK(strcmp(format, "esbuild metafile") == 0 && p.n == 6 && p.v[0].complete);
+	CHECK(proven(&p, "out/app-VIRMOKMZ.js.map", "VIRMOKMZ")); /* its source map */
 	CHECK(proven(&p, "out/app-VIRMOKMZ.js", "VIRMOKMZ") &&
 	      proven(&p, "out/chunk-ABCDEFGH.js", "ABCDEFGH") &&
 	      proven(&p, "out/logo-QWERTYUI.png", "QWERTYUI"));
@@ -481,6 +550,7 @@ int main(int argc, char **argv)
 {
 	test_rule();
 	test_hashlike();
+	test_changed();
 	test_family();
 	test_shapes();
 	test_thresholds();
