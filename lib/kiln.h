@@ -212,7 +212,7 @@ struct kiln_options {
 	 * exists and is not the snippet kiln writes there (or, for
 	 * MANIFEST_PATH, a kiln manifest) is never replaced, and no two of
 	 * these name one file; kiln_run_tree() refuses the tree
-	 * (docs/guarantees.md, "Outputs"). */
+	 * (docs/guarantees.md). */
 	unsigned servers;
 	const char *nginx_conf_path;
 	const char *caddy_conf_path;
@@ -237,10 +237,11 @@ struct kiln_options {
 	 * when the globs exclude every file that has siblings (see
 	 * kiln_run_tree()). */
 	bool force;
-	/* One kiln at a time changes a tree (docs/guarantees.md, "One run at a
-	 * time"): compress, clean and merge hold an exclusive flock(2) on
-	 * ROOT's directory while they run, and one that finds it held waits (KILN_EVENT_WAITING), or
-	 * with NO_WAIT fails at once with KILN_ERR_BUSY, nothing done. */
+	/* One kiln at a time changes a tree (docs/guarantees.md): compress,
+	 * clean and merge hold an exclusive flock(2) on ROOT's directory
+	 * while they run, and one that finds it held waits
+	 * (KILN_EVENT_WAITING), or with NO_WAIT fails at once with
+	 * KILN_ERR_BUSY, nothing done.  Default false. */
 	bool no_wait;
 	/* A content cache directory kept between runs, or NULL.  Entries are
 	 * keyed by source SHA-256, coding and encoder recipe (encoder, version,

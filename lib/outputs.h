@@ -1,7 +1,7 @@
 /*
  * outputs.h - the files a run writes besides siblings: the manifest and
  * each chosen server's snippet files, and the one rule every one of them
- * follows, whichever option names it (docs/guarantees.md, "Outputs"):
+ * follows, whichever option names it (docs/guarantees.md):
  *
  *  - no two of them name one file (the same path, or one file by two);
  *  - a path an option gives (--manifest, --nginx-conf and the http {} file
