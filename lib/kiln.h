@@ -249,7 +249,9 @@ struct kiln_options {
 	 * against the source, and a bad entry is a miss.  Safe for concurrent
 	 * processes.  Kept under cache_max_size bytes (default 1 GiB) by
 	 * evicting the least recently used entries at the end of each tree;
-	 * failing to write an entry is an error (KILN_EVENT_CACHE_FAILED). */
+	 * failing to write an entry is an error (KILN_EVENT_CACHE_FAILED).
+	 * A cache directory inside the tree is never walked (matched by device
+	 * and inode): its entries are no assets. */
 	const char *cache_dir;
 	uint64_t cache_max_size;
 	/* Files to compress larger than this are refused (an error for that

@@ -39,6 +39,10 @@ struct walker {
 	const struct stat *own;
 	size_t nown;
 	struct kiln_walk *out;
+	/* opt->cache_dir, when it is there: inside the tree it is kiln's
+	 * (cache.h), never walked */
+	struct stat cache;
+	bool has_cache;
 };
 
 static struct kiln_entry *push(struct kiln_walk *w, const char *rel, const struct stat *st)
@@ -159,7 +163,8 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		ret = walk_dir(wk, dfd, rel, up, false);
+		if (!(wk->has_cache && st.st_dev == wk->cache.st_dev && st.st_ino == wk->cache.st_ino))
+			ret = walk_dir(wk, dfd, rel, up, false);
 		goto out;
 	}
 	if (!(e = push(wk->out, rel, &st)))
@@ -338,6 +343,8 @@ kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
 	kiln_status ret;
 
 	root_err->suffix = "";
+	wk.has_cache = opt->cache_dir && stat(opt->cache_dir, &wk.cache) == 0 &&
+		       S_ISDIR(wk.cache.st_mode);
 	if (!(out->glob_used = calloc(opt->n_include + opt->n_exclude + 1, sizeof(bool))))
 		return KILN_ERR_NOMEM;
 	if (stat(root, &st) != 0) {

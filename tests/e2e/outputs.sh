@@ -128,4 +128,15 @@ seq 1 4500 >"$S/a.js"
 "$KILN" -v "$S" >"$T/out.txt" 2>&1
 check "-v changed: manifest written" grep -q 'kiln-manifest.json: manifest written' "$T/out.txt"
 
+# a --cache directory inside the tree is kiln's: never walked, compressed
+# or recorded as assets
+mk_tree "$S"
+"$KILN" -q --cache "$S/.kiln-cache" "$S" || fail "--cache inside: first run"
+seq 1 4100 >"$S/a.js"
+"$KILN" -q --cache "$S/.kiln-cache" "$S" || fail "--cache inside: second run"
+check "--cache inside: entries there" test -n "$(find "$S/.kiln-cache" -type f)"
+check "--cache inside: no sibling of an entry" test -z "$(find "$S/.kiln-cache" -name '*.gz')"
+check "--cache inside: no entry in the manifest" not grep -q 'kiln-cache' "$S/kiln-manifest.json"
+check "--cache inside: check passes" "$KILN" check -q --cache "$S/.kiln-cache" "$S"
+
 finish
