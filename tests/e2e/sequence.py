@@ -10,7 +10,8 @@ a few random changes to the tree (edits, additions, deletions, renames of
 files and directories, touches, permission changes) and to kiln's options,
 then runs kiln once (compress, with --no-manifest, check or clean; under an
 injected fault; interrupted by SIGINT, SIGTERM, a double SIGINT or SIGKILL;
-or as 2 or 3 shards one after another and a merge),
+as 2 or 3 shards one after another and a merge; or as two runs started
+at once, one of which must wait for the other),
 then audits the tree with audit.py (independent of kiln), compares
 `kiln check` with the audit, and checks that an unchanged re-run writes
 nothing.  kiln runs as user nobody on a tree owned by nobody when the test
