@@ -142,7 +142,7 @@ static void remove_leftovers(struct kiln_tree *t, uint64_t *removed)
 			continue;
 		}
 		path = kiln_path_join(t->root, t->walk.v[i].rel, "");
-		if (path && kiln_temp_is_stale(path))
+		if (path && kiln_temp_is_stale(t->root, path))
 			remove_file(t, path, removed);
 		free(path);
 	}

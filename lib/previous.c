@@ -647,7 +647,7 @@ static void remove_dead_temps(struct kiln_tree *t)
 		if (!kiln_is_temp_name(base ? base + 1 : e->rel) || !S_ISREG(e->st.st_mode))
 			continue;
 		path = kiln_path_join(t->root, e->rel, "");
-		if (path && kiln_temp_is_stale(path) && kiln_beneath_unlink(t->root, path) == 0)
+		if (path && kiln_temp_is_stale(t->root, path) && kiln_beneath_unlink(t->root, path) == 0)
 			kiln_tree_event(t, KILN_EVENT_TEMP_REMOVED, path, -1, NULL);
 		free(path);
 	}

@@ -9,6 +9,7 @@
  */
 #include "tempfile.h"
 
+#include "beneath.h"
 #include "error.h"
 
 #include <dirent.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #define TEMP_PATTERN ".kiln-XXXXXX.tmp"
@@ -33,9 +35,15 @@ void kiln_temps_destroy(struct kiln_temps *reg)
 	pthread_mutex_destroy(&reg->lock);
 }
 
-/* Under REG's lock: link TF in. */
+void kiln_temps_set_root(struct kiln_temps *reg, const char *root)
+{
+	reg->root = root;
+}
+
 /* the one failure that comes after the rename: see kiln_tempfile_in_place() */
 static const char SYNC_DIR_FAILED[] = "cannot sync directory";
+
+/* Under REG's lock: link TF in. */
 
 static void link_in(struct kiln_temps *reg, struct kiln_tempfile *tf)
 {
@@ -111,8 +119,16 @@ static void remove_entry(struct kiln_tempfile *tf)
 	if (tf->is_dir)
 		remove_tree(tf->path);
 	else
-		unlink(tf->path);
+		unlinkat(tf->dirfd, tf->name, 0);
 	link_out(tf);
+}
+
+/* TF is finished: close its directory. */
+static void close_dir(struct kiln_tempfile *tf)
+{
+	if (tf->dirfd >= 0)
+		close(tf->dirfd);
+	tf->dirfd = AT_FDCWD;
 }
 
 void kiln_temps_shutdown(struct kiln_temps *reg)
@@ -153,10 +169,10 @@ int kiln_write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* Does the file at PATH hold exactly DATA[0..len)? */
-static bool same_content(const char *path, const uint8_t *data, size_t len)
+/* Does the file BASE in DFD hold exactly DATA[0..len)? */
+static bool same_content(int dfd, const char *base, const uint8_t *data, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	uint8_t buf[65536];
 	size_t done = 0;
 	ssize_t n;
@@ -181,13 +197,22 @@ static size_t dir_len(const char *path)
 	return slash ? (size_t)(slash - path) + 1 : 0;
 }
 
-/* fsync the directory holding PATH. */
-static int sync_dir(const char *path)
+static const char *not_replaced(mode_t mode)
+{
+	return S_ISLNK(mode)   ? "is a symbolic link, not replaced"
+	       : S_ISDIR(mode) ? "is a directory, not replaced"
+			       : "is not a regular file, not replaced";
+}
+
+/* fsync the directory DFD, or the one holding PATH (DFD AT_FDCWD). */
+static int sync_dir(int dfd, const char *path)
 {
 	size_t n = dir_len(path);
 	char dir[PATH_MAX];
 	int fd, ret;
 
+	if (dfd >= 0)
+		return fsync(dfd);
 	if (n == 0)
 		strcpy(dir, ".");
 	else
@@ -200,22 +225,26 @@ static int sync_dir(const char *path)
 	return ret;
 }
 
-static const char *not_replaced(mode_t mode)
+/* The directory FINAL_PATH's file is changed through: opened beneath
+ * REG's root when FINAL_PATH lies in the tree (the caller closes it), else
+ * AT_FDCWD (*BASE is then FINAL_PATH); -1 with errno set (ENOENT for a
+ * link on the way). */
+static int final_dir(const struct kiln_temps *reg, const char *final_path, const char **base)
 {
-	return S_ISLNK(mode)   ? "is a symbolic link, not replaced"
-	       : S_ISDIR(mode) ? "is a directory, not replaced"
-			       : "is not a regular file, not replaced";
+	*base = final_path;
+	return reg && reg->root ? kiln_beneath_parent(reg->root, final_path, base) : AT_FDCWD;
 }
 
-kiln_status kiln_final_check(const char *final_path, const struct kiln_file_meta *meta,
-			     struct kiln_error *err)
+/* kiln_final_check() of the file BASE in DFD. */
+static kiln_status final_check_at(int dfd, const char *base, const struct kiln_file_meta *meta,
+				  struct kiln_error *err)
 {
-	const char *slash = strrchr(final_path, '/');
+	const char *slash = strrchr(base, '/');
 	struct stat st;
 
-	if (strlen(slash ? slash + 1 : final_path) > NAME_MAX)
+	if (strlen(slash ? slash + 1 : base) > NAME_MAX)
 		return kiln_fail(err, KILN_ERR_IO, ENAMETOOLONG, "name too long");
-	if (lstat(final_path, &st) != 0)
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return KILN_OK;
 	if (!S_ISREG(st.st_mode))
 		return kiln_fail(err, KILN_ERR_UNSAFE, 0, not_replaced(st.st_mode));
@@ -226,31 +255,80 @@ kiln_status kiln_final_check(const char *final_path, const struct kiln_file_meta
 	return KILN_OK;
 }
 
+/* Create a new file DFD/NAME, whose last 10 bytes are "XXXXXX.tmp": the
+ * six X replaced until the name is new (O_EXCL, never following a link),
+ * mode 0600.  The descriptor, or -1 with errno set. */
+static int create_unique(int dfd, char *name, size_t len, int flags)
+{
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	static unsigned long counter;
+	char *x = name + len - 6;
+	unsigned char r[6];
+	int fd;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			unsigned long v = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 2654435761u ^
+					  (unsigned long)getpid() ^ (unsigned long)time(NULL);
+			for (int i = 0; i < 6; i++, v >>= 6)
+				r[i] = (unsigned char)v;
+		}
+		for (int i = 0; i < 6; i++)
+			x[i] = chars[r[i] % (sizeof(chars) - 1)];
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+
+kiln_status kiln_final_check(const char *final_path, const struct kiln_file_meta *meta,
+			     struct kiln_error *err)
+{
+	return final_check_at(AT_FDCWD, final_path, meta, err);
+}
+
 kiln_status kiln_tempfile_create(struct kiln_temps *reg, struct kiln_tempfile *tf,
 				 const char *final_path, const struct kiln_file_meta *meta,
 				 struct kiln_error *err)
 {
 	size_t n = dir_len(final_path);
+	const char *base;
 	int e;
 
 	memset(tf, 0, sizeof(*tf));
 	tf->fd = -1;
 	tf->reg = reg;
-	if (kiln_final_check(final_path, meta, err) != KILN_OK)
-		return err->status;
+	tf->dirfd = AT_FDCWD;
 	if (n + sizeof(TEMP_PATTERN) > sizeof(tf->path))
 		return kiln_fail(err, KILN_ERR_IO, ENAMETOOLONG, "cannot create temporary file");
+	if ((tf->dirfd = final_dir(reg, final_path, &base)) == -1) {
+		e = errno;
+		tf->dirfd = AT_FDCWD;
+		return kiln_fail(err, KILN_ERR_IO, e, "cannot open its directory");
+	}
+	if (final_check_at(tf->dirfd, base, meta, err) != KILN_OK) {
+		close_dir(tf);
+		return err->status;
+	}
 	memcpy(tf->path, final_path, n);
 	memcpy(tf->path + n, TEMP_PATTERN, sizeof(TEMP_PATTERN));
-	if (!kiln_temps_hold(reg))
+	tf->name = tf->dirfd == AT_FDCWD ? tf->path : tf->path + n;
+	if (!kiln_temps_hold(reg)) {
+		close_dir(tf);
 		return kiln_fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
-	tf->fd = mkostemps(tf->path, 4, O_CLOEXEC);
+	}
+	tf->fd = create_unique(tf->dirfd, (char *)tf->name, strlen(tf->name) - 4, 0);
 	e = errno;
 	if (tf->fd >= 0)
 		link_in(reg, tf);
 	kiln_temps_release(reg);
-	if (tf->fd < 0)
+	if (tf->fd < 0) {
+		close_dir(tf);
 		return kiln_fail(err, KILN_ERR_IO, e, "cannot create temporary file");
+	}
 	/* held until close: a later run can tell a live temp from a dead one's */
 	flock(tf->fd, LOCK_EX | LOCK_NB);
 	return KILN_OK;
@@ -267,6 +345,8 @@ void kiln_tempfile_discard(struct kiln_tempfile *tf)
 	if (tf->live)
 		remove_entry(tf);
 	pthread_mutex_unlock(&tf->reg->lock);
+	if (!tf->is_dir)
+		close_dir(tf);
 }
 
 /* Fail the commit of TF with (ST, E, WHAT): remove it, fill *err. */
@@ -281,6 +361,9 @@ kiln_status kiln_tempfile_commit(struct kiln_tempfile *tf, const char *final_pat
 				 const struct kiln_file_meta *meta, struct kiln_error *err)
 {
 	struct kiln_temps *reg = tf->reg;
+	const char *slash = strrchr(final_path, '/');
+	/* the final name, relative to the directory the temporary file is in */
+	const char *base = tf->dirfd == AT_FDCWD ? final_path : slash ? slash + 1 : final_path;
 	struct stat st;
 	int e;
 
@@ -300,25 +383,30 @@ kiln_status kiln_tempfile_commit(struct kiln_tempfile *tf, const char *final_pat
 	pthread_mutex_lock(&reg->lock);
 	if (!tf->live) { /* shut down under us: the file is gone */
 		pthread_mutex_unlock(&reg->lock);
+		close_dir(tf);
 		return kiln_fail(err, KILN_ERR_CANCELLED, 0, "cancelled");
 	}
 	/* checked when the temporary file was made, but a streamed sibling may
 	 * take minutes: a link or directory put there since is not replaced */
-	if (lstat(final_path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (fstatat(tf->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
 		remove_entry(tf);
 		pthread_mutex_unlock(&reg->lock);
+		close_dir(tf);
 		return kiln_fail(err, KILN_ERR_UNSAFE, 0, not_replaced(st.st_mode));
 	}
-	if (rename(tf->path, final_path) != 0) {
+	if (renameat(tf->dirfd, tf->name, tf->dirfd, base) != 0) {
 		e = errno;
 		remove_entry(tf);
 		pthread_mutex_unlock(&reg->lock);
+		close_dir(tf);
 		return kiln_fail(err, KILN_ERR_IO, e, "cannot rename into place");
 	}
 	link_out(tf);
 	pthread_mutex_unlock(&reg->lock);
-	if (meta->fsync && sync_dir(final_path) != 0)
-		return kiln_fail(err, KILN_ERR_IO, errno, SYNC_DIR_FAILED);
+	e = meta->fsync && sync_dir(tf->dirfd, final_path) != 0 ? errno : 0;
+	close_dir(tf);
+	if (e)
+		return kiln_fail(err, KILN_ERR_IO, e, SYNC_DIR_FAILED);
 	return KILN_OK;
 }
 
@@ -328,14 +416,22 @@ bool kiln_tempfile_in_place(const struct kiln_error *err)
 }
 
 /* Does FINAL_PATH hold exactly DATA[0..len), as META wants it kept? */
-static bool kept_as_is(const char *final_path, const uint8_t *data, size_t len,
-		       const struct kiln_file_meta *meta, struct kiln_error *err)
+static bool kept_as_is(const struct kiln_temps *reg, const char *final_path, const uint8_t *data,
+		       size_t len, const struct kiln_file_meta *meta, struct kiln_error *err)
 {
+	const char *base;
 	struct stat st;
+	bool same;
+	int dfd;
 
-	return meta->keep_if_same && lstat(final_path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       (uint64_t)st.st_size == len && kiln_final_check(final_path, meta, err) == KILN_OK &&
-	       same_content(final_path, data, len);
+	if (!meta->keep_if_same || (dfd = final_dir(reg, final_path, &base)) == -1)
+		return false;
+	same = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_size == len && final_check_at(dfd, base, meta, err) == KILN_OK &&
+	       same_content(dfd, base, data, len);
+	if (dfd >= 0)
+		close(dfd);
+	return same;
 }
 
 kiln_status kiln_write_atomic(struct kiln_temps *reg, const char *final_path,
@@ -345,7 +441,7 @@ kiln_status kiln_write_atomic(struct kiln_temps *reg, const char *final_path,
 	struct kiln_tempfile tf;
 	int e;
 
-	if (kept_as_is(final_path, data, len, meta, err))
+	if (kept_as_is(reg, final_path, data, len, meta, err))
 		return KILN_OK; /* nothing changed: no new inode, no new mtime */
 	if (kiln_tempfile_create(reg, &tf, final_path, meta, err) != KILN_OK)
 		return err->status;
@@ -367,7 +463,7 @@ kiln_status kiln_write_artifact(struct kiln_temps *reg, const char *path, char *
 		*kept = false;
 	if (!text)
 		return kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, what);
-	if (kept && kept_as_is(path, (const uint8_t *)text, strlen(text), &meta, err)) {
+	if (kept && kept_as_is(reg, path, (const uint8_t *)text, strlen(text), &meta, err)) {
 		*kept = true;
 		free(text);
 		return KILN_OK;
@@ -386,6 +482,7 @@ kiln_status kiln_tempdir_create(struct kiln_temps *reg, struct kiln_tempfile *tf
 	tf->fd = -1;
 	tf->reg = reg;
 	tf->is_dir = true;
+	tf->dirfd = AT_FDCWD;
 	n = snprintf(tf->path, sizeof(tf->path), "%s%s%sXXXXXX", parent,
 		     *parent && parent[strlen(parent) - 1] != '/' ? "/" : "", prefix);
 	if (n < 0 || (size_t)n >= sizeof(tf->path))
@@ -428,9 +525,9 @@ int kiln_unique_file(const char *dir, const char *prefix, int flags, char **path
 	return fd;
 }
 
-bool kiln_temp_is_stale(const char *path)
+bool kiln_temp_is_stale(const char *root, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0);
 	struct timespec now;
 	struct stat st;
 	bool stale;

@@ -11,6 +11,12 @@
  * Temporary directories (an archive's staging tree) and the run journal are
  * made here too, and this is the only file of lib/ that calls rename(2).
  *
+ * In the tree, every step -- the check of what stands at the final name, the
+ * temporary file's creation, the rename and any removal -- is done relative
+ * to the final file's directory, opened beneath the tree's top without
+ * following a link (kiln_temps.root, beneath.h): a directory swapped for a
+ * link to somewhere else makes the write fail (ENOENT), never land outside.
+ *
  * Calling sequence, for a file written as it is produced:
  *
  *	struct kiln_tempfile tf;
@@ -55,6 +61,13 @@ struct kiln_temps {
 	pthread_mutex_t lock;
 	bool closed;                 /* shut down: create nothing more */
 	struct kiln_tempfile *head;  /* live entries, under LOCK */
+	/* The tree being changed (its top as kiln_path_join() starts its
+	 * paths), or NULL: a file whose final path lies beneath it is made,
+	 * checked, renamed and removed relative to its directory opened
+	 * beneath ROOT without following a link (beneath.h), never through a
+	 * path that may cross one.  Set by the tree's owner before its workers
+	 * start and cleared after they stop (kiln_temps_set_root()). */
+	const char *root;
 };
 
 /* One temporary file or directory.  Owned by its writer (on its stack or in
@@ -65,11 +78,21 @@ struct kiln_tempfile {
 	bool live;      /* PATH names what we created, not yet renamed or removed */
 	bool is_dir;
 	int fd;         /* the open file; -1 for a directory or once closed */
+	/* A file's directory, opened beneath the registry's root when the
+	 * final path lies in the tree (owned, closed when TF is finished), or
+	 * AT_FDCWD; NAME is the file relative to it (a pointer into PATH). */
+	int dirfd;
+	const char *name;
 	char path[PATH_MAX];
 };
 
 void kiln_temps_init(struct kiln_temps *reg);
 void kiln_temps_destroy(struct kiln_temps *reg);
+
+/* Make ROOT (owned by the caller, alive until cleared) the tree whose files
+ * REG puts in place beneath it; NULL clears it.  Not thread-safe: call it
+ * while no writer of REG runs. */
+void kiln_temps_set_root(struct kiln_temps *reg, const char *root);
 
 /* Remove every live temporary file and directory of REG (directories with
  * everything below them, never following a link) and make every later
@@ -182,8 +205,9 @@ int kiln_write_all(int fd, const uint8_t *p, size_t len);
  * by a run that died (SIGKILL, power loss). */
 #define KILN_TEMP_STALE_SECONDS 2
 
-/* True if the kiln temporary file at PATH is stale: its writer holds no lock
- * on it and its status last changed over KILN_TEMP_STALE_SECONDS ago. */
-bool kiln_temp_is_stale(const char *path);
+/* True if the kiln temporary file at PATH (opened beneath ROOT, beneath.h)
+ * is stale: its writer holds no lock on it and its status last changed over
+ * KILN_TEMP_STALE_SECONDS ago. */
+bool kiln_temp_is_stale(const char *root, const char *path);
 
 #endif

@@ -68,11 +68,16 @@ kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const cha
 	kiln_journal_init(&t->journal, t->root, true);
 	if (!t->root || !(t->manifest_path = kiln_tree_manifest_path(run, t->root)))
 		return KILN_ERR_NOMEM;
+	/* every file put in place beneath the top goes through descriptors
+	 * opened beneath it (tempfile.h) */
+	kiln_temps_set_root(&run->temps, t->root);
 	return KILN_OK;
 }
 
 void kiln_tree_end(struct kiln_tree *t)
 {
+	if (t->run && t->root && t->run->temps.root == t->root)
+		kiln_temps_set_root(&t->run->temps, NULL);
 	for (size_t k = 0; t->records && k < t->walk.n; k++)
 		if (t->rec_state[k] == KILN_REC_SET)
 			kiln_record_free(&t->records[k]);

@@ -233,9 +233,9 @@ static void test_artifact_and_unique(void)
 	/* a unique file, locked while open: not stale; stale once closed and old */
 	fd = kiln_unique_file(dir, ".kiln-journal-", 0, &path, &err);
 	CHECK(fd >= 0 && path && strncmp(path, dir, strlen(dir)) == 0);
-	CHECK(!kiln_temp_is_stale(path));
+	CHECK(!kiln_temp_is_stale(dir, path));
 	close(fd);
-	CHECK(!kiln_temp_is_stale(path)); /* too young */
+	CHECK(!kiln_temp_is_stale(dir, path)); /* too young */
 	{
 		struct timespec old[2] = { { 1, 0 }, { 1, 0 } };
 		/* ctime cannot be set back: a young closed file is not stale yet */
@@ -243,6 +243,75 @@ static void test_artifact_and_unique(void)
 	}
 	unlink(path);
 	free(path);
+	kiln_temps_destroy(&reg);
+}
+
+/* With the registry's root set, every step happens in the final file's
+ * directory opened beneath the root: a directory on the way that is a link
+ * (to somewhere outside) makes the write fail, and nothing appears, changes
+ * or goes away outside; a temporary file made before the directory was
+ * swapped is renamed in the directory it was made in, never through the
+ * link; the signal-time cleanup removes it there too. */
+static void test_beneath(void)
+{
+	struct kiln_temps reg;
+	struct kiln_tempfile tf;
+	struct kiln_file_meta meta = { .mode = 0644 };
+	struct kiln_error err = { 0 };
+	char tree[PATH_MAX], outside[PATH_MAX], p[PATH_MAX + 32], q[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(tree, sizeof(tree), "%s/tree", dir);
+	snprintf(outside, sizeof(outside), "%s/outside", dir);
+	CHECK(mkdir(tree, 0755) == 0 && mkdir(outside, 0755) == 0);
+	snprintf(p, sizeof(p), "%s/sub", tree);
+	CHECK(symlink(outside, p) == 0);
+	snprintf(q, sizeof(q), "%s/b.js.gz", outside);
+	put(q, "outside's own", 0600);
+	kiln_temps_init(&reg);
+	kiln_temps_set_root(&reg, tree);
+	/* a write through the link: refused, the outside file as it was */
+	snprintf(p, sizeof(p), "%s/sub/b.js.gz", tree);
+	CHECK(kiln_write_atomic(&reg, p, (const uint8_t *)"new", 3, &meta, &err) == KILN_ERR_IO &&
+	      err.errnum == ENOENT);
+	CHECK(has(q, "outside's own") && stat(q, &st) == 0 && (st.st_mode & 0777) == 0600);
+	snprintf(p, sizeof(p), "%s/sub/new.js.gz", tree);
+	CHECK(kiln_write_atomic(&reg, p, (const uint8_t *)"new", 3, &meta, &err) == KILN_ERR_IO);
+	snprintf(q, sizeof(q), "%s/new.js.gz", outside);
+	CHECK(stat(q, &st) != 0);
+	/* a real directory, swapped for the link between create and commit */
+	snprintf(p, sizeof(p), "%s/sub", tree);
+	CHECK(unlink(p) == 0 && mkdir(p, 0755) == 0);
+	snprintf(p, sizeof(p), "%s/sub/c.js.gz", tree);
+	CHECK(kiln_tempfile_create(&reg, &tf, p, &meta, &err) == KILN_OK);
+	CHECK(write(tf.fd, "ccc", 3) == 3);
+	snprintf(p, sizeof(p), "%s/sub", tree);
+	snprintf(q, sizeof(q), "%s/moved", tree);
+	CHECK(rename(p, q) == 0 && symlink(outside, p) == 0);
+	snprintf(p, sizeof(p), "%s/sub/c.js.gz", tree);
+	CHECK(kiln_tempfile_commit(&tf, p, &meta, &err) == KILN_OK);
+	snprintf(q, sizeof(q), "%s/c.js.gz", outside);
+	CHECK(stat(q, &st) != 0); /* not outside */
+	snprintf(q, sizeof(q), "%s/moved/c.js.gz", tree);
+	CHECK(has(q, "ccc")); /* in the directory it was made in */
+	/* a live temporary file whose directory moved: removed where it is */
+	snprintf(p, sizeof(p), "%s/moved/d.js.gz", tree);
+	CHECK(kiln_tempfile_create(&reg, &tf, p, &meta, &err) == KILN_OK);
+	snprintf(p, sizeof(p), "%s/moved", tree);
+	snprintf(q, sizeof(q), "%s/moved2", tree);
+	CHECK(rename(p, q) == 0 && symlink(outside, p) == 0);
+	kiln_temps_shutdown(&reg);
+	{
+		DIR *d = opendir(q);
+		struct dirent *e;
+		int temps = 0;
+		while (d && (e = readdir(d)) != NULL)
+			temps += strncmp(e->d_name, ".kiln-", 6) == 0;
+		if (d)
+			closedir(d);
+		CHECK(d != NULL && temps == 0);
+	}
+	kiln_tempfile_discard(&tf);
 	kiln_temps_destroy(&reg);
 }
 
@@ -259,6 +328,7 @@ int main(void)
 	test_refusals();
 	test_shutdown();
 	test_artifact_and_unique();
+	test_beneath();
 	if (check_failures == 0) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
