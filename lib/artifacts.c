@@ -18,6 +18,7 @@
 #include "hash.h"
 #include "immutable.h"
 #include "manifest.h"
+#include "outputs.h"
 #include "server.h"
 #include "sibling.h"
 #include "source.h"
@@ -428,12 +429,14 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 					   "" };
 		kiln_tree_artifact(t, "manifest", t->manifest_path, &err);
 	} else if (opt->write_manifest) {
+		char *tree = kiln_outputs_tree_field(t);
 		if (!recs || !snip_ok ||
 		    kiln_write_artifact(&t->run->temps, t->manifest_path,
 					kiln_manifest_dump(opt, recs, n, t->stale, t->nstale, b->rec,
-							   b->nrec),
+							   b->nrec, tree),
 					opt->fsync, "cannot build the manifest", &kept, &err) != KILN_OK)
 			t->artifact_failed = t->manifest_failed = true;
+		free(tree);
 		if (!recs || !snip_ok)
 			err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
 		kiln_tree_artifact(t, "manifest", t->manifest_path,

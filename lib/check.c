@@ -14,6 +14,7 @@
 #include "classify.h"
 #include "codec.h"
 #include "lock.h"
+#include "outputs.h"
 #include "shard.h"
 #include "sibling.h"
 #include "source.h"
@@ -388,7 +389,8 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
-	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded) {
+	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded ||
+	    kiln_outputs_manifest_owner(&t, &t.state, &err) != KILN_OK) {
 		problem(&k, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, err.what);
 		goto out;
 	}

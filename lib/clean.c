@@ -162,7 +162,8 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		kiln_tree_root_error(&t, &err);
 		goto out;
 	}
-	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK) {
+	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK ||
+	    kiln_outputs_manifest_owner(&t, &t.state, &err) != KILN_OK) {
 		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, &err);
 		ret = KILN_ERR_IO;
 		goto out;

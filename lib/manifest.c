@@ -338,7 +338,7 @@ static json_t *snippets(const struct kiln_snippet_rec *snip, size_t nsnip)
 
 char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_record *recs,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
-			 const struct kiln_snippet_rec *snip, size_t nsnip)
+			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree)
 {
 	json_t *root = json_object(), *files = json_object(), *st = json_object();
 	char *text = NULL, *out = NULL;
@@ -347,6 +347,12 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 	ok = ok && put_int(root, "kiln_manifest", KILN_MANIFEST_VERSION) &&
 	     json_object_set_new(root, "generator", generator()) == 0 &&
 	     json_object_set_new(root, "settings", settings(opt)) == 0;
+	if (ok && tree) {
+		bool encoded;
+		char *key = kiln_manifest_key(tree, &encoded);
+		ok = key && json_object_set_new(root, "tree", json_string(key)) == 0;
+		free(key);
+	}
 	if (ok && opt->shard_count) { /* a part (shard.h) */
 		json_t *sh = json_object();
 		bool built = sh && put_int(sh, "index", opt->shard_index) &&

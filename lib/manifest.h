@@ -35,11 +35,12 @@ char *kiln_manifest_key_decode(const char *key);
 /*
  * The manifest text (JSON, keys sorted, 2-space indent, final newline) for
  * the N records RECS, the NSTALE siblings STALE and the NSNIP snippet
- * files SNIP of one tree, as a malloc'ed string, or NULL when out of
- * memory.
+ * files SNIP of one tree, and TREE (the tree's top relative to the
+ * manifest's directory, for a manifest kept away from its tree; NULL for
+ * none), as a malloc'ed string, or NULL when out of memory.
  */
 char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_record *recs,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
-			 const struct kiln_snippet_rec *snip, size_t nsnip);
+			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree);
 
 #endif

@@ -314,7 +314,7 @@ static kiln_status check_settings(struct merger *m)
 		problem(m, m->dir, m->parts[0].name, "settings this kiln cannot read");
 		return KILN_ERR_INVALID;
 	}
-	if (!(text = kiln_manifest_dump(&m->opt, NULL, 0, NULL, 0, NULL, 0)) ||
+	if (!(text = kiln_manifest_dump(&m->opt, NULL, 0, NULL, 0, NULL, 0, NULL)) ||
 	    !(ours = json_loads(text, 0, NULL))) {
 		free(text);
 		return KILN_ERR_NOMEM;

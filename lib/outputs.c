@@ -7,6 +7,7 @@
 #include "codec.h"
 #include "error.h"
 #include "server.h"
+#include "state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,17 +94,20 @@ static const char *not_replaced(const struct output *o)
 	const char *base = slash ? slash + 1 : o->path;
 	struct stat st;
 
-	if (!o->option || !o->snippet)
-		return NULL; /* kiln's own name; the manifest is checked as it is read */
+	if (!o->option)
+		return NULL; /* kiln's own name */
 	if (kiln_sibling_base_len(base))
-		return "named like a sibling, so not used for a snippet";
+		return o->snippet ? "named like a sibling, so not used for a snippet"
+				  : "named like a sibling, so not used for the manifest";
 	if (lstat(o->path, &st) != 0)
 		return NULL; /* a new file */
+	if (S_ISDIR(st.st_mode))
+		return "a directory, so not replaced";
 	if (!S_ISREG(st.st_mode))
 		return "not a regular file, so not replaced";
-	if (!kiln_is_kiln_snippet(o->path))
+	if (o->snippet && !kiln_is_kiln_snippet(o->path))
 		return "not a kiln snippet, so not replaced";
-	return NULL;
+	return NULL; /* a manifest is checked as it is read (previous.c) */
 }
 
 static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
@@ -159,7 +163,8 @@ kiln_status kiln_outputs_check(struct kiln_tree *t, struct kiln_error *err, char
 		if (ret == KILN_OK && (why = not_replaced(&v[i])) != NULL) {
 			snprintf(text, sizeof(text), "%s (give %s %s)", why, v[i].option,
 				 why[0] == 'n' && why[1] == 'a' ? "another path"
-								: "a new path, or remove the file");
+				 : why[0] == 'a'		 ? "a file's path"
+								 : "a new path, or remove the file");
 			*where = v[i].path;
 			v[i].path = NULL;
 			ret = kiln_fail(err, KILN_ERR_INVALID, 0, text);
@@ -171,4 +176,99 @@ out:
 		free(v[i].key);
 	}
 	return ret;
+}
+
+/* The components of the absolute path P ("/a/b" -> "a", "b") in V (at most
+ * MAX), pointing into P, which is cut at each '/'.  Their number. */
+static size_t components(char *p, char **v, size_t max)
+{
+	size_t n = 0;
+
+	for (char *c = strtok(p, "/"); c && n < max; c = strtok(NULL, "/"))
+		v[n++] = c;
+	return n;
+}
+
+/* The directory holding PATH's last component, resolved (malloc'ed), or
+ * NULL. */
+static char *real_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	char *real = dir ? realpath(dir, NULL) : NULL;
+
+	free(dir);
+	return real;
+}
+
+char *kiln_outputs_tree_field(const struct kiln_tree *t)
+{
+	char *from = t->opt->manifest_path ? real_dir_of(t->manifest_path) : NULL;
+	char *to = from ? realpath(t->root, NULL) : NULL;
+	char *fv[PATH_MAX / 2], *tv[PATH_MAX / 2], *out = NULL;
+	size_t nf, nt, common = 0, len = 1;
+
+	if (!to)
+		goto done;
+	nf = components(from, fv, sizeof(fv) / sizeof(fv[0]));
+	nt = components(to, tv, sizeof(tv) / sizeof(tv[0]));
+	while (common < nf && common < nt && strcmp(fv[common], tv[common]) == 0)
+		common++;
+	for (size_t i = common; i < nt; i++)
+		len += strlen(tv[i]) + 1;
+	len += 3 * (nf - common);
+	if (!(out = malloc(len + 2)))
+		goto done;
+	*out = '\0';
+	for (size_t i = common; i < nf; i++)
+		strcat(out, *out ? "/.." : "..");
+	for (size_t i = common; i < nt; i++) {
+		if (*out)
+			strcat(out, "/");
+		strcat(out, tv[i]);
+	}
+	if (!*out)
+		strcpy(out, ".");
+done:
+	free(from);
+	free(to);
+	return out;
+}
+
+kiln_status kiln_outputs_manifest_owner(const struct kiln_tree *t, const struct kiln_state *st,
+					struct kiln_error *err)
+{
+	static __thread char text[PATH_MAX + 200]; /* read before the next tree */
+	char *dir, *tree;
+	struct stat a, b;
+	bool ours;
+
+	if (!t->opt->manifest_path || !st->loaded)
+		return KILN_OK;
+	if (!(dir = real_dir_of(t->manifest_path)))
+		return kiln_fail(err, KILN_ERR_IO, errno, "cannot resolve the manifest's directory");
+	if (st->tree && st->tree[0] == '/')
+		tree = strdup(st->tree);
+	else if (st->tree) {
+		size_t n = strlen(dir) + strlen(st->tree) + 2;
+		if ((tree = malloc(n)))
+			snprintf(tree, n, "%s/%s", dir, st->tree);
+	} else {
+		tree = strdup(dir); /* a manifest that names no tree is its directory's */
+	}
+	free(dir);
+	if (!tree)
+		return kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
+	ours = stat(tree, &a) == 0 && stat(t->root, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+	if (!ours) {
+		char *real = realpath(tree, NULL);
+		snprintf(text, sizeof(text),
+			 "the record of another tree (%s%s), not of %s, so not used or replaced "
+			 "(give --manifest another path)", real ? real : tree,
+			 real ? "" : ", not there now", t->root);
+		free(real);
+	}
+	free(tree);
+	return ours ? KILN_OK : kiln_fail(err, KILN_ERR_INVALID, 0, text);
 }

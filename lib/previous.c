@@ -5,6 +5,7 @@
 #include "codec.h"
 #include "error.h"
 #include "hash.h"
+#include "outputs.h"
 #include "shard.h"
 #include "sibling.h"
 #include "source.h"
@@ -580,6 +581,10 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
 			return KILN_ERR_IO;
 		}
 		kiln_tree_event(t, KILN_EVENT_STATE_IGNORED, t->manifest_path, -1, err);
+	}
+	if ((ret = kiln_outputs_manifest_owner(t, &t->state, err)) != KILN_OK) {
+		kiln_state_free(&t->state);
+		return ret;
 	}
 	/* siblings written by runs that died before their manifest are kiln's
 	 * too, and so are those the parts of shard runs record */

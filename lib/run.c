@@ -259,6 +259,31 @@ static bool holds_record(struct kiln_tree *t)
 	return yes || kiln_journal_any(t->root);
 }
 
+/* With --manifest elsewhere, a manifest at the tree's default place is the
+ * record of earlier runs that a run keeping its record elsewhere would
+ * leave behind, out of date, its siblings recorded nowhere.  Its path
+ * (malloc'ed) when the tree has one, else NULL. */
+static char *default_record_left(struct kiln_tree *t)
+{
+	struct kiln_state st = { 0 };
+	struct kiln_error err;
+	struct stat a, b;
+	char *path;
+
+	if (!t->opt->manifest_path || !t->opt->write_manifest ||
+	    !(path = kiln_path_join(t->root, KILN_MANIFEST_NAME, "")))
+		return NULL;
+	if ((stat(path, &a) == 0 && stat(t->manifest_path, &b) == 0 && a.st_dev == b.st_dev &&
+	     a.st_ino == b.st_ino) ||
+	    kiln_state_load(path, &st, &err) != KILN_OK || !st.loaded) {
+		kiln_state_free(&st);
+		free(path);
+		return NULL;
+	}
+	kiln_state_free(&st);
+	return path;
+}
+
 /* A glob that matched no file is most likely mistyped: say so. */
 static void report_unmatched_globs(struct kiln_tree *t)
 {
@@ -367,6 +392,16 @@ static kiln_status compress_tree(struct kiln_tree *t)
 					   "--no-manifest would leave out of date (drop "
 					   "--no-manifest, or run 'kiln clean' first)", "" };
 		kiln_tree_root_error(t, &err);
+		return KILN_ERR_INVALID;
+	}
+	if (!opt->dry_run && (where = default_record_left(t)) != NULL) {
+		err = (struct kiln_error){ KILN_ERR_INVALID, 0,
+					   "holds the record of earlier kiln runs, which a run "
+					   "keeping its manifest elsewhere (--manifest) would leave "
+					   "out of date (run 'kiln clean' on the tree first, or drop "
+					   "--manifest)", "" };
+		kiln_tree_path_error(t, where, &err);
+		free(where);
 		return KILN_ERR_INVALID;
 	}
 	if ((ret = kiln_prev_load(t, &err, &where)) != KILN_OK) {

@@ -421,6 +421,11 @@ kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
+	if (json_is_string(json_object_get(root, "tree")) &&
+	    !(st->tree = kiln_manifest_key_decode(json_string_value(json_object_get(root, "tree"))))) {
+		kiln_state_free(st);
+		goto out; /* not a path kiln writes there */
+	}
 	st->loaded = true;
 	ret = KILN_OK;
 out:
@@ -592,5 +597,6 @@ void kiln_state_free(struct kiln_state *st)
 	for (size_t i = 0; i < st->nsnippets; i++)
 		free(st->snippets[i].name);
 	free(st->snippets);
+	free(st->tree);
 	memset(st, 0, sizeof(*st));
 }

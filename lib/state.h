@@ -50,6 +50,9 @@ struct kiln_state {
 	size_t nstale;
 	struct kiln_snippet_rec *snippets; /* the snippets it records */
 	size_t nsnippets;
+	/* "tree": the tree's top relative to the manifest's directory (a
+	 * manifest kept away from its tree, outputs.h); NULL when absent */
+	char *tree;
 };
 
 /*

@@ -97,7 +97,7 @@ sweep fsync 30 --fsync
 sweep futimens 30
 sweep fchmod 30
 sweep close 30
-sweep mkostemps 30
+sweep create 30
 rm -rf "$T/f" && fresh_site "$T/f"
 KILN_FAULT="write:+1" LD_PRELOAD="$SHIM" "$KILN" -q --brotli "$T/f" 2>/dev/null
 check "every write failing: exit 1" [ $? -eq 1 ]

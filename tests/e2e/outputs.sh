@@ -4,9 +4,13 @@
 # the http {} file beside it, --caddy-conf, --apache-conf).  For each one:
 # a path holding a source, a user's file inside or outside the tree, a
 # directory, a link or a sibling is refused (exit 1, nothing anywhere
-# changed); two outputs naming one file are refused, for every pair; a new
-# path is written and a rerun keeps it.
+# changed), and so is a sibling's name nothing has written yet; two outputs
+# naming one file are refused, for every pair; a new path is written and a
+# rerun keeps it.  A manifest is one tree's record: another tree's, given
+# with --manifest, is refused by compress, check and clean, and so is a
+# manifest elsewhere for a tree whose record is at its default place.
 . "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3 # with the jsonschema module
 
 mk_tree() { # mk_tree DIR: three compressible sources, one in a subdirectory
 	rm -rf "$1"
@@ -65,6 +69,11 @@ for o in "${opts[@]}"; do
 	# a first run makes a sibling; a snippet or manifest there is refused
 	"$KILN" -q "$S" || fail "$o: plain run"
 	refused "$o a sibling" "a.js.gz" "$o" "$S/a.js.gz" "$S"
+	# a sibling's name nothing has written yet (no .br without --brotli),
+	# inside the tree and outside: a server would label it br
+	refused "$o a sibling's name, not yet written" "named like a sibling" "$o" "$S/b.css.br" "$S"
+	refused "$o a sibling's name outside" "named like a sibling" "$o" "$T/x.conf.gz" "$S"
+	check "$o a sibling's name: not written" test ! -e "$S/b.css.br" -a ! -e "$T/x.conf.gz"
 	"$KILN" -q clean "$S" || fail "$o: clean"
 done
 
@@ -113,6 +122,51 @@ check "rerun: sibling of the new bytes" decodes_to "$S/a.js.gz" "$S/a.js"
 echo '# my own' >"$T/conf/a.conf"
 refused "--apache-conf a snippet the user rewrote" "a.conf" -q --manifest "$T/conf/m.json" \
 	--nginx-conf "$T/conf/n.conf" --caddy-conf "$S/c.conf" --apache-conf "$T/conf/a.conf" "$S"
+
+# A manifest is the record of one tree: the one it names ("tree", relative
+# to its directory), or the directory it is in.  Another tree's manifest,
+# given with --manifest, is neither read nor replaced by compress, check or
+# clean; a tree whose record is at its default place is not moved elsewhere
+# behind it (its siblings would be recorded nowhere).
+TA=$T/ta TB=$T/tb
+mk_tree "$TA"
+mk_tree "$TB"
+"$KILN" -q "$TA" || fail "tree A: first run"
+refused "--manifest another tree's default manifest" "the record of another tree" \
+	--manifest "$TA/kiln-manifest.json" "$TB"
+check "another tree's manifest: B has no sibling" test ! -e "$TB/a.js.gz"
+rm -rf "$T/conf"
+mkdir -p "$T/conf"
+"$KILN" -q --manifest "$T/conf/b.json" "$TB" || fail "tree B: manifest elsewhere"
+check "manifest elsewhere: names its tree" python3 -c \
+	'import json,sys; assert json.load(open(sys.argv[1]))["tree"] == "../tb"' "$T/conf/b.json"
+check "manifest elsewhere: check passes" "$KILN" check -q --manifest "$T/conf/b.json" "$TB"
+check "manifest elsewhere: valid against the documented format" $PY "$(dirname "$0")/check_manifest.py" \
+	"$T/conf/b.json" "$TB" "$(dirname "$0")/../data/manifest.schema.json"
+"$KILN" -q clean "$TA" || fail "tree A: clean"
+for cmd in compress check clean; do
+	before=$(state)
+	"$KILN" "$cmd" --manifest "$T/conf/b.json" "$TA" >"$T/out.txt" 2>"$T/err.txt"
+	rc=$?
+	check "$cmd with tree B's manifest on A: fails (got $rc)" test "$rc" -ne 0
+	check "$cmd with tree B's manifest on A: says whose" grep -qF "the record of another tree" "$T/err.txt"
+	check "$cmd with tree B's manifest on A: nothing changed" test "$before" = "$(state)"
+done
+check "tree B's record intact: check passes" "$KILN" check -q --manifest "$T/conf/b.json" "$TB"
+# the tree moved away from its manifest: no longer the tree it names
+mv "$TB" "$T/tb2"
+refused "--manifest of a tree that moved" "not there now" --manifest "$T/conf/b.json" "$T/tb2"
+mv "$T/tb2" "$TB"
+# a tree with its record at the default place, then --manifest elsewhere
+mk_tree "$TA"
+"$KILN" -q "$TA" || fail "tree A: default manifest"
+refused "--manifest elsewhere, the record at the default place" "holds the record of earlier kiln runs" \
+	--manifest "$T/conf/a.json" "$TA"
+check "record at the default place: no manifest elsewhere" test ! -e "$T/conf/a.json"
+"$KILN" -q clean "$TA" || fail "tree A: clean before moving the record"
+"$KILN" -q --manifest "$T/conf/a.json" "$TA"
+check "after clean: --manifest elsewhere works" test $? -eq 0 -a -e "$T/conf/a.json" -a ! -e "$TA/kiln-manifest.json"
+check "after clean: check passes" "$KILN" check -q --manifest "$T/conf/a.json" "$TA"
 
 # a -v run that changes nothing says the manifest is unchanged, and keeps
 # its inode and mtime

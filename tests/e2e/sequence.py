@@ -113,7 +113,7 @@ EXCLUDES = ["*.map", "*.txt", "vendor/*", "*/deep/*", "deep/*", "with space*", "
 INCLUDES = ["*.js", "*.css", "*.html", "*", "assets/*", "*.txt", "*.json", "*.tar.gz",
             "*/deep/*"]
 FAULT_CALLS = ["write", "write", "rename", "fsync", "futimens", "fchmod", "close",
-               "mkostemps", "malloc"]
+               "create", "malloc"]
 PNG = b"\x89PNG\r\n\x1a\n"
 SANITIZER_MARKS = (b"Sanitizer", b"runtime error:")
 

@@ -5,15 +5,17 @@
  * KILN_FAULT="CALL:N[:ERRNO]" makes the Nth call (1-based, counted over the
  * whole process) of CALL fail with ERRNO (default ENOSPC; ENOMEM for
  * malloc), and every later one too when N is prefixed with '+'.  CALL is
- * one of write, rename, fsync, futimens, fchmod, close, mkostemps, malloc.
+ * one of write, rename (rename and renameat), fsync, futimens, fchmod,
+ * close, create (a new file made: openat with O_CREAT | O_EXCL, mkostemp,
+ * mkostemps), malloc.
  * KILN_FAULT_VANISH=NAME unlinks any file whose path ends in "/NAME" just
  * before kiln opens it (a file that disappears between listing and reading);
  * a NAME that starts with '/' names one file exactly: only a path equal to
  * it is unlinked.
  * KILN_FAULT_KILL_AFTER_RENAME=N makes the process die of SIGKILL right
- * after its Nth successful rename (a run killed at the worst moment: a file
+ * after its Nth successful rename or renameat (a run killed at the worst moment: a file
  * just put in place, nothing after that done).
- * KILN_FAULT_SLOW_MS=N makes every rename and unlinkat wait N milliseconds
+ * KILN_FAULT_SLOW_MS=N makes every rename, renameat and unlinkat wait N milliseconds
  * first (a run slow enough that another can be started while it holds the
  * tree's lock: concurrent.sh).
  * write and close faults only hit regular files (siblings, temporary files,
@@ -124,9 +126,17 @@ int unlinkat(int dir, const char *path, int flags)
 	return REAL(unlinkat)(dir, path, flags);
 }
 
-int rename(const char *a, const char *b)
+/* After a successful rename: die if this was the one to die after. */
+static void renamed(void)
 {
 	const char *kill_after = getenv("KILN_FAULT_KILL_AFTER_RENAME");
+
+	if (kill_after && atomic_fetch_add(&renames, 1) + 1 == atol(kill_after))
+		raise(SIGKILL);
+}
+
+int rename(const char *a, const char *b)
+{
 	int r;
 
 	slow();
@@ -135,8 +145,23 @@ int rename(const char *a, const char *b)
 		return -1;
 	}
 	r = REAL(rename)(a, b);
-	if (r == 0 && kill_after && atomic_fetch_add(&renames, 1) + 1 == atol(kill_after))
-		raise(SIGKILL);
+	if (r == 0)
+		renamed();
+	return r;
+}
+
+int renameat(int da, const char *a, int db, const char *b)
+{
+	int r;
+
+	slow();
+	if (should_fail("rename")) {
+		errno = fault_errno;
+		return -1;
+	}
+	r = REAL(renameat)(da, a, db, b);
+	if (r == 0)
+		renamed();
 	return r;
 }
 
@@ -179,11 +204,36 @@ int close(int fd)
 
 int mkostemps(char *tmpl, int suffixlen, int flags)
 {
-	if (should_fail("mkostemps")) {
+	if (should_fail("create")) {
 		errno = fault_errno;
 		return -1;
 	}
 	return REAL(mkostemps)(tmpl, suffixlen, flags);
+}
+
+int mkostemp(char *tmpl, int flags)
+{
+	if (should_fail("create")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(mkostemp)(tmpl, flags);
+}
+
+int openat(int dir, const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode = 0;
+
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) && should_fail("create")) {
+		errno = fault_errno;
+		return -1;
+	}
+	return REAL(openat)(dir, path, flags, mode);
 }
 
 static void vanish(const char *path)
