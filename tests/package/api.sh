@@ -8,9 +8,9 @@
 # errors; with no binary for the platform (a faked process.platform),
 # optional: true resolves to null after one warning.  The TypeScript
 # declarations cover every long option of `kiln --help` and pass `tsc
-# --noEmit` (TypeScript from package.json and package-lock.json beside this
-# script, installed once into the build tree) on code that uses them, and
-# fail it on a misspelled option or a wrong type.
+# --noEmit` (TypeScript from api/package.json and api/package-lock.json,
+# installed once into the build tree) on code that uses them, and fail it on
+# a misspelled option or a wrong type (an array for a non-repeatable one).
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
 unset KILN_BINARY
@@ -220,7 +220,8 @@ printf 'import { precompress } from "kiln-precompress";\nawait precompress("dist
 printf 'import kiln = require("kiln-precompress");\nkiln.precompress("dist", { noManifets: true });\n' >"$A/misspelled.cts"
 printf 'import { precompress } from "kiln-precompress";\nawait precompress("dist", { gzipLevel: true });\n' >"$A/wrongtype.mts"
 printf 'import { precompress } from "kiln-precompress";\nawait precompress("dist", { brotli: true, previous: [1] });\n' >"$A/wrongtype2.mts"
-for f in good.mts good.cts every.mts misspelled.mts misspelled.cts wrongtype.mts wrongtype2.mts; do
+printf 'import { precompress } from "kiln-precompress";\nawait precompress("dist", { gzipLevel: [9] });\n' >"$A/wrongtype3.mts"
+for f in good.mts good.cts every.mts misspelled.mts misspelled.cts wrongtype.mts wrongtype2.mts wrongtype3.mts; do
 	printf '{ "compilerOptions": { "module": "nodenext", "moduleResolution": "nodenext", "target": "es2022", "strict": true, "noEmit": true, "types": [] }, "files": ["%s"] }\n' \
 		"$f" >"$A/tsconfig.${f%.*}-${f##*.}.json"
 done
@@ -239,6 +240,7 @@ misspelled-mts 'brotly' does not exist
 misspelled-cts 'noManifets' does not exist
 wrongtype-mts Type 'true' is not assignable
 wrongtype2-mts Type 'number' is not assignable
+wrongtype3-mts Type 'number[]' is not assignable
 EOF
 # every.mts at run time: each option becomes its kiln argument.
 node -e '
