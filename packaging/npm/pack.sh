@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # pack.sh - the two npm packages of kiln, as tarballs: `npm pack` of
-# kiln-precompress (the launcher) and kiln-precompress-linux-x64 (the static
-# binary, stripped, with the licences of everything linked into it).
+# kiln-precompress (the launcher and the JavaScript API, whose option list
+# and TypeScript declarations gen-api.js makes from KILN's --help) and
+# kiln-precompress-linux-x64 (the static binary, stripped, with the licences
+# of everything linked into it).
 #
 # usage: pack.sh SRC BUILD VERSION KILN STRIP STATIC_LIBS
 #   SRC          the source tree
@@ -21,6 +23,7 @@ platform=kiln-precompress-linux-x64
 
 die() { echo "pack.sh: $*" >&2; exit 1; }
 command -v npm >/dev/null || die "npm is missing"
+command -v node >/dev/null || die "node is missing"
 file -b "$kiln" | grep -q 'statically linked' || die "$kiln is not statically linked (configure with -DKILN_STATIC=ON)"
 
 rm -rf "$stage" "$out"/*.tgz
@@ -30,6 +33,7 @@ for pkg in "$main" "$platform"; do
 	sed -i "s/@KILN_VERSION@/$version/g" "$stage/$pkg/package.json"
 done
 chmod 755 "$stage/$main/bin/kiln.js"
+node "$src/packaging/npm/gen-api.js" "$kiln" "$stage/$main" || die "gen-api.js failed"
 
 mkdir -p "$stage/$platform/bin" "$stage/$platform/licenses"
 "$strip" -o "$stage/$platform/bin/kiln" "$kiln"

@@ -1,21 +1,21 @@
 #!/usr/bin/env node
 // kiln.js - the `kiln` command of the kiln-precompress npm package.
 //
-// kiln is a native program; this launcher only finds it and runs it.  The
-// binary is the one in the platform package npm installed as an optional
-// dependency (kiln-precompress-linux-x64 on Linux x86-64), or the file the
-// KILN_BINARY environment variable names.  kiln gets the launcher's
-// arguments, environment, stdin, stdout and stderr.  The launcher exits with
-// kiln's status, or dies of the signal that killed kiln; SIGINT, SIGTERM and
-// SIGHUP sent to the launcher alone are passed on to kiln, which removes its
-// temporary files and dies of them.  When there is no binary to run, the
-// launcher says why and exits 127 (126 when the file cannot be executed).
+// kiln is a native program; this launcher only finds it (lib/platform.js:
+// the file the KILN_BINARY environment variable names, or the binary of the
+// platform package npm installed as an optional dependency) and runs it.
+// kiln gets the launcher's arguments, environment, stdin, stdout and stderr.
+// The launcher exits with kiln's status, or dies of the signal that killed
+// kiln; SIGINT, SIGTERM and SIGHUP sent to the launcher alone are passed on
+// to kiln, which removes its temporary files and dies of them.  When there
+// is no binary to run, the launcher says why and exits 127 (126 when the
+// file cannot be executed).
 'use strict';
 
 const { spawn } = require('child_process');
 const os = require('os');
+const { findBinary, NoBinaryError } = require('../lib/platform.js');
 
-const PLATFORMS = { 'linux-x64': 'kiln-precompress-linux-x64' };
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 function fail(status, message) {
@@ -23,26 +23,16 @@ function fail(status, message) {
   process.exit(status);
 }
 
-function findBinary() {
-  if (process.env.KILN_BINARY) {
-    return process.env.KILN_BINARY;
-  }
-  const platform = `${process.platform}-${process.arch}`;
-  const pkg = PLATFORMS[platform];
-  if (!pkg) {
-    fail(127, `kiln-precompress has no kiln binary for ${platform} (only for ` +
-      `${Object.keys(PLATFORMS).join(', ')}); build kiln from source and set KILN_BINARY to it`);
-  }
-  try {
-    return require.resolve(`${pkg}/bin/kiln`);
-  } catch (e) {
-    return fail(127, `${pkg} is not installed (optional dependencies omitted?); ` +
-      'reinstall without --omit=optional, or set KILN_BINARY to a kiln binary');
-  }
-}
-
 function run() {
-  const binary = findBinary();
+  let binary;
+  try {
+    binary = findBinary();
+  } catch (e) {
+    if (!(e instanceof NoBinaryError)) {
+      throw e;
+    }
+    fail(e.status, e.message);
+  }
   const child = spawn(binary, process.argv.slice(2), { stdio: 'inherit' });
   const handlers = new Map();
 
