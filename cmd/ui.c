@@ -441,6 +441,7 @@ void ui_on_file(void *user, const struct kiln_report *r)
 			if (r->coding[c].origin != KILN_ORIGIN_PREVIOUS) {
 				all_previous = false;
 				ui->written++;
+				ui->from_cache += r->coding[c].origin == KILN_ORIGIN_CACHE;
 			}
 			ui->bytes_in[c] += r->size;
 			ui->bytes_out[c] += r->coding[c].size;

@@ -30,6 +30,7 @@ struct ui {
 	uint64_t count[KILN_NOUTCOMES];
 	uint64_t bytes_in[KILN_MAX_CODINGS], bytes_out[KILN_MAX_CODINGS];
 	uint64_t errors, removed, unchanged, written;
+	uint64_t from_cache; /* of WRITTEN, copied from the content cache */
 	uint64_t snippets_removed; /* of removed: snippets this run no longer writes */
 	uint64_t deltas; /* dictionary deltas kept */
 	uint64_t undone; /* files a cancelled run did not finish */

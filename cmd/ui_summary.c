@@ -27,8 +27,8 @@ static uint64_t assets(const struct ui *ui)
 }
 
 /* "kiln: [dry run: ]19 assets: 12 compressed (12 unchanged), 4 media, ...;
- * 12 siblings written, 3 removed; 2 symlinks skipped; 1 error; gzip A -> B
- * (P%); T s" */
+ * 12 siblings written (4 from the cache), 3 removed; 2 symlinks skipped;
+ * 1 error; gzip A -> B (P%); T s" */
 static void summary(struct ui *ui)
 {
 	uint64_t n = assets(ui), sym = ui->count[KILN_OUTCOME_SYMLINK],
@@ -48,6 +48,10 @@ static void summary(struct ui *ui)
 		sep = ", ";
 	}
 	if (ui->written || ui->removed) {
+		char cached[48] = "";
+		if (ui->from_cache)
+			snprintf(cached, sizeof(cached), " (%llu from the cache)",
+				 (unsigned long long)ui->from_cache);
 		if (ui->dry_run && ui->written && ui->removed)
 			fprintf(ui->err, "; would write %llu %s, remove %llu",
 				(unsigned long long)ui->written,
@@ -58,15 +62,15 @@ static void summary(struct ui *ui)
 				(unsigned long long)(ui->written ? ui->written : ui->removed),
 				ui_plural(ui->written ? ui->written : ui->removed, "sibling", "siblings"));
 		else if (ui->written && ui->removed)
-			fprintf(ui->err, "; %llu %s written, %llu removed",
+			fprintf(ui->err, "; %llu %s written%s, %llu removed",
 				(unsigned long long)ui->written,
-				ui_plural(ui->written, "sibling", "siblings"),
+				ui_plural(ui->written, "sibling", "siblings"), cached,
 				(unsigned long long)ui->removed);
 		else
-			fprintf(ui->err, "; %llu %s %s",
+			fprintf(ui->err, "; %llu %s %s%s",
 				(unsigned long long)(ui->written ? ui->written : ui->removed),
 				ui_plural(ui->written ? ui->written : ui->removed, "sibling", "siblings"),
-				ui->written ? "written" : "removed");
+				ui->written ? "written" : "removed", ui->written ? cached : "");
 	}
 	if (ui->snippets_removed)
 		fprintf(ui->err, "; %llu stale %s removed", (unsigned long long)ui->snippets_removed,
@@ -169,6 +173,7 @@ int ui_print_json(struct ui *ui, FILE *f)
 		     json_object_set(root, "not_assets", other) == 0 &&
 		     put_count(root, "unchanged", ui->unchanged) &&
 		     put_count(root, "written", ui->written) &&
+		     put_count(root, "from_cache", ui->from_cache) &&
 		     put_count(root, "dictionary_deltas", ui->deltas) &&
 		     put_count(root, "not_done", ui->undone) &&
 		     json_object_set(root, "bytes", bytes) == 0;

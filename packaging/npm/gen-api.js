@@ -130,7 +130,10 @@ export interface KilnSummary {
   command: string;
   dry_run: boolean;
   assets: number;
+  /** Siblings written by the run (compress). */
   written: number;
+  /** Of those, the ones copied from the content cache (\`cache\`). */
+  from_cache: number;
   unchanged: number;
   warnings: KilnProblem[];
   warning_count: number;

@@ -145,10 +145,22 @@ check "clean says how many" grep -q '^kiln: clean: 27 files removed' "$T/k.log"
 # The content cache: a fresh copy of the tree with a warm cache encodes
 # nothing and gives identical bytes; corrupt entries are never used.
 fresh_site "$T/a1"
-"$KILN" --brotli -q --cache "$T/cache" "$T/a1"
+"$KILN" --brotli --cache "$T/cache" "$T/a1" 2>"$T/a1.log"
+check "cold cache: the summary names no sibling from the cache" not grep -q 'from the cache' "$T/a1.log"
 fresh_site "$T/a2"
 KILN_CACHE_DIR="$T/cache" "$KILN" --brotli -v "$T/a2" 2>"$T/a2.log"
 check "warm cache: every sibling from the cache" [ "$(grep -c 'from cache' "$T/a2.log")" -eq 12 ]
+check "warm cache: the summary says how many came from it" grep -q '; 24 siblings written (24 from the cache);' "$T/a2.log"
+# (12 compressed files, gzip and br each.)  --json: of the siblings
+# written, those from the cache; a changed file is
+# encoded (not from the cache), the others come from it
+fresh_site "$T/a4"
+printf '\n/* changed */\n' >>"$T/a4/assets/app.js"
+"$KILN" --brotli -q --json --cache "$T/cache" "$T/a4" >"$T/a4.json"
+check "--json: written and from_cache" /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["written"] == 24 and d["from_cache"] == 22, (d["written"], d["from_cache"])' "$T/a4.json"
 check "warm cache: no encoder ran" not grep -E ': compressed.*B \([0-9.]+%\)(,|$)' "$T/a2.log"
 check "warm cache: identical bytes" [ "$(tree_digest "$T/a1")" = "$(tree_digest "$T/a2")" ]
 entry=$(find "$T/cache" -type f -name "$(sha256sum <"$T/a1/assets/app.js" | cut -c1-64).gzip.*")
