@@ -4,6 +4,7 @@
 #include "lock.h"
 
 #include "error.h"
+#include "sibling.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,17 +62,19 @@ static bool unlockable(int e)
 	return e == ENOLCK || e == EOPNOTSUPP || e == EINVAL;
 }
 
-kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err)
+/* Lock the directory DIR (an open descriptor, closed here on failure) for
+ * T, whose top is WHERE's tree (the path the waiting event names).  KILN_OK
+ * with *HELD set (false: the file system cannot lock, DIR closed), or as
+ * kiln_lock_take(). */
+static kiln_status lock_dir(struct kiln_tree *t, int dir, const char *where, bool *held,
+			    struct kiln_error *err)
 {
 	static __thread char text[128]; /* read before the next tree */
 	char who[32] = "";
 	bool told = false;
 	struct stat st;
-	int dir;
 
-	t->lock_fd = -1;
-	if ((dir = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return KILN_OK; /* the walk says what is wrong with ROOT */
+	*held = false;
 	while (flock(dir, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
 		long holder;
@@ -92,27 +95,101 @@ kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err)
 		if (t->opt->no_wait) {
 			close(dir);
 			snprintf(text, sizeof(text),
-				 "another kiln%s is changing this tree; not waiting (--no-wait)", who);
+				 "another kiln%s is changing %s; not waiting (--no-wait)", who,
+				 where == t->root ? "this tree" : "the tree around it");
 			return kiln_fail(err, KILN_ERR_BUSY, 0, text);
 		}
 		if (!told) {
 			struct kiln_error why = { KILN_OK, 0, text, "" };
-			snprintf(text, sizeof(text), "waiting for another kiln%s", who);
+			snprintf(text, sizeof(text), "waiting for another kiln%s%s", who,
+				 where == t->root ? "" : " changing the tree around it");
 			kiln_tree_event(t, KILN_EVENT_WAITING, t->root, -1, &why);
 			told = true;
 		}
 		sleep_ms(KILN_LOCK_POLL_MS);
 	}
-	t->lock_fd = dir;
+	*held = true;
+	return KILN_OK;
+}
+
+/* The directories above T's top (outermost first) that hold a manifest at
+ * their default place: kiln trees T's tree lies inside.  Their number; the
+ * descriptors in FDS (at most KILN_LOCK_OUTER). */
+static size_t outer_trees(const struct kiln_tree *t, int *fds)
+{
+	char *real = realpath(t->root, NULL), *slash;
+	int found[KILN_LOCK_OUTER];
+	size_t n = 0;
+
+	/* from the innermost up, the outermost KILN_LOCK_OUTER kept last */
+	while (real && (slash = strrchr(real, '/')) != NULL && slash != real) {
+		struct stat st;
+		char *m;
+		*slash = '\0';
+		if (!(m = kiln_path_join(real, KILN_MANIFEST_NAME, "")))
+			break;
+		if (lstat(m, &st) == 0 && S_ISREG(st.st_mode)) {
+			int fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd >= 0 && n == KILN_LOCK_OUTER) {
+				close(found[0]);
+				memmove(found, found + 1, (n - 1) * sizeof(*found));
+				n--;
+			}
+			if (fd >= 0)
+				found[n++] = fd;
+		}
+		free(m);
+	}
+	free(real);
+	for (size_t i = 0; i < n; i++)
+		fds[i] = found[n - 1 - i];
+	return n;
+}
+
+kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err)
+{
+	int outer[KILN_LOCK_OUTER], dir;
+	size_t nouter;
+	kiln_status ret = KILN_OK;
+	bool held;
+
+	t->lock_fd = -1;
+	t->nouter_lock = 0;
+	if ((dir = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return KILN_OK; /* the walk says what is wrong with ROOT */
+	/* a run on a tree inside another kiln tree changes files that tree's
+	 * runs change too: it holds that tree's lock as well, taken first
+	 * (outermost first, so no two runs wait for each other) */
+	nouter = outer_trees(t, outer);
+	for (size_t i = 0; i < nouter; i++) {
+		if (ret != KILN_OK) {
+			close(outer[i]);
+			continue;
+		}
+		ret = lock_dir(t, outer[i], "", &held, err);
+		if (held)
+			t->outer_lock_fd[t->nouter_lock++] = outer[i];
+	}
+	if (ret != KILN_OK) {
+		close(dir);
+		kiln_lock_drop(t);
+		return ret;
+	}
+	if ((ret = lock_dir(t, dir, t->root, &held, err)) != KILN_OK) {
+		kiln_lock_drop(t);
+		return ret;
+	}
+	t->lock_fd = held ? dir : -1;
 	return KILN_OK;
 }
 
 void kiln_lock_drop(struct kiln_tree *t)
 {
-	if (t->lock_fd < 0)
-		return;
-	close(t->lock_fd); /* and the lock with it */
+	if (t->lock_fd >= 0)
+		close(t->lock_fd); /* and the lock with it */
 	t->lock_fd = -1;
+	while (t->nouter_lock > 0)
+		close(t->outer_lock_fd[--t->nouter_lock]);
 }
 
 long kiln_lock_holder(const char *root)
@@ -121,3 +198,6 @@ long kiln_lock_holder(const char *root)
 
 	return stat(root, &st) == 0 && S_ISDIR(st.st_mode) ? holder_of(&st) : -1;
 }
+
+_Static_assert(sizeof(((struct kiln_tree *)0)->outer_lock_fd) / sizeof(int) == KILN_LOCK_OUTER,
+	       "kiln_tree.outer_lock_fd holds KILN_LOCK_OUTER descriptors");

@@ -13,6 +13,13 @@
  * after it reads the tree, and reports a run in progress instead of
  * problems.  A dry run reads only, and does not take the lock either.
  *
+ * A tree inside another kiln tree (a directory above it holds a manifest
+ * at its default place) shares files with that tree's runs: a run on it
+ * takes the lock of each such tree above it too, outermost first, before
+ * its own, so runs on nested trees never change one file at once.  (A run
+ * on the outer tree cannot know of trees inside it that it has not read:
+ * it is the inner run that looks up.)
+ *
  * Where the file system cannot lock (some network file systems), the run
  * goes on unlocked.
  */
@@ -26,9 +33,14 @@
 /* How long a waiting kiln sleeps between two tries, in milliseconds. */
 #define KILN_LOCK_POLL_MS 50
 
+/* At most this many kiln trees around a tree are locked with it (the
+ * outermost ones); sizes kiln_tree.outer_lock_fd. */
+#define KILN_LOCK_OUTER 8
+
 /*
  * Take T's lock: t->lock_fd, the top directory's descriptor holding it (-1
- * when the run goes on unlocked).
+ * when the run goes on unlocked), and the locks of the kiln trees around
+ * it (t->outer_lock_fd).
  * KILN_OK; KILN_ERR_BUSY with opt.no_wait when another kiln holds it
  * (*ERR says which process); KILN_ERR_CANCELLED when the run was cancelled
  * while waiting; KILN_ERR_IO when the lock file cannot be made.  Main

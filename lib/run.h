@@ -64,6 +64,8 @@ struct kiln_tree {
 	const char *root;                /* normalised, owned */
 	bool hashing;                    /* records will be written */
 	int lock_fd;                     /* lock.h: held while >= 0 */
+	int outer_lock_fd[8];            /* lock.h: the trees around it, held (KILN_LOCK_OUTER) */
+	size_t nouter_lock;
 	char *manifest_path;             /* where the record is read and written */
 
 	/* Main, before the pool starts; read-only while it runs (except

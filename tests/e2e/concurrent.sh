@@ -8,7 +8,8 @@
 # manifest (kiln check passes, every sibling decodes with the gzip, brotli
 # and zstd tools) or, after a clean, holds nothing of kiln's; no source
 # changes, nothing is left half done.  check during a run reports the run,
-# not problems; --no-wait exits 1 at once, nothing done.
+# not problems; --no-wait exits 1 at once, nothing done.  A run on a tree
+# inside a kiln tree waits for a run on the outer one.
 . "$(dirname "$0")/lib.sh"
 SHIM=${FAULT_SHIM:?FAULT_SHIM must name the fault shim}
 
@@ -139,6 +140,37 @@ for y in br clean merge; do
 	check "--no-wait $y: says who" grep -qF "another kiln (pid $xpid) is changing this tree; not waiting (--no-wait)" "$T/nw.out"
 	check "--no-wait $y: nothing of its own done" test ! -e "$D/js/m1.js.br"
 	check "--no-wait $y: the run's tree is whole" "$KILN" check -q "$D"
+done
+
+# nested trees: a run on a tree inside a kiln tree (its directory above
+# holds a manifest) takes that tree's lock too, so it never changes files
+# while a run on the outer tree does; with --no-wait it exits 1 at once
+mk_tree "$D"
+"$KILN" -q "$D" || fail "nested: outer first run"
+"$KILN" -q "$D/js" || fail "nested: inner first run"
+for cmd in br clean; do
+	"${SLOW[@]}" -q -f --zstd "$D" &
+	xpid=$!
+	wait_lock "$D" "$xpid" || fail "nested $cmd: the slow outer run never held the lock"
+	# shellcheck disable=SC2046
+	"$KILN" --no-wait $(cmd_of "$cmd") "$D/js" >"$T/nw.out" 2>&1
+	rc=$?
+	check "nested --no-wait $cmd: did not wait" kill -0 "$xpid"
+	check "nested --no-wait $cmd: exit 1 (got $rc)" test "$rc" -eq 1
+	check "nested --no-wait $cmd: says the tree around it is busy" \
+		grep -qF "another kiln (pid $xpid) is changing the tree around it; not waiting (--no-wait)" "$T/nw.out"
+	# shellcheck disable=SC2046
+	"$KILN" $(cmd_of "$cmd") "$D/js" >"$T/y.out" 2>&1 &
+	ypid=$!
+	wait "$xpid"
+	xrc=$?
+	wait "$ypid"
+	yrc=$?
+	check "nested $cmd: both succeed ($xrc, $yrc)" test "$xrc" -eq 0 -a "$yrc" -eq 0
+	check "nested $cmd: the inner waited for the outer's pid" \
+		grep -qF "waiting for another kiln (pid $xpid) changing the tree around it" "$T/y.out"
+	check "nested $cmd: nothing half done" test -z "$(kiln_leftovers "$D")"
+	check "nested $cmd: every sibling decodes" siblings_decode "$D"
 done
 
 # two runs started together on a larger tree, with no shim: one waits, both
