@@ -14,6 +14,12 @@
      object uses a symbol B's defines (read with nm from OBJECT..., the
      objects of libkiln); a family of files sharing a prefix (codec_*,
      archive_*) counts as one module.
+  6. Tests are named by what they test: no file under tests/ is named
+     after the work that made it (an issue, a defect list, a session), and
+     no test script's opening comment cites an issue number.
+  7. Server helpers are defined once, in tests/e2e/lib.sh: no other test
+     script defines a function that starts or stops nginx (the benchmarks
+     of tests/bench/ set up their own, for measuring).
 Prints one line per problem; exits 1 if there is any.
 """
 import os
@@ -105,9 +111,40 @@ def main():
         for h in re.findall(r"#include\s*\"([^\"]+)\"", text):
             if h != "kiln.h" and os.path.exists(os.path.join(lib, h)):
                 problem(f"cmd/{f}: includes lib/{h} (cmd/ sees only kiln.h)")
+    check_tests(os.path.join(top, "tests"))
     check_cycles(objects)
     print(f"layout: {len(problems)} problems", file=sys.stderr)
     return 1 if problems else 0
+
+
+HISTORY_NAME = re.compile(r"(issue|defect|firsthour|session|wave|regression)", re.I)
+ISSUE_CITED = re.compile(r"\bissues? \d+\b", re.I)
+SERVER_HELPER = re.compile(r"^\s*(?:function\s+)?([A-Za-z_]*(?:nginx)[A-Za-z_]*)\s*\(\)\s*\{",
+                           re.M)
+SERVER_VERB = re.compile(r"(^|_)(start|stop|run|launch|kill)(_|$)")
+
+
+def check_tests(tests):
+    for dirpath, dirnames, filenames in os.walk(tests):
+        dirnames[:] = [d for d in dirnames if d not in ("data", "node_modules")]
+        for f in filenames:
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, os.path.dirname(tests))
+            if HISTORY_NAME.search(f):
+                problem(f"{rel}: named after the work that made it, not what it tests")
+            if not f.endswith((".sh", ".py", ".c")):
+                continue
+            text = open(path, encoding="utf-8", errors="replace").read()
+            head = text.split("\n\n", 1)[0]
+            if ISSUE_CITED.search(head):
+                problem(f"{rel}: its opening comment cites an issue: say what it tests")
+            # (benchmarks configure their servers for measuring, not testing)
+            if f.endswith(".sh") and rel != os.path.join("tests", "e2e", "lib.sh") and \
+                    not rel.startswith(os.path.join("tests", "bench")):
+                for name in SERVER_HELPER.findall(text):
+                    if SERVER_VERB.search(name):
+                        problem(f"{rel}: defines {name}(): nginx is started and stopped by "
+                                "tests/e2e/lib.sh's nginx_start and nginx_stop")
 
 
 def module_of(obj):

@@ -16,7 +16,6 @@
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")/../e2e" && pwd)
 PY=${KILN_PYTHON:-/usr/bin/python3} # with the brotli module (audit.py, browser.py)
-NGINX=${NGINX:-/usr/sbin/nginx}
 for need in "$NGINX" /etc/nginx/mime.types /usr/bin/chromium /usr/bin/zstd; do
 	[ -e "$need" ] || { echo "vite_dcz.sh: $need is missing (install nginx-light, chromium, zstd)" >&2; exit 1; }
 done
@@ -91,51 +90,21 @@ check "every delta decodes with its dictionary to its source, and is recorded (a
 
 # nginx: release 1, then release 2, to Chromium.
 chmod -R a+rX "$T"
-mkdir -p "$T/n"
-conf() { # conf RELEASE-DIR
-	cat <<CONF
-worker_processes 1;
-pid $T/n/nginx.pid;
-error_log $T/n/error.log;
-events { worker_connections 256; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    log_format kiln 'KILN method="\$request_method" uri="\$request_uri" status=\$status ce="\$sent_http_content_encoding" ae="\$http_accept_encoding" ad="\$http_available_dictionary"';
-    access_log $T/n/access.log kiln;
-    client_body_temp_path $T/n/body;
-    include $1/kiln.nginx.http.conf;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $1;
-        location / {
-            include $1/kiln.nginx.conf;
-        }
-    }
-}
-CONF
-}
-pid=
-stop_nginx() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; pid=; }
-trap stop_nginx EXIT
-for try in 1 2 3 4 5 6 7 8; do
-	PORT=$((20000 + RANDOM % 20000))
-	conf "$T/r1" >"$T/n/nginx.conf"
-	rm -f "$T/n/nginx.pid"
-	"$NGINX" -p "$T/n" -e "$T/n/error.log" -c "$T/n/nginx.conf" 2>>"$T/n/start.log" || continue
-	for _ in $(seq 50); do [ -s "$T/n/nginx.pid" ] && break; sleep 0.1; done
-	pid=$(cat "$T/n/nginx.pid")
-	break
-done
-[ -n "$pid" ] || { cat "$T/n/start.log" >&2; fail "nginx starts"; finish; exit; }
+# dcz_nginx FUNCTION DIR RELEASE [PORT]: nginx_conf or nginx_start for a
+# release, Available-Dictionary in the log
+dcz_nginx() { NGINX_LOG="$NGINX_KILN_LOG"' ad="$http_available_dictionary"' "$@"; }
+trap nginx_stop EXIT
+dcz_nginx nginx_start "$T/n" "$T/r1" || { fail "nginx starts"; finish; exit; }
 U=http://127.0.0.1:$PORT
-for _ in $(seq 50); do curl -s -o /dev/null "$U/" && break; sleep 0.1; done
-conf "$T/r2" >"$T/n/nginx.r2.conf"
+cp "$T/n/nginx.conf" "$T/n/nginx.r1.conf"
+dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
+mv "$T/n/nginx.conf" "$T/n/nginx.r2.conf"
+mv "$T/n/nginx.r1.conf" "$T/n/nginx.conf"
 main2=$(grep -o 'assets/index-[A-Za-z0-9_-]*\.js' "$T/r2/index.html" | head -n 1)
 cat >"$T/switch.sh" <<SW
 #!/bin/sh
-kill $pid || exit 1
-for i in \$(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+kill $NGINX_PID || exit 1
+for i in \$(seq 50); do kill -0 $NGINX_PID 2>/dev/null || break; sleep 0.1; done
 cp "$T/n/nginx.r2.conf" "$T/n/nginx.conf" || exit 1
 "$NGINX" -p "$T/n" -e "$T/n/error.log" -c "$T/n/nginx.conf" || exit 1
 for i in \$(seq 50); do
@@ -148,6 +117,6 @@ sed 's|\([^ ]*\) \([^ ]*\) |/\1 /\2 |' "$T/changed" >"$T/pairs"
 check "Chromium: every changed asset of release 2 sent as dcz against release 1's, and run" \
 	timeout 200 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$T/n/access.log" \
 	--switch "sh $T/switch.sh" --pairs "$T/pairs" --timeout 150
-pid=$(cat "$T/n/nginx.pid" 2>/dev/null)
+NGINX_PID=$(cat "$T/n/nginx.pid" 2>/dev/null)
 took
 finish

@@ -167,7 +167,7 @@ check "a file as DIR: said so, and points to -o" grep -qF "kiln: $H/ok.js: not a
 check "missing DIR: exit 1" [ $? -eq 1 ]
 check "missing DIR: said so" grep -qF "kiln: $T/missing: cannot open directory: No such file or directory" "$T/d.log"
 # the same DIR twice, or one inside another, in one command: refused
-# (tests/e2e/firsthour.sh has the details); in separate runs, a tree and a
+# (tests/e2e/everyday.sh has the details); in separate runs, a tree and a
 # subtree of it each keep their own manifest
 fresh_site "$T/over"
 "$KILN" -q --brotli "$T/over" "$T/over/assets" 2>/dev/null

@@ -129,7 +129,7 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 # kiln clean: exactly the sources are left; foreign files survive (one
-# that does not decode to its source fails clean: firsthour.sh).
+# that does not decode to its source fails clean: everyday.sh).
 fresh_site "$T/k"
 orig=$(tree_digest "$T/k")
 gzip -c "$T/k/robots.txt" >"$T/k/robots.txt.gz"

@@ -81,3 +81,77 @@ for top, _, names in os.walk(sys.argv[1]):
 sys.exit(bad)
 EOF
 }
+
+# ---- nginx, for the tests that serve a tree (one instance at a time) ----
+#
+# nginx_conf DIR ROOT PORT: DIR/nginx.conf, an nginx of the test's own
+# (pid, logs and temporary files in DIR) serving ROOT on 127.0.0.1:PORT
+# with kiln's snippets: ROOT/kiln.nginx.http.conf at the http level and
+# ROOT/kiln.nginx.conf in location /.  Each request is logged to
+# DIR/access.log in the format "kiln" that browser.py and serve_check.py
+# read.  What a test changes, it sets before the call:
+#   NGINX_MAIN    lines at the top (load_module ...)
+#   NGINX_HTTP    http-level lines instead of the snippet's include
+#   NGINX_SERVER  server-level lines instead of the location / block
+#   NGINX_LOG     a log_format string instead of kiln's
+NGINX=${NGINX:-/usr/sbin/nginx}
+NGINX_KILN_LOG='KILN method="$request_method" uri="$request_uri" status=$status ce="$sent_http_content_encoding" ae="$http_accept_encoding"'
+NGINX_PID=
+nginx_conf() {
+	local d=$1 root=$2 port=$3
+	local http=${NGINX_HTTP-"include $root/kiln.nginx.http.conf;"}
+	local server=${NGINX_SERVER-"location / { include $root/kiln.nginx.conf; }"}
+	local log=${NGINX_LOG:-$NGINX_KILN_LOG}
+	mkdir -p "$d"
+	cat >"$d/nginx.conf" <<CONF
+${NGINX_MAIN:-}
+worker_processes 1;
+pid $d/nginx.pid;
+error_log $d/error.log;
+events { worker_connections 256; }
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    log_format kiln '$log';
+    access_log $d/access.log kiln;
+    client_body_temp_path $d/body;
+    $http
+    server {
+        listen 127.0.0.1:$port;
+        root $root;
+$server
+    }
+}
+CONF
+}
+
+# nginx_start DIR ROOT: stop the one running, then start nginx_conf's on a
+# free port (ten tries); sets PORT, NGINX_PID and LOG (the access log).
+# Returns 1, with nginx's messages on stderr, when it cannot.
+nginx_start() {
+	local d=$1 root=$2 try
+	nginx_stop
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		PORT=$((20000 + RANDOM % 20000))
+		nginx_conf "$d" "$root" "$PORT"
+		rm -f "$d/nginx.pid"
+		"$NGINX" -p "$d" -e "$d/error.log" -c "$d/nginx.conf" 2>>"$d/start.log" || continue
+		for _ in $(seq 50); do [ -s "$d/nginx.pid" ] && break; sleep 0.1; done
+		NGINX_PID=$(cat "$d/nginx.pid")
+		LOG=$d/access.log
+		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return 0; sleep 0.1; done
+		nginx_stop
+	done
+	echo "$(basename "$0"): could not start nginx" >&2
+	cat "$d/error.log" "$d/start.log" >&2
+	return 1
+}
+
+# nginx_stop: stop what nginx_start started, and wait until it is gone.
+nginx_stop() {
+	local p=$NGINX_PID
+	NGINX_PID=
+	[ -n "$p" ] || return 0
+	kill "$p" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
+}

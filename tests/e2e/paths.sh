@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # paths.sh - a file's bytes reach the encoders held in memory or streamed
 # (--stream-size); the path must never change what kiln decides.  Two
-# defects of issue 11, each as its class:
+# cases, each as its class:
 #  4. no sibling has its source's size (nginx's ETag is mtime and size):
 #     files whose encoding is exactly their own size, for gzip in memory,
 #     gzip streamed and brotli both ways, at --max-ratio 1;

@@ -11,7 +11,6 @@
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
-NGINX=${NGINX:-/usr/sbin/nginx}
 for need in "$NGINX" /etc/nginx/mime.types /usr/bin/chromium /usr/bin/zstd /usr/bin/brotli; do
 	[ -e "$need" ] || { echo "serve_dcz.sh: $need is missing (install nginx-light, chromium, zstd, brotli)" >&2; exit 1; }
 done
@@ -101,47 +100,14 @@ echo "serve_dcz.sh: release 2's script $b1 bytes: br $b2, dcz $b3 ($((100 * b3 /
 
 # ---- 2. nginx: release 1, then release 2 (a reload), to Chromium.
 chmod -R a+rX "$T"
-PORT=
-conf() { # conf RELEASE-DIR: nginx.conf serving it, with gzip on for scripts
-	cat >"$T/n/nginx.conf" <<CONF
-worker_processes 1;
-pid $T/n/nginx.pid;
-error_log $T/n/error.log;
-events { worker_connections 256; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    gzip on;
-    gzip_types application/javascript text/css;
-    log_format kiln 'KILN method="\$request_method" uri="\$request_uri" status=\$status ce="\$sent_http_content_encoding" ae="\$http_accept_encoding" ad="\$http_available_dictionary"';
-    access_log $T/n/access.log kiln;
-    client_body_temp_path $T/n/body;
-    include $1/kiln.nginx.http.conf;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $1;
-        location / {
-            include $1/kiln.nginx.conf;
-        }
-    }
+# dcz_nginx FUNCTION DIR RELEASE [PORT]: nginx_conf or nginx_start for a
+# release, with gzip on for scripts and Available-Dictionary in the log
+dcz_nginx() {
+	NGINX_LOG="$NGINX_KILN_LOG"' ad="$http_available_dictionary"' \
+		NGINX_HTTP="gzip on; gzip_types application/javascript text/css; include $3/kiln.nginx.http.conf;" "$@"
 }
-CONF
-}
-mkdir -p "$T/n"
-pid=
-stop_nginx() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; pid=; }
-trap stop_nginx EXIT
-for try in 1 2 3 4 5 6 7 8; do
-	PORT=$((20000 + RANDOM % 20000))
-	conf "$T/r1"
-	rm -f "$T/n/nginx.pid"
-	"$NGINX" -p "$T/n" -e "$T/n/error.log" -c "$T/n/nginx.conf" 2>>"$T/n/start.log" || continue
-	for _ in $(seq 50); do [ -s "$T/n/nginx.pid" ] && break; sleep 0.1; done
-	pid=$(cat "$T/n/nginx.pid")
-	break
-done
-[ -n "$pid" ] || { cat "$T/n/start.log" >&2; fail "nginx starts"; finish; exit; }
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.1; done
+trap nginx_stop EXIT
+dcz_nginx nginx_start "$T/n" "$T/r1" || { fail "nginx starts"; finish; exit; }
 U=http://127.0.0.1:$PORT
 curl -s -D "$T/h1" -o /dev/null -H 'Accept-Encoding: gzip' "$U/assets/app.3f9a2c7b.js"
 check "release 1's script: Use-As-Dictionary: match=\"/assets/app.*.js\"" \
@@ -156,13 +122,13 @@ check "the page has no Use-As-Dictionary" not grep -qi '^Use-As-Dictionary' "$T/
 # Chromium's kept-alive connection with release 1) and started again on the
 # same port with release 2's configuration
 cp "$T/n/nginx.conf" "$T/n/nginx.r1.conf"
-conf "$T/r2"
+dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
 mv "$T/n/nginx.conf" "$T/n/nginx.r2.conf"
 mv "$T/n/nginx.r1.conf" "$T/n/nginx.conf"
 cat >"$T/switch.sh" <<SW
 #!/bin/sh
-kill $pid || exit 1
-for i in \$(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+kill $NGINX_PID || exit 1
+for i in \$(seq 50); do kill -0 $NGINX_PID 2>/dev/null || break; sleep 0.1; done
 cp "$T/n/nginx.r2.conf" "$T/n/nginx.conf" || exit 1
 "$NGINX" -p "$T/n" -e "$T/n/error.log" -c "$T/n/nginx.conf" || exit 1
 for i in \$(seq 50); do
@@ -176,7 +142,7 @@ check "Chromium: release 1 kept as a dictionary, release 2's script sent as dcz 
 	--switch "sh $T/switch.sh" --script1 /assets/app.3f9a2c7b.js --script2 /assets/app.8e1d0a4f.js \
 	--dict-sha256 "$DSHA"
 check "nginx serves release 2 now" sh -c "curl -s '$U/index.html' | grep -q app.8e1d0a4f"
-pid=$(cat "$T/n/nginx.pid")
+NGINX_PID=$(cat "$T/n/nginx.pid")
 
 # ---- 3. curl: dcz only when the request names the dictionary and accepts
 # dcz; every body decodes to release 2's script.
@@ -236,7 +202,7 @@ check "nginx logged dcz for Chromium's request" grep -q 'uri="/assets/app.8e1d0a
 # (but the favicon.ico Chromium asks for, which the site does not have)
 no_errors() { ! grep -v 'favicon\.ico' "$1" | grep -q '\[\(error\|crit\|alert\|emerg\)\]'; }
 check "nginx logged no error" no_errors "$T/n/error.log"
-stop_nginx
+nginx_stop
 
 # ---- 4. The record: check, re-runs, a changed source, clean.
 "$KILN" check -q "$T/r2"

@@ -17,7 +17,7 @@ snippet:
           middle (m/aBb.1a2b3c4d.js, fingerprinted: immutable), a directory
           whose name holds it (d/dB/x.1a2b3c4d.css) and one whose name
           starts with it, served by its directory URL (s/Bd/index.html);
-  issue   issue 22's two Caddy cases alone, each its own tree: "{$" in
+  issue   the two Caddy cases that once broke it, alone, each its own tree: "{$" in
           one name and "}" in a later one (Caddy served "/" immutable),
           and "x{$" (caddy adapt failed);
   random  N names (default 300) of one to three components drawn from a
@@ -108,7 +108,7 @@ def bytes_tree(top):
         put(top, b"m/a" + c + b"b." + HASH + b".js")
         put(top, b"d/d" + c + b"/x." + HASH + b".css")
         put(top, b"s/" + c + b"d/index.html")
-    # the names of issue 22, and a page at the top, whose URL "/" must stay
+    # the names that once broke a snippet, and a page at the top, whose URL "/" must stay
     # no-cache whatever the names beside it
     for rel in ISSUE_NAMES:
         put(top, rel)
@@ -491,7 +491,7 @@ def main(argv):
         subprocess.run(["chmod", "-R", "a+rX", top])
         one_tree(o.kiln, top, servers, "bytes")
     if "issue" in trees:
-        # issue 22's two trees, alone: "{$" then "}" in a later name (Caddy
+        # the two trees that once broke Caddy, alone: "{$" then "}" in a later name (Caddy
         # served "/" immutable), and "x{$" alone (caddy adapt failed)
         for i, names in enumerate(([b"{$.1a2b3c4d.js", b"~.1a2b3c4d.}"], [b"x{$.1a2b3c4d.js"])):
             top = os.path.join(o.work, "issue%d" % i)

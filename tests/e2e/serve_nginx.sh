@@ -15,59 +15,16 @@
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
-NGINX=${NGINX:-/usr/sbin/nginx}
 for need in "$NGINX" /etc/nginx/mime.types /usr/bin/chromium; do
 	[ -e "$need" ] || { echo "serve_nginx.sh: $need is missing (install nginx-light and chromium)" >&2; exit 1; }
 done
 
-pid=
-stop_nginx() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; pid=; sleep 0.2; }
-trap stop_nginx EXIT
+trap nginx_stop EXIT
 
-# nginx_conf DIR PORT ROOT LOCATION-BODY [HTTP-INCLUDE]: an nginx.conf of our
-# own in DIR serving ROOT.
-nginx_conf() {
-	local d=$1 port=$2 root=$3 body=$4 http=${5:-$3/kiln.nginx.http.conf}
-	mkdir -p "$d"
-	cat >"$d/nginx.conf" <<CONF
-worker_processes 1;
-pid $d/nginx.pid;
-error_log $d/error.log;
-events { worker_connections 256; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    log_format kiln 'KILN method="\$request_method" uri="\$request_uri" status=\$status ce="\$sent_http_content_encoding" ae="\$http_accept_encoding"';
-    access_log $d/access.log kiln;
-    client_body_temp_path $d/body;
-    include $http;
-    server {
-        listen 127.0.0.1:$port;
-        root $root;
-$body
-    }
-}
-CONF
-}
-
-# start_nginx NAME ROOT LOCATION-BODY: on a free port; sets PORT, LOG.
-start_nginx() {
-	local d=$T/$1 try
-	stop_nginx
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		PORT=$((20000 + RANDOM % 20000))
-		nginx_conf "$d" "$PORT" "$2" "$3"
-		rm -f "$d/nginx.pid"
-		"$NGINX" -p "$d" -e "$d/error.log" -c "$d/nginx.conf" 2>>"$d/start.log" || continue
-		for _ in $(seq 50); do [ -s "$d/nginx.pid" ] && break; sleep 0.1; done
-		pid=$(cat "$d/nginx.pid")
-		LOG=$d/access.log
-		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return 0; sleep 0.1; done
-	done
-	echo "serve_nginx.sh: could not start nginx" >&2
-	cat "$d/error.log" "$d/start.log" >&2
-	return 1
-}
+# serving NAME ROOT SERVER-BODY: on a free port; sets PORT, LOG.
+serving() { NGINX_SERVER=$3 nginx_start "$T/$1" "$2"; }
+# nginx_t DIR ROOT SERVER-BODY [HTTP]: the configuration nginx -t reads
+nginx_t() { NGINX_SERVER=$3 NGINX_HTTP=${4-"include $2/kiln.nginx.http.conf;"} nginx_conf "$1" "$2" 8; }
 at_root() { printf '        location / {\n            include %s/kiln.nginx.conf;\n        }\n' "$1"; }
 
 sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
@@ -82,9 +39,9 @@ check "kiln --brotli --zstd on the serving tree" [ $? -eq 0 ]
 check "the app script has .gz, .br and .zst (every coding is exercised)" \
 	test -f "$T/site/assets/app.3f9a2c7b.js.zst" -a -f "$T/site/assets/app.3f9a2c7b.js.br" -a -f "$T/site/assets/app.3f9a2c7b.js.gz"
 chmod -R a+rX "$T"
-nginx_conf "$T/t" 8 "$T/site" "$(at_root "$T/site")"
+nginx_t "$T/t" "$T/site" "$(at_root "$T/site")"
 check "nginx -t accepts the snippet" "$NGINX" -t -q -p "$T/t" -e "$T/t/error.log" -c "$T/t/nginx.conf"
-if start_nginx n1 "$T/site" "$(at_root "$T/site")"; then
+if serving n1 "$T/site" "$(at_root "$T/site")"; then
 	check "serve_check: every asset, every Accept-Encoding case" \
 		sc check1 --base "http://127.0.0.1:$PORT/" --tree "$T/site"
 	# the same with HTTP/1.0 and through a proxy (Via): still the siblings
@@ -106,7 +63,7 @@ fi
 # no .br) and a file added; the snippet is not regenerated, nginx not
 # reloaded.  Never a 404, never a sibling that is not there.
 cp -a "$T/site" "$T/old"
-if start_nginx n2 "$T/old" "$(at_root "$T/old")"; then
+if serving n2 "$T/old" "$(at_root "$T/old")"; then
 	rm "$T/old/settings.js.br"
 	code=$(curl -s -o "$T/body" -w '%{http_code}' -D "$T/h" -H 'Accept-Encoding: br, gzip' "http://127.0.0.1:$PORT/settings.js")
 	check "a sibling gone since the snippet: 200 ($code)" [ "$code" = 200 ]
@@ -123,7 +80,7 @@ fi
 # sibling asked for by its own URL while its source is there: 404 (rules
 # written for the source's URL must not be walked around).  A single-page
 # app's fallback (try_files) still works beside the snippet.
-if [ -n "$pid" ]; then
+if [ -n "$NGINX_PID" ]; then
 	rm "$T/old/data.json"
 	code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/data.json")
 	check "a source gone, its siblings left: 404, not a sibling ($code)" [ "$code" = 404 ]
@@ -131,7 +88,7 @@ if [ -n "$pid" ]; then
 	check "a sibling by its own URL, beside its source: 404 ($code)" [ "$code" = 404 ]
 fi
 spa=$(printf '        location / {\n            try_files $uri /index.html;\n            include %s/kiln.nginx.conf;\n        }\n' "$T/site")
-if start_nginx n2b "$T/site" "$spa"; then
+if serving n2b "$T/site" "$spa"; then
 	curl -s -o "$T/body" -D "$T/h" -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/app/settings"
 	check "try_files beside the snippet: a client route gets index.html" grep -q '^HTTP/1.1 200' "$T/h"
 	enc=$(tr -d '\r' <"$T/h" | awk -F': ' 'tolower($1) == "content-encoding" {print $2}')
@@ -141,7 +98,7 @@ else
 	fail "nginx starts with try_files and the snippet"
 fi
 auth=$(printf '        location = /settings.js {\n            deny all;\n        }\n%s' "$(at_root "$T/site")")
-if start_nginx n2c "$T/site" "$auth"; then
+if serving n2c "$T/site" "$auth"; then
 	for u in settings.js settings.js.gz settings.js.br; do
 		code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: gzip, br' "http://127.0.0.1:$PORT/$u")
 		check "a denied source: /$u is not sent ($code)" [ "$code" = 403 -o "$code" = 404 ]
@@ -153,7 +110,7 @@ fi
 # ---- 3. --no-cache-control: no Cache-Control at all.
 bash "$E2E/serve_tree.sh" "$T/nocc" && "$KILN" -q --brotli --zstd --no-cache-control "$T/nocc"
 chmod -R a+rX "$T/nocc"
-if start_nginx n3 "$T/nocc" "$(at_root "$T/nocc")"; then
+if serving n3 "$T/nocc" "$(at_root "$T/nocc")"; then
 	check "--no-cache-control: serve_check, no Cache-Control" \
 		sc check3 --base "http://127.0.0.1:$PORT/" --tree "$T/nocc" --no-cache-control --sample 6
 fi
@@ -162,24 +119,24 @@ fi
 bash "$E2E/serve_tree.sh" "$T/pre" && "$KILN" -q --brotli --zstd --url-prefix /static/ "$T/pre"
 chmod -R a+rX "$T/pre"
 body=$(printf '        location /static/ {\n            alias %s/;\n            include %s/kiln.nginx.conf;\n        }\n' "$T/pre" "$T/pre")
-if start_nginx n4 "$T/pre" "$body"; then
+if serving n4 "$T/pre" "$body"; then
 	check "--url-prefix /static/ under an alias: serve_check" \
 		sc check4 --base "http://127.0.0.1:$PORT/static/" --tree "$T/pre" --sample 6
 fi
-stop_nginx
+nginx_stop
 
 # ---- 5. Globs with newlines and directives cannot inject anything through
 # the header comments.
 fresh_site "$T/evil"
 chmod -R a+rX "$T/evil"
 "$KILN" -q --immutable $'x\nautoindex on;' --exclude $'y;\n} server { listen 1;' "$T/evil"
-nginx_conf "$T/t5" 8 "$T/evil" "$(at_root "$T/evil")"
+nginx_t "$T/t5" "$T/evil" "$(at_root "$T/evil")"
 check "a snippet made with hostile globs passes nginx -t" "$NGINX" -t -q -p "$T/t5" -e "$T/t5/error.log" -c "$T/t5/nginx.conf"
 check "... and injects no directive" not grep -q '^autoindex\|^} server' "$T/evil/kiln.nginx.conf" "$T/evil/kiln.nginx.http.conf"
 
 # ---- 6. Two trees' http {} files side by side in one nginx (and one of
 # them twice): they do not clash.
-nginx_conf "$T/t6" 8 "$T/site" "$(at_root "$T/site")" "$T/site/kiln.nginx.http.conf; include $T/pre/kiln.nginx.http.conf; include $T/site/kiln.nginx.http.conf"
+nginx_t "$T/t6" "$T/site" "$(at_root "$T/site")" "include $T/site/kiln.nginx.http.conf; include $T/pre/kiln.nginx.http.conf; include $T/site/kiln.nginx.http.conf;"
 check "two trees' http {} files (one twice) in one nginx pass nginx -t" \
 	"$NGINX" -t -q -p "$T/t6" -e "$T/t6/error.log" -c "$T/t6/nginx.conf"
 finish

@@ -13,57 +13,20 @@
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
-NGINX=${NGINX:-/usr/sbin/nginx}
 BROTLI_MODULE=${BROTLI_MODULE:-/usr/lib/nginx/modules/ngx_http_brotli_static_module.so}
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 for need in "$NGINX" "$BROTLI_MODULE" /etc/nginx/mime.types "$CHROMIUM"; do
 	[ -e "$need" ] || { echo "serve_selftest.sh: $need is missing" >&2; exit 1; }
 done
 
-pid=
-stop_nginx() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; pid=; sleep 0.2; }
-trap stop_nginx EXIT
+trap nginx_stop EXIT
 
-# start_nginx ROOT BODY: nginx serving ROOT with BODY inside server {}, on a
-# free port; sets PORT and LOG.
+# serving ROOT BODY: nginx (with the brotli module, without kiln's snippet)
+# serving ROOT with BODY inside server {}, on a free port; sets PORT, LOG.
 n=0
-start_nginx() {
-	local root=$1 body=$2 d try
-	stop_nginx
+serving() {
 	n=$((n + 1))
-	d=$T/nginx$n
-	mkdir -p "$d"
-	LOG=$d/access.log
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		PORT=$((20000 + RANDOM % 20000))
-		cat >"$d/nginx.conf" <<CONF
-load_module $BROTLI_MODULE;
-worker_processes 1;
-pid $d/nginx.pid;
-error_log $d/error.log;
-events { worker_connections 256; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    log_format kiln 'KILN method="\$request_method" uri="\$request_uri" status=\$status ce="\$sent_http_content_encoding" ae="\$http_accept_encoding"';
-    access_log $LOG kiln;
-    client_body_temp_path $d/body;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $root;
-$body
-    }
-}
-CONF
-		rm -f "$d/nginx.pid"
-		"$NGINX" -p "$d" -e "$d/error.log" -c "$d/nginx.conf" 2>>"$d/start.log" || continue
-		for _ in $(seq 50); do [ -s "$d/nginx.pid" ] && break; sleep 0.1; done
-		pid=$(cat "$d/nginx.pid")
-		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return 0; sleep 0.1; done
-	done
-	echo "serve_selftest.sh: could not start nginx" >&2
-	cat "$d/error.log" "$d/start.log" >&2
-	return 1
+	NGINX_MAIN="load_module $BROTLI_MODULE;" NGINX_HTTP= NGINX_SERVER=$2 nginx_start "$T/nginx$n" "$1"
 }
 
 # nginx's own static modules, as kiln's first snippets used them: what
@@ -132,50 +95,50 @@ mark_immutable "$T/b"
 chmod -R a+rX "$T"
 
 # The hand-written configuration passes what stock nginx can do ...
-start_nginx "$T/b" "$(good_body "$T/b")" || { finish; exit 1; }
+serving "$T/b" "$(good_body "$T/b")" || { finish; exit 1; }
 expect_pass "good config, Accept-Encoding values nginx handles" sc --tree "$T/b" "${SUBSET[@]}"
 # ... and fails the rest: "*", x-gzip
 expect_fail "good config, full list" "Accept-Encoding: \*\]: Content-Encoding absent, want 'br'" sc --tree "$T/b"
 grep -q "Accept-Encoding: x-gzip\]: Content-Encoding absent, want 'gzip'" "$T/sc.out" || fail "x-gzip not reported"
 
 # Breakages, each caught.
-start_nginx "$T/b" "gzip on; gzip_types text/css application/javascript application/json; gzip_min_length 20; gzip_vary on; location / { add_header Cache-Control no-cache; }"
+serving "$T/b" "gzip on; gzip_types text/css application/javascript application/json; gzip_min_length 20; gzip_vary on; location / { add_header Cache-Control no-cache; }"
 expect_fail "nginx compressing on the fly" "for the identity representation: status 304, want 200" sc --tree "$T/b" "${SUBSET[@]}"
 grep -q "HEAD: Content-Length None" "$T/sc.out" || fail "on-the-fly gzip: HEAD without Content-Length not reported"
 
 cp -a "$T/b" "$T/broken" && rm "$T/broken/assets/vendor-Dq4x_Z8k.js.br"
 $PY -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=0x40; open(p,"wb").write(b)' "$T/broken/index.html.gz"
 touch -r "$T/broken/index.html" "$T/broken/index.html.gz"
-start_nginx "$T/broken" "$(good_body "$T/broken")"
+serving "$T/broken" "$(good_body "$T/broken")"
 expect_fail "a deleted .br" "vendor-Dq4x_Z8k.js \[Accept-Encoding: br\]: Content-Encoding absent, want 'br'" sc --tree "$T/broken" "${SUBSET[@]}"
 grep -q "index.html \[Accept-Encoding: gzip\]: body does not decode as gzip" "$T/sc.out" || fail "a corrupted .gz not reported"
 
-start_nginx "$T/b" "location / { $STATIC }"
+serving "$T/b" "location / { $STATIC }"
 expect_fail "the stock modules alone: no Cache-Control" "GET: Cache-Control absent, want 'public, max-age=31536000, immutable'" sc --tree "$T/b" "${SUBSET[@]}"
 grep -q "kiln-manifest.json \[Accept-Encoding: (none)\]: kiln's own file answered 200" "$T/sc.out" || fail "the manifest served, not reported"
 grep -q "assets/.kiln-journal-XyZ789 \[Accept-Encoding: gzip\]: kiln's own file answered 200" "$T/sc.out" || fail "a journal served, not reported"
-start_nginx "$T/b" "location ~ /kiln-manifest\.json|/kiln\.[a-z.]+\.conf|/\.kiln- { return 403; } location ~ \.(gz|br|zst)\$ { return 404; } location / { $STATIC }"
+serving "$T/b" "location ~ /kiln-manifest\.json|/kiln\.[a-z.]+\.conf|/\.kiln- { return 403; } location ~ \.(gz|br|zst)\$ { return 404; } location / { $STATIC }"
 expect_pass "--no-cache-control takes an absent Cache-Control" sc --tree "$T/b" --no-cache-control "${SUBSET[@]}" --expect-own nothing-here.conf
 expect_fail "--expect-own: a file that is served" "settings.js \[Accept-Encoding: gzip\]: kiln's own file answered 200" sc --tree "$T/b" --no-cache-control --ae gzip --expect-own settings.js
 
-start_nginx "$T/b" "$(good_body "$T/b" "max_ranges 0; etag off;")"
+serving "$T/b" "$(good_body "$T/b" "max_ranges 0; etag off;")"
 expect_fail "Range off" "Range bytes=0-9: status 200 (Range ignored), want 206" sc --tree "$T/b" --ae gzip --ae br
 grep -q "no ETag on the gzip response" "$T/sc.out" || fail "ETag off not reported"
 
-start_nginx "$T/b" "$(good_body "$T/b" "types { application/x-gzip js; }")"
+serving "$T/b" "$(good_body "$T/b" "types { application/x-gzip js; }")"
 expect_fail "a wrong Content-Type" "Content-Type 'application/x-gzip' is a compression type" sc --tree "$T/b" --ae gzip
 
 # The browser: passes on the good configuration (brotli tree) ...
-start_nginx "$T/b" "$(good_body "$T/b")"
+serving "$T/b" "$(good_body "$T/b")"
 br() { $PY "$E2E/browser.py" --url "http://127.0.0.1:$PORT/" --log "$LOG" --log-format nginx --out "$T/browser.json" "$@" >"$T/sc.out" 2>&1; }
 expect_pass "browser, good config" br --tree "$T/b"
 check "browser: the marker" grep -q '"marker": "kiln-ran-OK"' "$T/browser.json"
 # ... fails when immutable assets are revalidated, and when the smallest
 # sibling (zstd) is not sent
-start_nginx "$T/b" "location / { $STATIC add_header Cache-Control no-cache; }"
+serving "$T/b" "location / { $STATIC add_header Cache-Control no-cache; }"
 expect_fail "browser, no-cache everywhere" "(immutable) reached the server" br --tree "$T/b"
-start_nginx "$T/z" "$(good_body "$T/z")"
+serving "$T/z" "$(good_body "$T/z")"
 expect_fail "browser, zstd not sent" "assets/app.3f9a2c7b.js \[Accept-Encoding: gzip, deflate, br, zstd\]: sent as br, want zstd" br --tree "$T/z"
 
-stop_nginx
+nginx_stop
 finish

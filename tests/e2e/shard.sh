@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shard.sh - kiln --shard K/N and kiln merge (issue 16): four runners on
+# shard.sh - kiln --shard K/N and kiln merge: four runners on
 # four copies, gathered as artifact downloads gather them, merged, equal to
 # one run byte for byte (siblings, modes, mtimes, manifest, snippet); four
 # shards at once on one tree with one cache (GNU parallel); a changed tree

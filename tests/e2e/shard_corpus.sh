@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shard_corpus.sh - the issue 16 proof on the full corpus (tests/corpus.sh:
+# shard_corpus.sh - the shard proof on the full corpus (tests/corpus.sh:
 # seven npm packages, about 6,500 files): four runners on four copies,
 # their outputs gathered as artifact downloads gather them (mode and mtime
 # lost), kiln merge, and the result equal to one run byte for byte: every

@@ -10,7 +10,6 @@
 # siblings, byte counts matching.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
-NGINX=${NGINX:-/usr/sbin/nginx}
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 for need in "$NGINX" "$CHROMIUM" /etc/nginx/mime.types; do
 	[ -e "$need" ] || { echo "vite.sh: $need is missing (install nginx-light, libnginx-mod-http-brotli-static and chromium)" >&2; exit 1; }
@@ -34,9 +33,7 @@ must() {
 	fi
 }
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
+trap nginx_stop EXIT
 
 # The project, from the registry.
 (cd "$T" && PATH="$STUBS:$PATH" timeout 300 npm exec --yes -- "$create_vite" app --template vanilla --no-interactive) >"$T/create.log" 2>&1
@@ -106,42 +103,8 @@ PY
 check "the manifest marks Vite's hashed assets immutable, and nothing else" immutable_as_vite_names
 
 # nginx with kiln's snippet, logging what it sent.
-start_nginx() {
-	local try
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		PORT=$((20000 + RANDOM % 20000))
-		mkdir -p "$T/nginx"
-		cat >"$T/nginx/nginx.conf" <<CONF
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 64; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    log_format sent '\$request_uri \$status \$sent_http_content_encoding \$body_bytes_sent';
-    access_log $T/nginx/access.log sent;
-    client_body_temp_path $T/nginx/body;
-    include $D/kiln.nginx.http.conf;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $D;
-        location / {
-            include $D/kiln.nginx.conf;
-        }
-    }
-}
-CONF
-		"$NGINX" -p "$T/nginx" -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" 2>>"$T/nginx/start.log" || continue
-		for _ in $(seq 50); do [ -s "$T/nginx/nginx.pid" ] && break; sleep 0.1; done
-		pids+=("$(cat "$T/nginx/nginx.pid")")
-		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return 0; sleep 0.1; done
-	done
-	cat "$T/nginx/error.log" "$T/nginx/start.log" >&2
-	return 1
-}
 chmod -R a+rX "$T"
-start_nginx
+NGINX_LOG='$request_uri $status $sent_http_content_encoding $body_bytes_sent' nginx_start "$T/nginx" "$D"
 check "nginx starts with kiln's snippet" [ $? -eq 0 ]
 curl -s -H 'Accept-Encoding: br' -D "$T/h.br" -o "$T/body.br" "http://127.0.0.1:$PORT/$js"
 check "nginx sends the script's .br to a br client" cmp -s "$T/body.br" "$D/$js.br"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# defects.sh - the defects of issue 11, each as its whole class: after every
-# run, every sibling on disk decodes to its current source and the manifest
-# records exactly the siblings on disk (tests/e2e/audit.py, which decodes
-# with Python's own decoders), whatever changed between runs.
+# consistency.sh - the record and the disk agree, each case as its whole
+# class: after every run, every sibling on disk decodes to its current
+# source and the manifest records exactly the siblings on disk
+# (tests/e2e/audit.py, which decodes with Python's own decoders), whatever
+# changed between runs.
 #  1. a coding dropped or added back, on the in-memory and the streamed path;
 #  2. a directory or file kiln cannot read keeps its record; a file that
 #     vanishes between the walk and its open loses its siblings;
@@ -179,7 +180,7 @@ if [ -n "${FAULT_SHIM:-}" ]; then
 		check "vanished $f: kiln check exits 0" [ $? -eq 0 ]
 	done
 else
-	echo "defects.sh: FAULT_SHIM not set (sanitizer build): vanishing files not tested" >&2
+	echo "consistency.sh: FAULT_SHIM not set (sanitizer build): vanishing files not tested" >&2
 fi
 
 # ---------------------------------------------------------------------------

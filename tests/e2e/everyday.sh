@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# firsthour.sh - what a new user trips over in the first hour (issue 17):
+# everyday.sh - what a user meets in everyday use, messages and refusals:
 # globs that would remove every sibling, siblings kiln did not write (stale
 # or not, replaced or left), check and a sibling's mtime and mode, an
 # unchanged re-run that must touch nothing (rsync), the same DIR twice,
@@ -10,10 +10,9 @@
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 SCHEMA=$(dirname "$0")/../data/manifest.schema.json
-NGINX=${NGINX:-/usr/sbin/nginx}
 for need in rsync tmux curl "$NGINX"; do
 	command -v "$need" >/dev/null || [ -e "$need" ] ||
-		{ echo "firsthour.sh: $need is missing (see the README's test dependencies)" >&2; exit 1; }
+		{ echo "everyday.sh: $need is missing (see the README's test dependencies)" >&2; exit 1; }
 done
 
 # stamp DIR: every file and directory with its inode, mtime and size.
@@ -246,7 +245,7 @@ for name, mib in (("big.json", 2), ("c.json", 1), ("d.json", 1)):
             n += len(line[: (mib << 20) - n])
             i += 1
 EOF
-sock=kiln-firsthour-$$
+sock=kiln-everyday-$$
 progress_in() { # progress_in COLUMNS: run kiln in a tmux pane that wide; captures in $T/cap.COLUMNS.*
 	local cols=$1 i
 	rm -f "$T"/p/*.zst
@@ -360,47 +359,13 @@ chmod 755 "$T"
 fresh_site "$T/v"
 "$KILN" -q --no-gzip --brotli "$T/v"
 chmod -R a+rX "$T/v"
-nginx_pid=
-cleanup() { [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; tmux -L "$sock" kill-server 2>/dev/null; }
+cleanup() { nginx_stop; tmux -L "$sock" kill-server 2>/dev/null; }
 trap cleanup EXIT
-start_nginx() { # start_nginx DIR ROOT: on a free port; sets PORT
-	local dir=$1 root=$2 try
-	mkdir -p "$dir"
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		PORT=$((20000 + RANDOM % 20000))
-		cat >"$dir/nginx.conf" <<CONF
-worker_processes 1;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-events { worker_connections 64; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log off;
-    client_body_temp_path $dir/body;
-    include $root/kiln.nginx.http.conf;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $root;
-        location / {
-            include $root/kiln.nginx.conf;
-        }
-    }
-}
-CONF
-		"$NGINX" -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" 2>>"$dir/start.log" || continue
-		for _ in $(seq 50); do [ -s "$dir/nginx.pid" ] && break; sleep 0.1; done
-		nginx_pid=$(cat "$dir/nginx.pid")
-		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return 0; sleep 0.1; done
-	done
-	cat "$dir/error.log" "$dir/start.log" >&2
-	return 1
-}
 vary() { # vary PATH ACCEPT-ENCODING: the Vary lines and Content-Encoding of the response
 	curl -s -D - -o "$T/body" -H "Accept-Encoding: $2" "http://127.0.0.1:$PORT/$1" |
 		tr -d '\r' | grep -iE '^(vary|content-encoding):' | sort | tr '\n' ' '
 }
-if start_nginx "$T/ngx" "$T/v"; then
+if nginx_start "$T/ngx" "$T/v"; then
 	for f in index.html assets/app.js; do
 		check "$f, identity: Vary once" [ "$(vary "$f" identity)" = "Vary: Accept-Encoding " ]
 		check "$f, identity: the source's bytes" cmp -s "$T/body" "$T/v/$f"
@@ -408,8 +373,7 @@ if start_nginx "$T/ngx" "$T/v"; then
 		check "$f, br: the .br, Vary once" [ "$(vary "$f" br)" = "Content-Encoding: br Vary: Accept-Encoding " ]
 		check "$f, br: the sibling's bytes" cmp -s "$T/body" "$T/v/$f.br"
 	done
-	kill "$nginx_pid"
-	nginx_pid=
+	nginx_stop
 else
 	fail "nginx starts with the --no-gzip snippet"
 fi
