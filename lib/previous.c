@@ -344,7 +344,6 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 {
 	const struct kiln_coding_record *cr = pe ? &pe->rec.coding[c] : NULL;
 	uint64_t src_size = (uint64_t)src_st->st_size;
-	struct timespec times[2] = { src_st->st_atim, src_st->st_mtim };
 	bool from_manifest, hashed = false, ok = false;
 	uint8_t file_sha[32], sha384[48];
 	struct kiln_error err;
@@ -407,22 +406,9 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 		goto out;
 	}
 	*size = (uint64_t)st.st_size;
-	if (st.st_nlink > 1 && ((st.st_mode & 0777) != (src_st->st_mode & 0777) ||
-				st.st_mtim.tv_sec != src_st->st_mtim.tv_sec ||
-				st.st_mtim.tv_nsec != src_st->st_mtim.tv_nsec)) {
-		/* hard-linked elsewhere (a `cp -al` snapshot): its mode and
-		 * mtime are the other name's too, so it is not changed in
-		 * place but written again, as a new inode */
-		ok = false;
-		goto out;
-	}
-	if (t->opt->dry_run)
-		goto out;
-	if ((st.st_mode & 0777) != (src_st->st_mode & 0777))
-		fchmod(fd, src_st->st_mode & 0777);
-	if (st.st_mtim.tv_sec != src_st->st_mtim.tv_sec ||
-	    st.st_mtim.tv_nsec != src_st->st_mtim.tv_nsec)
-		futimens(fd, times); /* a touched source: same Last-Modified again */
+	/* hard-linked elsewhere, and not its source's: written again, as a
+	 * new inode */
+	ok = kiln_sibling_fix_meta_fd(fd, &st, src_st, t->opt->dry_run);
 out:
 	if (fd >= 0)
 		close(fd);

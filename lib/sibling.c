@@ -68,29 +68,36 @@ char *kiln_path_join(const char *root, const char *rel, const char *suffix)
 	return p;
 }
 
-/* Bring the file PATH (beneath ROOT)'s mode and times back to its
- * source's; false when it is hard-linked elsewhere and would need a change
- * (the other name's metadata is not kiln's: the caller writes it anew). */
-bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat *src)
+bool kiln_sibling_fix_meta_fd(int fd, const struct stat *st, const struct stat *src,
+			      bool dry_run)
 {
 	struct timespec times[2] = { src->st_atim, src->st_mtim };
+	bool mode_differs = (st->st_mode & 0777) != (src->st_mode & 0777);
+	bool mtime_differs = st->st_mtim.tv_sec != src->st_mtim.tv_sec ||
+			     st->st_mtim.tv_nsec != src->st_mtim.tv_nsec;
+
+	/* hard-linked elsewhere (a `cp -al` snapshot): its mode and mtime are
+	 * the other name's too, so it is not changed in place */
+	if (st->st_nlink > 1 && (mode_differs || mtime_differs))
+		return false;
+	if (dry_run)
+		return true;
+	if (mode_differs)
+		fchmod(fd, src->st_mode & 0777);
+	if (mtime_differs)
+		futimens(fd, times); /* a touched source: same Last-Modified again */
+	return true;
+}
+
+bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat *src)
+{
 	int fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0);
 	struct stat st;
+	bool ok;
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) != 0 ||
-	    (st.st_nlink > 1 && ((st.st_mode & 0777) != (src->st_mode & 0777) ||
-				 st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
-				 st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))) {
-		close(fd);
-		return false;
-	}
-	if ((st.st_mode & 0777) != (src->st_mode & 0777))
-		fchmod(fd, src->st_mode & 0777);
-	if (fstat(fd, &st) == 0 && (st.st_mtim.tv_sec != src->st_mtim.tv_sec ||
-				    st.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
-		futimens(fd, times);
+	ok = fstat(fd, &st) == 0 && kiln_sibling_fix_meta_fd(fd, &st, src, false);
 	close(fd);
-	return true;
+	return ok;
 }

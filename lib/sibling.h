@@ -60,4 +60,11 @@ char *kiln_path_join(const char *root, const char *rel, const char *suffix);
  * kiln's: the caller writes it anew, or leaves it). */
 bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat *src);
 
+/* The same for the sibling open as FD, whose status is *ST: true when it
+ * has (or, with DRY_RUN, could be given without a change elsewhere) SRC's
+ * mode and mtime; false when it is hard-linked elsewhere and would need a
+ * change.  The one place a sibling's metadata is changed in place. */
+bool kiln_sibling_fix_meta_fd(int fd, const struct stat *st, const struct stat *src,
+			      bool dry_run);
+
 #endif
