@@ -211,14 +211,3 @@ bool kiln_media_magic(const unsigned char *buf, size_t n)
 	return false;
 }
 
-bool kiln_glob_match(const char *glob, const char *relpath)
-{
-	const char *base;
-
-	if (strncmp(glob, "./", 2) == 0)
-		glob += 2;
-	if (strchr(glob, '/'))
-		return fnmatch(glob, relpath, 0) == 0;
-	base = strrchr(relpath, '/');
-	return fnmatch(glob, base ? base + 1 : relpath, 0) == 0;
-}

@@ -9,6 +9,8 @@
 #ifndef KILN_CLASSIFY_H
 #define KILN_CLASSIFY_H
 
+#include "paths.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -47,12 +49,5 @@ bool kiln_media_extension(const char *name);
  * magic numbers. */
 bool kiln_media_magic(const unsigned char *buf, size_t n);
 
-/*
- * Match RELPATH (relative to the tree root, '/'-separated) against a glob:
- * a glob with a '/' is matched with fnmatch(3) against the whole RELPATH,
- * '*' matching '/' too (a leading "./" in the glob is ignored); a glob
- * without '/' is matched against the last component only.
- */
-bool kiln_glob_match(const char *glob, const char *relpath);
 
 #endif

@@ -156,23 +156,6 @@ char *kiln_dict_sibling_path(const char *root, const char *rel, const uint8_t di
 	return p;
 }
 
-ssize_t kiln_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = pread(fd, buf + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		done += (size_t)r;
-	}
-	return (ssize_t)done;
-}
-
 bool kiln_src_cmp_next(struct kiln_src_cmp *c, const uint8_t *p, size_t n)
 {
 	uint8_t buf[65536];

@@ -13,6 +13,8 @@
 #ifndef KILN_CODEC_H
 #define KILN_CODEC_H
 
+#include "paths.h"
+
 #include "kiln.h"
 
 #include <stdatomic.h>
@@ -237,8 +239,5 @@ struct kiln_src_cmp {
  * then moves on) are P[0..n), and they lie within C->len. */
 bool kiln_src_cmp_next(struct kiln_src_cmp *c, const uint8_t *p, size_t n);
 
-/* Read up to N bytes of FD at OFF into BUF, retrying short reads; returns
- * the count (< N only at end of file) or -1. */
-ssize_t kiln_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off);
 
 #endif

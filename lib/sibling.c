@@ -54,20 +54,6 @@ bool kiln_sibling_name_fits(const char *rel, const char *suffix)
 	return strlen(base ? base + 1 : rel) + strlen(suffix) <= NAME_MAX;
 }
 
-char *kiln_path_join(const char *root, const char *rel, const char *suffix)
-{
-	size_t a = strlen(root), b = strlen(rel), c = strlen(suffix);
-	char *p = malloc(a + b + c + 2);
-
-	if (p) {
-		memcpy(p, root, a);
-		p[a] = '/';
-		memcpy(p + a + 1, rel, b);
-		memcpy(p + a + 1 + b, suffix, c + 1);
-	}
-	return p;
-}
-
 bool kiln_sibling_fix_meta_fd(int fd, const struct stat *st, const struct stat *src,
 			      bool dry_run)
 {

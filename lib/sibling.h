@@ -11,6 +11,8 @@
 #ifndef KILN_SIBLING_H
 #define KILN_SIBLING_H
 
+#include "paths.h"
+
 #include "kiln.h"
 #include "tempfile.h"
 
@@ -51,8 +53,6 @@ kiln_status kiln_sibling_write(struct kiln_temps *reg, const char *final_path,
  * longest name a directory entry can have? */
 bool kiln_sibling_name_fits(const char *rel, const char *suffix);
 
-/* "ROOT/REL" + SUFFIX, malloc'ed; NULL when out of memory. */
-char *kiln_path_join(const char *root, const char *rel, const char *suffix);
 
 /* Give the sibling PATH (beneath ROOT, no link followed) its source SRC's
  * mode and mtime; false when it cannot be opened, or is hard-linked
