@@ -104,6 +104,8 @@ static const char *const fixed_help[][2] = {
 	{ "--caddy-conf PATH", "write the Caddy snippet to PATH (default DIR/kiln.caddy.conf)" },
 	{ "--apache-conf PATH", "write the Apache snippet to PATH (default DIR/kiln.apache.conf)" },
 	{ "--no-nginx-conf", "do not write the nginx snippet" },
+	{ "--artifacts DIR", "write the manifest and the snippets into DIR instead of the tree "
+			     "(or OUT), under their default names" },
 	{ "--url-prefix PATH", "the URL path DIR is served at, for the snippets (default /)" },
 	{ "--immutable GLOB", "serve files matching GLOB as immutable too (repeatable; fingerprinted "
 			      "names always are)" },
@@ -248,7 +250,7 @@ enum {
 	OPT_CADDY_CONF, OPT_APACHE_CONF, OPT_NO_WAIT, OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL, OPT_PREVIOUS,
-	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS,
+	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS, OPT_ARTIFACTS,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
 };
@@ -269,6 +271,7 @@ static const struct option fixed_options[] = {
 	{ "manifest", required_argument, NULL, OPT_MANIFEST },
 	{ "no-manifest", no_argument, NULL, OPT_NO_MANIFEST },
 	{ "nginx-conf", required_argument, NULL, OPT_NGINX_CONF },
+	{ "artifacts", required_argument, NULL, OPT_ARTIFACTS },
 	{ "caddy-conf", required_argument, NULL, OPT_CADDY_CONF },
 	{ "apache-conf", required_argument, NULL, OPT_APACHE_CONF },
 	{ "no-nginx-conf", no_argument, NULL, OPT_NO_NGINX_CONF },
@@ -508,6 +511,11 @@ int parse_args(int argc, char **argv, struct cli *cli)
 				return usage_error("--manifest cannot be named like a shard part, not '%s'", optarg);
 			break;
 		case OPT_NO_MANIFEST: cli->opt.write_manifest = false; break;
+		case OPT_ARTIFACTS:
+			if (!*optarg)
+				return usage_error("--artifacts takes a directory");
+			cli->opt.artifacts_dir = optarg;
+			break;
 		case OPT_NGINX_CONF:
 		case OPT_CADDY_CONF:
 		case OPT_APACHE_CONF: {

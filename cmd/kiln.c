@@ -119,8 +119,8 @@ int main(int argc, char **argv)
 		status = usage_error("--shard works with compress only, and writes a part of the manifest (no --no-manifest)");
 		goto out;
 	}
-	if (argc - first > 1 && (cli.opt.manifest_path || names_outputs(&cli.opt))) {
-		status = usage_error("--manifest, --nginx-conf, --caddy-conf and --apache-conf name one file: give one DIR");
+	if (argc - first > 1 && (cli.opt.manifest_path || names_outputs(&cli.opt) || cli.opt.artifacts_dir)) {
+		status = usage_error("--manifest, --nginx-conf, --caddy-conf, --apache-conf and --artifacts name one tree's files: give one DIR");
 		goto out;
 	}
 	if ((status = check_overlap(argv + first, argc - first)) >= 0)

@@ -214,6 +214,60 @@ static void wrap_artifact(void *user, const char *what, const char *path,
 	free(p);
 }
 
+/* Does RUN name a path for the manifest or a snippet, other than those
+ * opt.artifacts_dir gave?  In an archive they are OUT's. */
+static bool paths_given(const struct kiln_run *run)
+{
+	if (run->opt.manifest_path && !run->artifacts_manifest)
+		return true;
+	for (unsigned sv = 0; sv < kiln_nservers; sv++)
+		if (kiln_server_given(&run->opt, sv) && !(run->artifacts_servers & (1u << sv)))
+			return true;
+	return false;
+}
+
+/* With opt.artifacts_dir, the artifacts the run wrote at the staging
+ * tree's top go there instead of into OUT: each is copied there (kiln's
+ * own file, or a new one: outputs.h) and left out of the archive. */
+static kiln_status artifacts_out(struct ctx *c)
+{
+	for (size_t k = 0; k < c->nartifacts; k++) {
+		char *from = kiln_arc_cat3(c->tree_path, "/", c->artifacts[k]);
+		char *to = kiln_path_join(c->run->opt.artifacts_dir, c->artifacts[k], "");
+		struct kiln_error err = { 0 };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = from ? fopen(from, "re") : NULL;
+		kiln_status st = KILN_ERR_NOMEM;
+
+		if (f) {
+			FILE *m = open_memstream(&text, &len);
+			int ch;
+			while (m && (ch = getc(f)) != EOF)
+				putc(ch, m);
+			if (m)
+				fclose(m);
+			fclose(f);
+		}
+		if (to && text)
+			st = kiln_write_artifact(c->temps, to, text, c->run->opt.fsync,
+						 "cannot write", NULL, &err);
+		else
+			free(text);
+		if (st != KILN_OK) {
+			if (c->user.on_artifact)
+				c->user.on_artifact(c->user.user, "artifact", to ? to : "", &err);
+			c->failed = true;
+		}
+		free(from);
+		free(to);
+		if (st != KILN_OK)
+			return KILN_ERR_IO;
+	}
+	c->artifacts_elsewhere = true;
+	return KILN_OK;
+}
+
 static kiln_status run_tree(struct ctx *c)
 {
 	struct kiln_callbacks wrapped = {
@@ -231,7 +285,20 @@ static kiln_status run_tree(struct ctx *c)
 	if (!c->tree_path)
 		return KILN_ERR_NOMEM;
 	c->user = c->run->cb;
-	st = kiln_tree_compress(c->run, c->tree_path, &wrapped);
+	{
+		/* the staging tree's artifacts at its top, as without
+		 * artifacts_dir (artifacts_out() moves them there after): the
+		 * paths it gave are set aside for this one tree */
+		struct kiln_options saved = c->run->opt;
+		if (c->run->artifacts_manifest)
+			c->run->opt.manifest_path = NULL;
+		for (unsigned sv = 0; sv < kiln_nservers; sv++)
+			if (c->run->artifacts_servers & (1u << sv))
+				memset((char *)&c->run->opt + kiln_servers[sv]->path_field, 0,
+				       sizeof(const char *));
+		st = kiln_tree_compress(c->run, c->tree_path, &wrapped);
+		c->run->opt = saved;
+	}
 	return st;
 }
 
@@ -308,9 +375,7 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 	c.root_fd = -1;
 	c.format = aopt->format ? aopt->format : kiln_archive_format_from_name(output);
 	if (c.format == KILN_ARCHIVE_AUTO || (unsigned)c.format > KILN_ARCHIVE_ZIP ||
-	    run->opt.manifest_path || run->opt.nginx_conf_path || run->opt.caddy_conf_path ||
-	    run->opt.apache_conf_path || run->opt.shard_count ||
-	    !*output)
+	    paths_given(run) || run->opt.shard_count || !*output)
 		return KILN_ERR_INVALID;
 	c.is_dir = stat(input, &st) == 0 && S_ISDIR(st.st_mode);
 	if (c.is_dir && output_inside(input, output)) {
@@ -340,6 +405,8 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 	}
 	if (ret == KILN_OK && c.failed)
 		ret = KILN_ERR_IO;
+	if (ret == KILN_OK && run->opt.artifacts_dir && !run->opt.dry_run)
+		ret = artifacts_out(&c);
 	if (ret == KILN_OK && !run->opt.dry_run) {
 		locale_t old = enter_utf8();
 		ret = kiln_arc_write_output(&c);

@@ -120,6 +120,7 @@ struct ctx {
 	 * top (static strings: KILN_MANIFEST_NAME, the snippets' names). */
 	const char *artifacts[1 + 3 * 8];
 	size_t nartifacts;
+	bool artifacts_elsewhere; /* copied to opt.artifacts_dir: not into OUT */
 
 	char msg[512];          /* archive_items.c: a libarchive message, for
 	                           one callback */

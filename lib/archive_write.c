@@ -160,7 +160,7 @@ static kiln_status list_output(struct ctx *c, struct out_list *l)
 				goto out;
 		}
 	}
-	for (size_t k = 0; k < c->nartifacts; k++)
+	for (size_t k = 0; k < c->nartifacts && !c->artifacts_elsewhere; k++)
 		if (out_add(l, strdup(artifacts[k]), kiln_arc_cat3(prefix, c->artifacts[k], ""),
 			    NULL, OUT_ARTIFACT) != KILN_OK)
 			goto out;

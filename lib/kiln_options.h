@@ -80,6 +80,16 @@ struct kiln_options {
 	const char *nginx_conf_path;
 	const char *caddy_conf_path;
 	const char *apache_conf_path;
+	/* A directory for kiln's own files, so that none is in the tree (a
+	 * static host publishes everything there): the manifest (unless
+	 * MANIFEST_PATH names one) and every chosen server's snippet files
+	 * (unless their *_CONF_PATH names one) go there under their default
+	 * names, as if given by those options; the manifest records where
+	 * the tree is, so later runs, check, clean and merge given the same
+	 * ARTIFACTS_DIR find the tree's state there.  With kiln_run_archive()
+	 * they are written there instead of into the output archive.  The
+	 * directory must exist.  Default NULL: at the tree's top. */
+	const char *artifacts_dir;
 	const char *url_prefix; /* served at this URL path ('/' first and last; "/") */
 	/* Cache-Control in the snippets (default true): "public,
 	 * max-age=31536000, immutable" (RFC 8246) for the files the evidence

@@ -116,7 +116,9 @@ static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
 	size_t n = 0;
 
 	if (opt->write_manifest) {
-		v[n].option = opt->manifest_path ? "--manifest" : NULL;
+		v[n].option = !opt->manifest_path	      ? NULL
+			      : t->run->artifacts_manifest ? "--artifacts"
+							   : "--manifest";
 		v[n].snippet = false;
 		v[n++].path = strdup(t->manifest_path);
 	}
@@ -124,7 +126,9 @@ static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
 		if (!(opt->servers & (1u << sv)))
 			continue;
 		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++) {
-			v[n].option = kiln_server_given(opt, sv) ? kiln_servers[sv]->option : NULL;
+			v[n].option = !kiln_server_given(opt, sv)		       ? NULL
+				      : t->run->artifacts_servers & (1u << sv) ? "--artifacts"
+									       : kiln_servers[sv]->option;
 			v[n].snippet = true;
 			v[n++].path = kiln_server_file_path(opt, t->root, sv, f);
 		}
@@ -148,6 +152,17 @@ kiln_status kiln_outputs_check(struct kiln_tree *t, struct kiln_error *err, char
 	if (nomem) {
 		ret = kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
 		goto out;
+	}
+	if (t->opt->artifacts_dir) {
+		struct stat st;
+		int e = stat(t->opt->artifacts_dir, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+		if (e) {
+			*where = strdup(t->opt->artifacts_dir);
+			ret = kiln_fail(err, *where ? KILN_ERR_INVALID : KILN_ERR_NOMEM, e,
+					"not a directory kiln can write its files into (--artifacts "
+					"takes an existing directory)");
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < n && ret == KILN_OK; i++) {
 		for (size_t k = i + 1; k < n && ret == KILN_OK; k++) {
@@ -265,8 +280,9 @@ kiln_status kiln_outputs_manifest_owner(const struct kiln_tree *t, const struct 
 		char *real = realpath(tree, NULL);
 		snprintf(text, sizeof(text),
 			 "the record of another tree (%s%s), not of %s, so not used or replaced "
-			 "(give --manifest another path)", real ? real : tree,
-			 real ? "" : ", not there now", t->root);
+			 "(give %s)", real ? real : tree, real ? "" : ", not there now", t->root,
+			 t->run->artifacts_manifest ? "--artifacts another directory"
+						    : "--manifest another path");
 		free(real);
 	}
 	free(tree);

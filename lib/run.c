@@ -43,6 +43,30 @@ static unsigned online_cpus(void)
 	return n < 1 ? 1 : n > 1024 ? 1024 : (unsigned)n;
 }
 
+/* opt.artifacts_dir: the manifest and each chosen server's snippet there,
+ * under their default names, unless an option names them already. */
+static bool artifacts_in(struct kiln_run *run)
+{
+	const char *dir = run->opt.artifacts_dir;
+
+	if (run->opt.write_manifest && !run->opt.manifest_path) {
+		if (!(run->artifact_paths[0] = kiln_path_join(dir, KILN_MANIFEST_NAME, "")))
+			return false;
+		run->opt.manifest_path = run->artifact_paths[0];
+		run->artifacts_manifest = true;
+	}
+	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
+		char **p = &run->artifact_paths[1 + sv];
+		if (!(run->opt.servers & (1u << sv)) || kiln_server_given(&run->opt, sv))
+			continue;
+		if (!(*p = kiln_path_join(dir, kiln_servers[sv]->files[0].name, "")))
+			return false;
+		memcpy((char *)&run->opt + kiln_servers[sv]->path_field, p, sizeof(*p));
+		run->artifacts_servers |= 1u << sv;
+	}
+	return true;
+}
+
 struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_callbacks *cb)
 {
 	struct kiln_run *run;
@@ -53,7 +77,7 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	const size_t counts[] = { opt->n_include, opt->n_exclude, opt->n_immutable,
 				  opt->n_previous, opt->n_mutable, opt->n_fingerprints };
 	size_t nglobs = 0, at = 0;
-	const char **strs[6];
+	const char **strs[7];
 
 	for (size_t a = 0; a < 6; a++)
 		nglobs += counts[a];
@@ -92,13 +116,16 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	strs[3] = &run->opt.url_prefix;
 	strs[4] = &run->opt.caddy_conf_path;
 	strs[5] = &run->opt.apache_conf_path;
-	for (size_t i = 0; i < 6; i++) {
+	strs[6] = &run->opt.artifacts_dir;
+	for (size_t i = 0; i < 7; i++) {
 		if (!*strs[i])
 			continue;
 		if (!(run->owned[i] = strdup(*strs[i])))
 			goto fail;
 		*strs[i] = run->owned[i];
 	}
+	if (run->opt.artifacts_dir && !artifacts_in(run))
+		goto fail;
 	return run;
 fail:
 	kiln_run_free(run);
@@ -118,6 +145,8 @@ void kiln_run_free(struct kiln_run *run)
 	free(run->globs);
 	for (size_t i = 0; i < sizeof(run->owned) / sizeof(run->owned[0]); i++)
 		free(run->owned[i]);
+	for (size_t i = 0; i < sizeof(run->artifact_paths) / sizeof(run->artifact_paths[0]); i++)
+		free(run->artifact_paths[i]);
 	free(run->workers);
 	kiln_temps_destroy(&run->temps);
 	free(run);
@@ -397,9 +426,9 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	if (!opt->dry_run && (where = default_record_left(t)) != NULL) {
 		err = (struct kiln_error){ KILN_ERR_INVALID, 0,
 					   "holds the record of earlier kiln runs, which a run "
-					   "keeping its manifest elsewhere (--manifest) would leave "
-					   "out of date (run 'kiln clean' on the tree first, or drop "
-					   "--manifest)", "" };
+					   "keeping its manifest elsewhere (--manifest, --artifacts) "
+					   "would leave out of date (run 'kiln clean' on the tree "
+					   "first, or keep the manifest there)", "" };
 		kiln_tree_path_error(t, where, &err);
 		free(where);
 		return KILN_ERR_INVALID;

@@ -19,6 +19,7 @@
 #include "journal.h"
 #include "record.h"
 #include "release.h"
+#include "server.h"
 #include "shard.h"
 #include "state.h"
 #include "tempfile.h"
@@ -39,7 +40,12 @@ struct kiln_run {
 	char **globs;        /* owned copies of opt.include, opt.exclude,
 	                        opt.immutable, opt.previous, opt.mutable_globs
 	                        then opt.fingerprints */
-	char *owned[6];      /* owned copies of opt's path strings */
+	char *owned[7];      /* owned copies of opt's path strings */
+	/* the paths opt.artifacts_dir gave (owned): the manifest's, then each
+	 * server's first file's; and which of opt's paths they are */
+	char *artifact_paths[1 + KILN_MAX_SERVERS];
+	bool artifacts_manifest;  /* opt.manifest_path is ARTIFACTS_DIR's */
+	unsigned artifacts_servers; /* bit SV: server SV's path is ARTIFACTS_DIR's */
 	struct kiln_callbacks cb; /* the caller's, for its own operations */
 	unsigned nworkers;
 	/* workers[i]: pool thread i only. */
