@@ -28,6 +28,9 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 step() { printf '\n==== %s\n' "$*"; }
 
+step "Node.js for the npm packages and the bundlers"
+. tests/node.sh
+
 step "normal build"
 cmake -S . -B build -DKILN_WERROR=ON -DKILN_SEQUENCE_SECONDS=60
 cmake --build build -j "$jobs"
