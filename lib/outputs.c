@@ -5,6 +5,7 @@
 #include "outputs.h"
 
 #include "codec.h"
+#include "classify.h"
 #include "error.h"
 #include "server.h"
 #include "state.h"
@@ -99,6 +100,11 @@ static const char *not_replaced(const struct output *o)
 	if (kiln_sibling_base_len(base))
 		return o->snippet ? "named like a sibling, so not used for a snippet"
 				  : "named like a sibling, so not used for the manifest";
+	/* kiln removes files of these names as leftovers of killed runs */
+	if (kiln_is_temp_name(base) || kiln_is_journal_name(base) ||
+	    kiln_is_part_name(base, NULL, NULL, NULL))
+		return "named like a temporary file, journal or shard part of kiln's, which a "
+		       "later run removes, so not used";
 	if (lstat(o->path, &st) != 0)
 		return NULL; /* a new file */
 	if (S_ISDIR(st.st_mode))

@@ -74,6 +74,9 @@ for o in "${opts[@]}"; do
 	refused "$o a sibling's name, not yet written" "named like a sibling" "$o" "$S/b.css.br" "$S"
 	refused "$o a sibling's name outside" "named like a sibling" "$o" "$T/x.conf.gz" "$S"
 	check "$o a sibling's name: not written" test ! -e "$S/b.css.br" -a ! -e "$T/x.conf.gz"
+	# names kiln removes as a killed run's leftovers: its record would go
+	refused "$o a journal's name" "named like a temporary file, journal" "$o" "$S/.kiln-journal-ABCDEF" "$S"
+	refused "$o a temporary file's name" "named like a temporary file, journal" "$o" "$T/.kiln-ABCDEF.tmp" "$S"
 	"$KILN" -q clean "$S" || fail "$o: clean"
 done
 
