@@ -11,6 +11,7 @@
  */
 #include "run.h"
 
+#include "beneath.h"
 #include "classify.h"
 #include "codec.h"
 #include "lock.h"
@@ -145,9 +146,10 @@ static void io_error(struct check *k, const char *rel, const struct kiln_error *
 
 /* Does SIB (a regular file) decode with coding C to the LEN bytes of the
  * source SRC_FD?  Both are read in chunks: memory does not grow with size. */
-static bool sibling_matches(const char *sib, kiln_coding c, int src_fd, uint64_t len)
+static bool sibling_matches(const char *root, const char *sib, kiln_coding c, int src_fd,
+			    uint64_t len)
 {
-	int fd = open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = kiln_beneath_open(root, sib, O_RDONLY | O_NONBLOCK, 0);
 	struct stat st;
 	bool ok;
 
@@ -182,11 +184,11 @@ static void check_unrecorded(struct check *k, const struct kiln_entry *e, const 
 	kiln_coding c = kiln_sibling_coding(base ? base + 1 : e->rel);
 	size_t n = strlen(path) - (c >= 0 ? strlen(kiln_codecs[c]->info.suffix) : 0);
 	char *src = c >= 0 && S_ISREG(e->st.st_mode) ? strndup(path, n) : NULL;
-	int fd = src ? open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	int fd = src ? kiln_beneath_open(k->t->root, src, O_RDONLY | O_NONBLOCK, 0) : -1;
 	struct stat st;
 
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    !sibling_matches(path, c, fd, (uint64_t)st.st_size))
+	    !sibling_matches(k->t->root, path, c, fd, (uint64_t)st.st_size))
 		problem(k, KILN_EVENT_STALE_SIBLING, path, (int)c,
 			"not written by kiln, and a server would send it: delete it");
 	else
@@ -206,7 +208,7 @@ static void check_deltas(struct check *k, const struct kiln_record *rec, const c
 	for (size_t i = 0; i < rec->ndicts; i++) {
 		const struct kiln_dict_record *d = &rec->dicts[i];
 		char *sib = kiln_dict_sibling_path(k->t->root, rec->rel, d->dict_sha256);
-		int fd = sib ? open(sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+		int fd = sib ? kiln_beneath_open(k->t->root, sib, O_RDONLY | O_NONBLOCK, 0) : -1;
 		uint8_t sha[32], sha384[48], head[64];
 		struct kiln_error err;
 		struct stat st;
@@ -260,7 +262,7 @@ static void check_asset(struct check *k, const struct kiln_entry *e)
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		char *sib = kiln_path_join(t->root, e->rel, kiln_codecs[c]->info.suffix);
 		struct stat sst;
-		bool exists = sib && lstat(sib, &sst) == 0;
+		bool exists = sib && kiln_beneath_lstat(t->root, sib, &sst) == 0;
 
 		if (pe->rec.coding[c].outcome != KILN_CODING_KEPT) {
 			free(sib);
@@ -268,7 +270,7 @@ static void check_asset(struct check *k, const struct kiln_entry *e)
 		}
 		if (!exists)
 			problem(k, KILN_EVENT_MISSING_SIBLING, path, (int)c, NULL);
-		else if (!sibling_matches(sib, (kiln_coding)c, fd, (uint64_t)st.st_size))
+		else if (!sibling_matches(k->t->root, sib, (kiln_coding)c, fd, (uint64_t)st.st_size))
 			problem(k, KILN_EVENT_STALE_SIBLING, path, (int)c, NULL);
 		else if (metadata_differs(&sst, &st))
 			problem(k, KILN_EVENT_SIBLING_METADATA, path, (int)c,
@@ -337,7 +339,8 @@ static void check_leftovers(struct check *k)
 		for (unsigned c = 0; c < kiln_ncodecs; c++) {
 			char *sib = kiln_path_join(t->root, pe->rec.rel, kiln_codecs[c]->info.suffix);
 			struct stat st;
-			if (pe->rec.coding[c].outcome == KILN_CODING_KEPT && sib && lstat(sib, &st) == 0)
+			if (pe->rec.coding[c].outcome == KILN_CODING_KEPT && sib &&
+			    kiln_beneath_lstat(t->root, sib, &st) == 0)
 				problem(k, KILN_EVENT_ORPHANED_SIBLING, sib, (int)c, NULL);
 			free(sib);
 		}
@@ -345,7 +348,7 @@ static void check_leftovers(struct check *k)
 			char *sib = kiln_dict_sibling_path(t->root, pe->rec.rel,
 							   pe->rec.dicts[d].dict_sha256);
 			struct stat st;
-			if (sib && lstat(sib, &st) == 0)
+			if (sib && kiln_beneath_lstat(t->root, sib, &st) == 0)
 				problem(k, KILN_EVENT_ORPHANED_SIBLING, sib, -1, NULL);
 			free(sib);
 		}
@@ -354,7 +357,7 @@ static void check_leftovers(struct check *k)
 	for (size_t i = 0; i < t->state.nstale; i++) {
 		char *sib = kiln_path_join(t->root, t->state.stale[i].rel, "");
 		struct stat st;
-		if (sib && lstat(sib, &st) == 0)
+		if (sib && kiln_beneath_lstat(t->root, sib, &st) == 0)
 			problem(k, KILN_EVENT_STALE_SIBLING, sib, (int)t->state.stale[i].coding,
 				"kiln could not remove it: run kiln again");
 		free(sib);

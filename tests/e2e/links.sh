@@ -51,6 +51,16 @@ for opts in "" "--brotli" "--brotli --zstd"; do
 	untouched "$name" "clean ($opts)"
 done
 
+# check straight after the swap: the files behind the link are not the
+# tree's, so none is called an orphaned sibling (a user would delete it,
+# outside the tree); their sources are said to be gone from the tree
+setup ck --brotli
+"$KILN" check "$T/ck" >"$T/ck.log" 2>&1
+check "ck: check fails (exit 3)" test $? -eq 3
+check "ck: no file behind the link called an orphaned sibling" not grep -q 'orphaned' "$T/ck.log"
+check "ck: the sources behind the link are not in the tree" grep -q 'sub/b.js: .*in the manifest, not in the tree' "$T/ck.log"
+untouched ck "check after the swap"
+
 # clean straight after the swap
 setup cl --brotli
 "$KILN" clean -q "$T/cl"
