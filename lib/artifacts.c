@@ -332,7 +332,7 @@ static bool remove_stale_snippets(struct kiln_tree *t, struct snippet_set *b)
 		}
 		if (written)
 			continue;
-		if (dir < 0 && (dir = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		if (dir < 0 && (dir = kiln_beneath_top(t->root)) < 0)
 			return true; /* the run has reported the root already */
 		if (!holds(dir, r->name, r->sha256))
 			continue;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -14,6 +15,76 @@
 #ifdef SYS_openat2
 #include <linux/openat2.h>
 #endif
+
+/* The pinned tops: their path as given, their descriptor, how many pins. */
+#define MAX_PINS 16
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pin {
+	char *root;
+	int fd;
+	unsigned count;
+} pins[MAX_PINS];
+
+int kiln_beneath_pin(const char *root)
+{
+	struct pin *free_slot = NULL;
+	int ret = 0, e = 0;
+
+	pthread_mutex_lock(&pin_lock);
+	for (size_t i = 0; i < MAX_PINS; i++) {
+		if (pins[i].root && strcmp(pins[i].root, root) == 0) {
+			pins[i].count++;
+			goto out;
+		}
+		if (!pins[i].root && !free_slot)
+			free_slot = &pins[i];
+	}
+	if (!free_slot)
+		goto out; /* so many trees at once: this one goes unpinned */
+	if ((free_slot->fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		e = errno;
+		ret = -1;
+		goto out;
+	}
+	if (!(free_slot->root = strdup(root))) {
+		close(free_slot->fd);
+		e = ENOMEM;
+		ret = -1;
+		goto out;
+	}
+	free_slot->count = 1;
+out:
+	pthread_mutex_unlock(&pin_lock);
+	errno = e;
+	return ret;
+}
+
+void kiln_beneath_unpin(const char *root)
+{
+	pthread_mutex_lock(&pin_lock);
+	for (size_t i = 0; i < MAX_PINS; i++)
+		if (pins[i].root && strcmp(pins[i].root, root) == 0) {
+			if (--pins[i].count == 0) {
+				close(pins[i].fd);
+				free(pins[i].root);
+				pins[i].root = NULL;
+			}
+			break;
+		}
+	pthread_mutex_unlock(&pin_lock);
+}
+
+int kiln_beneath_top(const char *root)
+{
+	int fd = -2;
+
+	pthread_mutex_lock(&pin_lock);
+	for (size_t i = 0; i < MAX_PINS && fd == -2; i++)
+		if (pins[i].root && strcmp(pins[i].root, root) == 0)
+			fd = fcntl(pins[i].fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&pin_lock);
+	return fd == -2 ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : fd;
+}
 
 /* DIRREL (a relative directory path, LEN bytes, no leading '/') opened
  * beneath ROOTFD without following a link. */
@@ -83,7 +154,7 @@ int kiln_beneath_parent(const char *root, const char *path, const char **base)
 		errno = EINVAL; /* the top itself has no parent in the tree */
 		return -1;
 	}
-	if ((rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((rootfd = kiln_beneath_top(root)) < 0)
 		return -1;
 	slash = strrchr(rel, '/');
 	if (!slash) {

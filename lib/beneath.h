@@ -3,8 +3,11 @@
  * its top, never through a path string that may cross a link.
  *
  * Every path here is ROOT "/" REL, as kiln_path_join() makes it, where ROOT
- * is the tree's top as the user named it (followed, once, like any
- * command-line argument).  The directory holding REL's last component is
+ * is the tree's top as the user named it (followed once, like any
+ * command-line argument: a tree's owner pins it with kiln_beneath_pin()
+ * when it begins, and from then on ROOT means the directory it named then,
+ * even if ROOT, or a link on the way to it, is changed to name another --
+ * the `current -> releases/N` flip of a deploy).  The directory holding REL's last component is
  * opened from ROOT one component at a time without following a link
  * (openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS where the kernel
  * has it, else openat(2) with O_NOFOLLOW | O_DIRECTORY per component), and
@@ -23,6 +26,18 @@
 
 #include <sys/stat.h>
 #include <sys/types.h>
+
+/* Open ROOT once and remember it: until kiln_beneath_unpin(ROOT), every
+ * function here given ROOT (the same string) works in that directory.
+ * Pins are counted (a second pin of one ROOT shares the first's).  0, or
+ * -1 with errno set (ROOT cannot be opened as a directory: the caller's
+ * walk says why).  Thread-safe. */
+int kiln_beneath_pin(const char *root);
+void kiln_beneath_unpin(const char *root);
+
+/* A new descriptor of ROOT's directory: the pinned one, or ROOT opened now
+ * when it is not pinned.  The caller closes it; -1 with errno set. */
+int kiln_beneath_top(const char *root);
 
 /* The directory holding PATH's last component, opened beneath ROOT
  * (O_DIRECTORY | O_PATH is not used: the descriptor can be read with

@@ -248,7 +248,7 @@ static void check_asset(struct check *k, const struct kiln_entry *e)
 		return;
 	if (pe)
 		pe->seen = true; /* present, even if it cannot be read */
-	fd = kiln_source_open(path, e->via_link, &e->st, &st, &err);
+	fd = kiln_source_open(k->t->root, path, e->via_link, &e->st, &st, &err);
 	if (fd < 0 || kiln_source_hash(fd, &st, sha, sha384, &err) != KILN_OK) {
 		io_error(k, e->rel, &err);
 		goto out;

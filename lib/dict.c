@@ -426,7 +426,7 @@ static void work_one(struct dict_run *d, const struct job *j)
 	struct asset a = { .t = t, .e = &t->walk.v[j->k], .r = &t->reports[j->k] };
 	char *path = kiln_path_join(t->root, a.e->rel, "");
 	struct kiln_error err;
-	int fd = path ? kiln_source_open(path, a.e->via_link, &a.e->st, &a.st, &err) : -1;
+	int fd = path ? kiln_source_open(t->root, path, a.e->via_link, &a.e->st, &a.st, &err) : -1;
 
 	free(path);
 	if (fd < 0 || (uint64_t)a.st.st_size > DICT_MAX_SIZE ||

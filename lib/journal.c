@@ -1,6 +1,8 @@
 /* journal.c - see journal.h. */
 #include "journal.h"
 
+#include "beneath.h"
+
 #include "classify.h"
 #include "codec.h"
 #include "hash.h"
@@ -93,7 +95,7 @@ void kiln_journal_close(struct kiln_journal *j, bool remove)
 	if (j->fd >= 0)
 		close(j->fd);
 	if (remove && j->path)
-		unlink(j->path);
+		kiln_beneath_unlink(j->root, j->path);
 	free(j->path);
 	j->fd = -1;
 	j->path = NULL;
@@ -154,12 +156,23 @@ static bool parse_line(char *line, struct kiln_journaled *j, char **rel)
 	return (*rel = kiln_state_rel_base64(f[n - 1])) != NULL;
 }
 
+/* The journal PATH (in ROOT), opened beneath it for reading, or NULL. */
+static FILE *open_journal(const char *root, const char *path)
+{
+	int fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+
+	if (fd >= 0 && !f)
+		close(fd);
+	return f;
+}
+
 /* Nobody holds the journal's lock: its run is over.  (Unlike temporary
  * files, no age is required: removing a journal in the instant between its
  * creation and its lock costs that run nothing but the journal.) */
-static bool writer_gone(const char *path)
+static bool writer_gone(const char *root, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0);
 	bool gone;
 
 	if (fd < 0)
@@ -169,34 +182,40 @@ static bool writer_gone(const char *path)
 	return gone;
 }
 
-/* Call FN(ARG, PATH) for each journal in ROOT whose writer is gone. */
-static kiln_status each_dead(const char *root, kiln_status (*fn)(void *, const char *),
+/* Call FN(ARG, ROOT, PATH) for each journal in ROOT whose writer is gone
+ * (ROOT's directory as beneath.h opens it). */
+static kiln_status each_dead(const char *root,
+			     kiln_status (*fn)(void *, const char *, const char *),
 			     void *arg)
 {
-	DIR *d = opendir(root);
+	int fd = kiln_beneath_top(root);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 	kiln_status ret = KILN_OK;
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return KILN_OK;
+	}
 	while (ret == KILN_OK && (e = readdir(d)) != NULL) {
 		char path[PATH_MAX];
 		if (!kiln_is_journal_name(e->d_name) ||
 		    snprintf(path, sizeof(path), "%s/%s", root, e->d_name) >= (int)sizeof(path))
 			continue;
-		if (writer_gone(path))
-			ret = fn(arg, path);
+		if (writer_gone(root, path))
+			ret = fn(arg, root, path);
 	}
 	closedir(d);
 	return ret;
 }
 
-static kiln_status merge_file(void *arg, const char *path)
+static kiln_status merge_file(void *arg, const char *root, const char *path)
 {
 	struct kiln_state *st = arg;
 	char line[PATH_MAX * 2 + 512];
 	kiln_status ret = KILN_OK;
-	FILE *f = fopen(path, "re");
+	FILE *f = open_journal(root, path);
 
 	if (!f)
 		return KILN_OK;
@@ -217,8 +236,9 @@ kiln_status kiln_journal_merge(const char *root, struct kiln_state *st)
 	return each_dead(root, merge_file, st);
 }
 
-static kiln_status found(void *arg, const char *path)
+static kiln_status found(void *arg, const char *root, const char *path)
 {
+	(void)root;
 	(void)path;
 	*(bool *)arg = true;
 	return KILN_ERR_CANCELLED; /* stop at the first */
@@ -236,12 +256,12 @@ struct removal {
 	const char *own;
 };
 
-static kiln_status remove_one(void *arg, const char *path)
+static kiln_status remove_one(void *arg, const char *root, const char *path)
 {
 	struct removal *r = arg;
 
 	if (!r->own || strcmp(path, r->own) != 0)
-		unlink(path);
+		kiln_beneath_unlink(root, path);
 	return KILN_OK;
 }
 
@@ -258,12 +278,12 @@ struct settled_removal {
 };
 
 /* Remove the journal at PATH if every line of it is settled. */
-static kiln_status remove_if_settled(void *arg, const char *path)
+static kiln_status remove_if_settled(void *arg, const char *root, const char *path)
 {
 	const struct settled_removal *r = arg;
 	char line[PATH_MAX * 2 + 512];
 	bool all = true;
-	FILE *f = fopen(path, "re");
+	FILE *f = open_journal(root, path);
 
 	if (!f)
 		return KILN_OK;
@@ -283,7 +303,7 @@ static kiln_status remove_if_settled(void *arg, const char *path)
 	}
 	fclose(f);
 	if (all)
-		unlink(path);
+		kiln_beneath_unlink(root, path);
 	return KILN_OK;
 }
 
@@ -302,11 +322,11 @@ struct shard_removal {
 };
 
 /* Remove the journal at PATH if its first line names shard K of N. */
-static kiln_status remove_if_shard(void *arg, const char *path)
+static kiln_status remove_if_shard(void *arg, const char *root, const char *path)
 {
 	const struct shard_removal *r = arg;
 	char line[64], want[64];
-	FILE *f = fopen(path, "re");
+	FILE *f = open_journal(root, path);
 	bool ours;
 
 	if (!f)
@@ -315,7 +335,7 @@ static kiln_status remove_if_shard(void *arg, const char *path)
 	ours = fgets(line, sizeof(line), f) && strcmp(line, want) == 0;
 	fclose(f);
 	if (ours)
-		unlink(path);
+		kiln_beneath_unlink(root, path);
 	return KILN_OK;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "lock.h"
 
+#include "beneath.h"
 #include "error.h"
 #include "sibling.h"
 
@@ -155,7 +156,7 @@ kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err)
 
 	t->lock_fd = -1;
 	t->nouter_lock = 0;
-	if ((dir = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((dir = kiln_beneath_top(t->root)) < 0)
 		return KILN_OK; /* the walk says what is wrong with ROOT */
 	/* a run on a tree inside another kiln tree changes files that tree's
 	 * runs change too: it holds that tree's lock as well, taken first

@@ -559,7 +559,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 		wk->pe = NULL; /* the name of a recorded sibling, not this asset's */
 	wk->src.rel = e->rel;
 	wk->src.st = &wk->st;
-	wk->src.fd = kiln_source_open(path, e->via_link, &e->st, &wk->st, &r->error);
+	wk->src.fd = kiln_source_open(t->root, path, e->via_link, &e->st, &wk->st, &r->error);
 	if (wk->src.fd < 0) {
 		r->outcome = KILN_OUTCOME_ERROR;
 		/* gone, or another file now: what was written for it must go */

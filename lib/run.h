@@ -69,6 +69,7 @@ struct kiln_tree {
 	const struct kiln_callbacks *cb; /* this operation's callbacks */
 	const char *root;                /* normalised, owned */
 	bool hashing;                    /* records will be written */
+	bool pinned;                     /* ROOT pinned (beneath.h) */
 	int lock_fd;                     /* lock.h: held while >= 0 */
 	int outer_lock_fd[8];            /* lock.h: the trees around it, held (KILN_LOCK_OUTER) */
 	size_t nouter_lock;

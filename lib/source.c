@@ -11,14 +11,22 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-int kiln_source_open(const char *path, bool follow, const struct stat *listed,
+int kiln_source_open(const char *root, const char *path, bool follow, const struct stat *listed,
 		     struct stat *st, struct kiln_error *err)
 {
 	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
-	int fd = open(path, flags);
+	const char *base;
+	/* its directory beneath the top (beneath.h); the name itself is
+	 * followed only when the walk found a link to a file in the tree */
+	int dfd = kiln_beneath_parent(root, path, &base), fd = -1, e;
 
+	if (dfd != -1)
+		fd = openat(dfd, base, flags);
+	e = errno;
+	if (dfd >= 0)
+		close(dfd);
 	if (fd < 0) {
-		kiln_fail(err, KILN_ERR_IO, errno, "cannot open");
+		kiln_fail(err, KILN_ERR_IO, e, "cannot open");
 		return -1;
 	}
 	if (fstat(fd, st) != 0) {

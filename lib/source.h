@@ -23,11 +23,13 @@
 #include <sys/types.h>
 
 /*
- * Open PATH for reading and fstat it into *st.  LISTED is the stat the walk
- * recorded; the open file must be a regular file with the same device and
- * inode.  Returns an fd, or -1 with *err set.
+ * Open PATH (in the tree ROOT: its directory opened beneath ROOT, beneath.h;
+ * its last component followed only with FOLLOW) for reading and fstat it
+ * into *st.  LISTED is the stat the walk recorded; the open file must be a
+ * regular file with the same device and inode.  Returns an fd, or -1 with
+ * *err set.
  */
-int kiln_source_open(const char *path, bool follow, const struct stat *listed,
+int kiln_source_open(const char *root, const char *path, bool follow, const struct stat *listed,
 		     struct stat *st, struct kiln_error *err);
 
 /* Read up to N bytes from offset 0 into BUF; returns bytes read or -1. */

@@ -507,16 +507,23 @@ int kiln_unique_file(const char *dir, const char *prefix, int flags, char **path
 		     struct kiln_error *err)
 {
 	size_t n = strlen(dir) + strlen(prefix) + sizeof("/XXXXXX");
-	int fd;
+	int fd, dfd, e;
 
 	if (!(*path = malloc(n))) {
 		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
 		return -1;
 	}
 	snprintf(*path, n, "%s/%sXXXXXX", dir, prefix);
-	fd = mkostemp(*path, O_CLOEXEC | flags);
+	/* in DIR as the tree began (beneath.h: DIR is a pinned top) */
+	dfd = kiln_beneath_top(dir);
+	fd = dfd >= 0 ? create_unique(dfd, *path + n - strlen(prefix) - sizeof("XXXXXX"),
+				      strlen(prefix) + 6, flags)
+		      : -1;
+	e = errno;
+	if (dfd >= 0)
+		close(dfd);
 	if (fd < 0) {
-		kiln_fail(err, KILN_ERR_IO, errno, "cannot create file");
+		kiln_fail(err, KILN_ERR_IO, e, "cannot create file");
 		free(*path);
 		*path = NULL;
 		return -1;

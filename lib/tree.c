@@ -6,6 +6,7 @@
  */
 #include "run.h"
 
+#include "beneath.h"
 #include "error.h"
 #include "sibling.h"
 
@@ -69,7 +70,9 @@ kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const cha
 	if (!t->root || !(t->manifest_path = kiln_tree_manifest_path(run, t->root)))
 		return KILN_ERR_NOMEM;
 	/* every file put in place beneath the top goes through descriptors
-	 * opened beneath it (tempfile.h) */
+	 * opened beneath it (tempfile.h), the top opened once, now: a link to
+	 * it changed during the run does not move the run to another tree */
+	t->pinned = kiln_beneath_pin(t->root) == 0;
 	kiln_temps_set_root(&run->temps, t->root);
 	return KILN_OK;
 }
@@ -78,6 +81,8 @@ void kiln_tree_end(struct kiln_tree *t)
 {
 	if (t->run && t->root && t->run->temps.root == t->root)
 		kiln_temps_set_root(&t->run->temps, NULL);
+	if (t->pinned)
+		kiln_beneath_unpin(t->root);
 	for (size_t k = 0; t->records && k < t->walk.n; k++)
 		if (t->rec_state[k] == KILN_REC_SET)
 			kiln_record_free(&t->records[k]);

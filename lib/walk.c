@@ -14,6 +14,8 @@
  */
 #include "walk.h"
 
+#include "beneath.h"
+
 #include "classify.h"
 #include "codec.h"
 #include "error.h"
@@ -270,7 +272,8 @@ static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
 	name = *rel ? (name ? name + 1 : rel) : wk->root;
 	if (!follow) /* it was a directory when listed: never a link now */
 		flags |= O_NOFOLLOW;
-	fd = openat(parent_fd, name, flags);
+	/* the top: the directory it named when the tree began (beneath.h) */
+	fd = *rel ? openat(parent_fd, name, flags) : kiln_beneath_top(wk->root);
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		int err = errno;
 		struct kiln_entry *e;

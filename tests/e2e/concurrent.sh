@@ -9,7 +9,8 @@
 # and zstd tools) or, after a clean, holds nothing of kiln's; no source
 # changes, nothing is left half done.  check during a run reports the run,
 # not problems; --no-wait exits 1 at once, nothing done.  A run on a tree
-# inside a kiln tree waits for a run on the outer one.
+# inside a kiln tree waits for a run on the outer one.  A run whose top is
+# a link flipped to another tree during it goes on in the one it began in.
 . "$(dirname "$0")/lib.sh"
 SHIM=${FAULT_SHIM:?FAULT_SHIM must name the fault shim}
 
@@ -171,6 +172,37 @@ for cmd in br clean; do
 		grep -qF "waiting for another kiln (pid $xpid) changing the tree around it" "$T/y.out"
 	check "nested $cmd: nothing half done" test -z "$(kiln_leftovers "$D")"
 	check "nested $cmd: every sibling decodes" siblings_decode "$D"
+done
+
+# a top that is a link flipped during the run (current -> releases/N, a
+# deploy's layout): the run goes on in the directory it began in; the one
+# the link names now is not touched
+outside_state() { (cd "$1" && find . -printf '%p %y %m %s %T@ %i\n' | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+for cmd in clean br; do
+	R=$T/rel
+	rm -rf "$R"
+	mkdir -p "$R"
+	mk_tree "$R/one"
+	"$KILN" -q "$R/one" || fail "flip $cmd: first run"
+	cp -a "$R/one" "$R/two"
+	ln -s one "$R/cur"
+	two_before=$(outside_state "$R/two")
+	# shellcheck disable=SC2046
+	"${SLOW[@]}" -q $(cmd_of "$cmd") "$R/cur" 2>"$T/flip.err" &
+	xpid=$!
+	wait_lock "$R/one" "$xpid" || fail "flip $cmd: the slow run never held the lock"
+	ln -s two "$R/cur.new" && mv -T "$R/cur.new" "$R/cur"
+	wait "$xpid"
+	xrc=$?
+	check "flip $cmd: the run succeeded (got $xrc)" test "$xrc" -eq 0
+	check "flip $cmd: the tree the link names now is untouched" test "$two_before" = "$(outside_state "$R/two")"
+	check "flip $cmd: nothing half done in the tree it began in" test -z "$(kiln_leftovers "$R/one")"
+	case $cmd in
+	clean) check "flip clean: the tree it began in is cleaned" \
+		test ! -e "$R/one/kiln-manifest.json" -a -z "$(find "$R/one" -name '*.gz')" ;;
+	br) check "flip br: the tree it began in matches its manifest" "$KILN" check -q "$R/one"
+	    check "flip br: its .br siblings there" test -e "$R/one/js/m1.js.br" ;;
+	esac
 done
 
 # two runs started together on a larger tree, with no shim: one waits, both
