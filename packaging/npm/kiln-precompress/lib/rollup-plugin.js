@@ -7,9 +7,11 @@
 // config.logger, the cache's root is config.root.  Rollup: the directories
 // are the outputs' (output.dir, or the directory of output.file) of that
 // build, lines go to this.info and this.warn, the root is the working
-// directory.  writeBundle notes each directory written, closeBundle runs
-// kiln once on them (nothing was written: nothing to do).  A kiln failure
-// fails the build (this.error) with kiln's message.
+// directory.  Vite: writeBundle notes the directory, closeBundle runs kiln
+// once, after every output is written (nothing written: nothing to do).
+// Rollup: writeBundle runs kiln on each output's directory (the Rollup
+// command shows no warning given in closeBundle).  A kiln failure fails the
+// build (this.error) with kiln's message.
 'use strict';
 
 const path = require('path');
@@ -34,6 +36,17 @@ function kiln(options) {
     };
   }
 
+  async function precompress(context, dirs, root) {
+    try {
+      await run(dirs, s, root, output(context));
+    } catch (e) {
+      if (context && typeof context.error === 'function') {
+        context.error(e.message);
+      }
+      throw e;
+    }
+  }
+
   return {
     name: NAME,
     apply: 'build',
@@ -41,20 +54,22 @@ function kiln(options) {
     configResolved(resolved) {
       config = resolved;
     },
-    writeBundle(outputOptions) {
-      let dir;
+    async writeBundle(outputOptions) {
       if (config) {
         const env = this && this.environment && this.environment.config;
         const build = env && env.build ? env.build : config.build;
-        dir = path.resolve(config.root, build.outDir);
-      } else if (outputOptions && outputOptions.dir) {
+        written.add(path.resolve(config.root, build.outDir));
+        return;
+      }
+      let dir;
+      if (outputOptions && outputOptions.dir) {
         dir = path.resolve(outputOptions.dir);
       } else if (outputOptions && outputOptions.file) {
         dir = path.dirname(path.resolve(outputOptions.file));
       } else {
         return;
       }
-      written.add(dir);
+      await precompress(this, [dir], process.cwd());
     },
     async closeBundle() {
       if (written.size === 0) {
@@ -62,15 +77,7 @@ function kiln(options) {
       }
       const dirs = [...written];
       written = new Set();
-      const root = config ? config.root : process.cwd();
-      try {
-        await run(dirs, s, root, output(this));
-      } catch (e) {
-        if (this && typeof this.error === 'function') {
-          this.error(e.message);
-        }
-        throw e;
-      }
+      await precompress(this, dirs, config.root);
     },
   };
 }
