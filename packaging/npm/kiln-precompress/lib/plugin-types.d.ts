@@ -22,7 +22,7 @@ export interface KilnVitePlugin {
   apply: 'build';
   enforce: 'post';
   configResolved(config: KilnViteConfig): void;
-  writeBundle(options: KilnRollupOutputOptions): void;
+  writeBundle(options: KilnRollupOutputOptions): Promise<void>;
   closeBundle(): Promise<void>;
 }
 
