@@ -19,6 +19,8 @@
 # declarations pass `tsc --noEmit` in Vite, Rollup and webpack config files
 # typed against the bundlers' own types, and fail it on a misspelled option
 # or a wrong type.  The package README's Vite and webpack configs build.
+# A Rollup output.file in the project's root (its directory: the whole
+# project) fails the build before kiln runs.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
 unset KILN_BINARY KILN_CACHE_DIR
@@ -107,7 +109,8 @@ const css = {
 export default {
   input: 'src/app.js',
   plugins: [css, kilnPlugin({ ...options, onSummary: (s) => writeFileSync(process.env.KILN_SUMMARY, JSON.stringify(s)) })],
-  output: { dir: 'rdist', format: 'es', entryFileNames: '[name]-[hash].js' },
+  output: process.env.KILN_FILE ? { file: process.env.KILN_FILE, format: 'es' }
+    : { dir: 'rdist', format: 'es', entryFileNames: '[name]-[hash].js' },
 };
 EOF
 cat >"$A/webpack.config.cjs" <<'EOF'
@@ -257,6 +260,16 @@ for name in vite rollup; do
 	check "$name: ... with kiln's line about it" \
 		grep -qF "kiln: $A/${outdir[$name]}/dangling.js: $dangling_reason" "$T/$name.log"
 done
+
+# An output in the project's root: kiln would compress all of the project.
+build rollup '{}' KILN_FILE=bundle.js
+check "rollup: output.file in the project's root fails the build" [ "$status" -ne 0 ]
+check "... saying why" grep -q "kiln-precompress: the output directory $A holds the project" "$T/rollup.log"
+check "... and kiln did not run: no sibling in the project" [ -z "$(siblings "$A/src")" ]
+check "... no manifest" [ ! -e "$A/kiln-manifest.json" ]
+rm -f "$A/bundle.js"
+build rollup '{}' KILN_FILE=out/bundle.js
+check "rollup: output.file in a directory of its own: kiln runs on that directory" decodes_to "$A/out/bundle.js.gz" "$A/out/bundle.js"
 
 # The package README's configs, as they are: Vite's, then webpack's (its
 # defaults: src/index.js into dist/), with .gz and .br siblings.

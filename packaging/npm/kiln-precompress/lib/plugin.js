@@ -60,11 +60,20 @@ function cacheDir(s, root) {
   return path.resolve(root, s.cache === true ? DEFAULT_CACHE : s.cache);
 }
 
-// Runs kiln on DIRS: kiln's summary line (and, with verbose, its other
+// Runs kiln on DIRS (refused when one of them is ROOT or holds it: an
+// output.file in the project's root would have kiln compress the whole
+// project): kiln's summary line (and, with verbose, its other
 // lines) goes to out.info, each warning to out.warn.  Resolves to the
 // summary (null when optional and there is no binary for the platform);
 // rejects with precompress()'s error, whose message has kiln's lines.
 async function run(dirs, s, root, out) {
+  for (const dir of dirs) {
+    const up = path.relative(dir, root);
+    if (up === '' || (!up.startsWith('..') && !path.isAbsolute(up))) {
+      throw new Error(`kiln-precompress: the output directory ${dir} holds the project (${root}): ` +
+        'kiln would compress all of it; write the bundle into a directory of its own');
+    }
+  }
   const held = [];
   const options = { ...s.kiln };
   const cache = cacheDir(s, root);
