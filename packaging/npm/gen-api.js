@@ -5,7 +5,8 @@
 // usage: node gen-api.js KILN PACKAGE_DIR
 // writes PACKAGE_DIR/lib/options.json (what index.js checks options
 // against), PACKAGE_DIR/index.d.ts (CommonJS) and PACKAGE_DIR/index.d.mts
-// (ESM).  Run by pack.sh.
+// (ESM), which the plugins' declarations (vite.d.ts, webpack.d.ts, ...)
+// take KilnPluginOptions from.  Run by pack.sh.
 //
 // Every long option of `kiln --help` becomes a camelCase option
 // (--gzip-level N: gzipLevel), but --help, --version and --json (the API
@@ -116,6 +117,23 @@ export interface PrecompressOptions extends KilnOptions {
   optional?: boolean;
   /** Called with each line kiln writes on stderr (default: written to process.stderr). */
   log?: (line: string) => void;
+}
+
+/**
+ * The options of the bundler plugins (kiln-precompress/vite, /rollup,
+ * /webpack): kiln's, optional, and the plugins' own.
+ */
+export interface KilnPluginOptions extends Omit<KilnOptions, 'cache'> {
+  /**
+   * The content cache kept between builds: \`true\` (the default) for
+   * node_modules/.cache/kiln under the project's root, a directory
+   * (relative to the root), or \`false\` for none.
+   */
+  cache?: string | boolean;
+  /** When kiln has no binary for this platform, warn once and let the build succeed. */
+  optional?: boolean;
+  /** Called with kiln's summary after each run. */
+  onSummary?: (summary: KilnSummary) => void;
 }
 
 /** One warning or error of the summary. */

@@ -215,3 +215,6 @@ function precompress(dir, options) {
 }
 
 module.exports = { precompress };
+// For the bundler plugins (lib/plugin.js), which check their options when
+// the plugin is made: not part of the API.
+Object.defineProperty(module.exports, 'parseOptions', { value: parseOptions });

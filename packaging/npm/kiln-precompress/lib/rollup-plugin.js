@@ -1,0 +1,87 @@
+// rollup-plugin.js - the Vite and Rollup plugin (vite.js, rollup.js):
+// kiln(options) runs kiln once on the output directory after the bundle is
+// written.
+//
+// Vite (the plugin saw configResolved): the directory is the resolved
+// build.outDir (the environment's, in Vite 6 and later), kiln's lines go to
+// config.logger, the cache's root is config.root.  Rollup: the directories
+// are the outputs' (output.dir, or the directory of output.file) of that
+// build, lines go to this.info and this.warn, the root is the working
+// directory.  Vite: writeBundle notes the directory, closeBundle runs kiln
+// once, after every output is written (nothing written: nothing to do).
+// Rollup: writeBundle runs kiln on each output's directory (the Rollup
+// command shows no warning given in closeBundle).  A kiln failure fails the
+// build (this.error) with kiln's message.
+'use strict';
+
+const path = require('path');
+const { settings, run } = require('./plugin.js');
+
+const NAME = 'kiln';
+
+function kiln(options) {
+  const s = settings(options, 'kiln-precompress/vite');
+  let config = null;
+  let written = new Set();
+
+  // Where lines go from a hook whose plugin context is CONTEXT.
+  function output(context) {
+    if (config && config.logger) {
+      return { info: (l) => config.logger.info(l), warn: (l) => config.logger.warn(l) };
+    }
+    const has = (f) => context && typeof context[f] === 'function';
+    return {
+      info: (l) => (has('info') ? context.info(l) : console.log(l)),
+      warn: (l) => (has('warn') ? context.warn(l) : console.warn(l)),
+    };
+  }
+
+  async function precompress(context, dirs, root) {
+    try {
+      await run(dirs, s, root, output(context));
+    } catch (e) {
+      if (context && typeof context.error === 'function') {
+        context.error(e.message);
+      }
+      throw e;
+    }
+  }
+
+  return {
+    name: NAME,
+    apply: 'build',
+    enforce: 'post',
+    configResolved(resolved) {
+      config = resolved;
+    },
+    async writeBundle(outputOptions) {
+      if (config) {
+        const env = this && this.environment && this.environment.config;
+        const build = env && env.build ? env.build : config.build;
+        written.add(path.resolve(config.root, build.outDir));
+        return;
+      }
+      let dir;
+      if (outputOptions && outputOptions.dir) {
+        dir = path.resolve(outputOptions.dir);
+      } else if (outputOptions && outputOptions.file) {
+        dir = path.dirname(path.resolve(outputOptions.file));
+      } else {
+        return;
+      }
+      await precompress(this, [dir], process.cwd());
+    },
+    async closeBundle() {
+      if (written.size === 0) {
+        return;
+      }
+      const dirs = [...written];
+      written = new Set();
+      await precompress(this, dirs, config.root);
+    },
+  };
+}
+
+kiln.default = kiln;
+kiln.kiln = kiln;
+module.exports = kiln;
