@@ -81,7 +81,9 @@ int kiln_beneath_top(const char *root)
 	pthread_mutex_lock(&pin_lock);
 	for (size_t i = 0; i < MAX_PINS && fd == -2; i++)
 		if (pins[i].root && strcmp(pins[i].root, root) == 0)
-			fd = fcntl(pins[i].fd, F_DUPFD_CLOEXEC, 0);
+			/* a new open file description, not a dup: its own
+			 * directory position and its own flock(2) */
+			fd = openat(pins[i].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	pthread_mutex_unlock(&pin_lock);
 	return fd == -2 ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : fd;
 }
