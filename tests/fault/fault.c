@@ -9,7 +9,8 @@
  * close, create (a new file made: openat with O_CREAT | O_EXCL, mkostemp,
  * mkostemps), malloc.
  * KILN_FAULT_VANISH=NAME unlinks any file whose path ends in "/NAME" just
- * before kiln opens it (a file that disappears between listing and reading);
+ * before kiln opens it (open, or openat: its directory's path read from
+ * /proc/self/fd) (a file that disappears between listing and reading);
  * a NAME that starts with '/' names one file exactly: only a path equal to
  * it is unlinked.
  * KILN_FAULT_KILL_AFTER_RENAME=N makes the process die of SIGKILL right
@@ -220,6 +221,8 @@ int mkostemp(char *tmpl, int flags)
 	return REAL(mkostemp)(tmpl, flags);
 }
 
+static void vanish(const char *path);
+
 int openat(int dir, const char *path, int flags, ...)
 {
 	va_list ap;
@@ -232,6 +235,23 @@ int openat(int dir, const char *path, int flags, ...)
 	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) && should_fail("create")) {
 		errno = fault_errno;
 		return -1;
+	}
+	if (!(flags & (O_CREAT | O_DIRECTORY)) && getenv("KILN_FAULT_VANISH")) {
+		/* the whole path, for KILN_FAULT_VANISH's matching */
+		char link[64], full[8192];
+		ssize_t n;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", dir);
+		if (path[0] == '/')
+			vanish(path);
+		else if (dir != AT_FDCWD && (n = readlink(link, full, sizeof(full) - 1)) > 0 &&
+			 (size_t)n + strlen(path) + 2 < sizeof(full)) {
+			full[n] = '\0';
+			strcat(full, "/");
+			strcat(full, path);
+			vanish(full);
+		} else if (dir == AT_FDCWD) {
+			vanish(path);
+		}
 	}
 	return REAL(openat)(dir, path, flags, mode);
 }
