@@ -10,7 +10,7 @@
 # copyright file is then the one unpacked beside it.
 lib_package() {
 	local lib=$1 deb d
-	deb=$( (dpkg-query -S "$lib" || dpkg-query -S "$(readlink -f "$lib")") 2>/dev/null | head -n 1 | cut -d: -f1)
+	deb=$( (dpkg-query -S "$lib" || dpkg-query -S "$(readlink -f "$lib")") 2>/dev/null | head -n 1 | cut -d: -f1) || true
 	if [ -n "$deb" ]; then
 		echo "$deb /usr/share/doc/$deb/copyright"
 		return 0
