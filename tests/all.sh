@@ -4,8 +4,10 @@
 # (the whole suite under each, end-to-end tests included, since they run the
 # instrumented binary), the fully static build (the end-to-end suite again,
 # against the static binary, then its npm packages in a Vite project served
-# to Chromium, cmake --install and the README's recipes), and the libFuzzer
-# targets for a bounded time.
+# to Chromium, cmake --install and the README's recipes), the static arm64
+# binary (cross-built, its tests and part of the end-to-end suite under
+# qemu-user, and its npm package), and the libFuzzer targets for a bounded
+# time.
 # A sanitizer report makes the instrumented program exit non-zero, which
 # fails the test that ran it.
 #
@@ -41,7 +43,24 @@ step "static binary: end-to-end suite, npm packages, Vite and Chromium, install,
 # 2 cores, most of it the end-to-end suite).
 cmake -S . -B build-static -DKILN_WERROR=ON -DKILN_STATIC=ON -DKILN_SEQUENCE_SECONDS="$seq_seconds"
 timeout 600 cmake --build build-static -j "$jobs"
-SIGNAL_ROUNDS=$rounds timeout 1500 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 600
+# The arm64 binary too (about 30 s; npm-pack packs it), where the cross
+# compiler is installed: its tests are the next step.
+arm64=$(command -v aarch64-linux-gnu-gcc || true)
+if [ -n "$arm64" ]; then
+	timeout 300 bash packaging/arm64/build.sh . build-static/arm64 "$jobs"
+fi
+SIGNAL_ROUNDS=$rounds timeout 1500 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 600 \
+	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64)$'
+
+step "arm64 static binary under qemu-user: the binary, end-to-end suites, its npm package"
+# Its own budget: 8 minutes at most (measured: about 5 minutes on 2
+# cores).  Skipped, saying so, where the cross compiler is not installed.
+if [ -n "$arm64" ]; then
+	timeout 480 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 300 \
+		-R '^(arm64_build|arm64_binary|arm64_e2e_.*|npm_pack|npm_arm64)$'
+else
+	echo "all.sh: no aarch64-linux-gnu-gcc: the arm64 build and its tests are skipped"
+fi
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DKILN_WERROR=ON -DKILN_SANITIZE=address -DKILN_SEQUENCE_SECONDS="$seq_seconds"
