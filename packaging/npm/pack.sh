@@ -37,6 +37,10 @@ if [ -n "$arm64_build" ] && [ -f "$arm64_build/kiln" ]; then
 	file -b "$arm64_build/kiln" | grep -q 'ARM aarch64.*statically linked' ||
 		die "$arm64_build/kiln is not a static arm64 binary (packaging/arm64/build.sh)"
 	command -v aarch64-linux-gnu-strip >/dev/null || die "aarch64-linux-gnu-strip is missing"
+	if command -v qemu-aarch64-static >/dev/null; then
+		v=$(qemu-aarch64-static "$arm64_build/kiln" --version | head -n 1)
+		[ "$v" = "kiln $version" ] || die "$arm64_build/kiln is '$v', not kiln $version (rebuild it: packaging/arm64/build.sh)"
+	fi
 fi
 
 rm -rf "$stage" "$out"/*.tgz
