@@ -9,7 +9,8 @@
 # an archive; its siblings decode with the host's gzip and brotli and are
 # byte for byte those the x86-64 kiln writes for the same tree; every
 # library it links is in the README's licence table.  The end-to-end
-# suites run against it too, as tests of their own (tests/CMakeLists.txt).
+# suites run against it too, as tests of their own (tests/CMakeLists.txt):
+# the README's Quick start names exactly those of KILN_ARM64_SUITES.
 #
 # Skipped (exit 77) when the cross compiler is not installed.
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -119,5 +120,16 @@ while read -r lib; do
 	check "$lib ($deb) has a copyright file" [ -s "$copyright" ]
 	check "$lib ($deb) is in the README's licence table" grep -qF "| \`$deb\` |" "$T/licences"
 done <"$libs"
+
+# The README names the suites run against it.
+suites=${KILN_ARM64_SUITES:?KILN_ARM64_SUITES must list the end-to-end suites run against the arm64 kiln}
+awk '/^## Quick start/{p=1; next} p && /^## /{exit} p' "$SRC/README.md" | tr '\n' ' ' |
+	sed -n 's/.*the end-to-end suites \(.*\) against it.*/\1/p' | grep -o '`[a-z_]*`' | tr -d '`' | sort >"$T/readme.suites"
+printf '%s\n' $suites | sort >"$T/suites"
+check "the README's Quick start names the suites run against the arm64 kiln" cmp -s "$T/readme.suites" "$T/suites"
+check "... which are some" [ "$(wc -l <"$T/suites")" -gt 5 ]
+for t in $suites; do
+	check "suite $t exists" [ -f "$SRC/tests/e2e/$t.sh" ]
+done
 
 finish
