@@ -15,7 +15,8 @@
 #   STATIC_LIBS  a file naming every .a linked into KILN, one per line
 #   ARM64_BUILD  the arm64 build tree (packaging/arm64/build.sh): when it
 #                holds a kiln, it is packed too, stripped with
-#                aarch64-linux-gnu-strip, with its static-libs.txt's licences
+#                aarch64-linux-gnu-strip, with its static-libs.txt's licences;
+#                when not, the main package does not name it
 # Run by `cmake --build BUILD --target npm-pack` of a KILN_STATIC=ON build.
 # Licences come from the Debian packages the .a files belong to
 # (packaging/licence_files.sh).
@@ -50,6 +51,14 @@ for pkg in "$main" $platforms; do
 	sed -i "s/@KILN_VERSION@/$version/g" "$stage/$pkg/package.json"
 done
 chmod 755 "$stage/$main/bin/kiln.js"
+# The main package names exactly the platform packages written beside it.
+node -e '
+const fs = require("fs");
+const [file, ...platforms] = process.argv.slice(1);
+const p = JSON.parse(fs.readFileSync(file, "utf8"));
+for (const name of Object.keys(p.optionalDependencies))
+  if (!platforms.includes(name)) delete p.optionalDependencies[name];
+fs.writeFileSync(file, JSON.stringify(p, null, 2) + "\n");' "$stage/$main/package.json" $platforms
 node "$src/packaging/npm/gen-api.js" "$kiln" "$stage/$main" || die "gen-api.js failed"
 
 # platform_files PACKAGE BINARY STRIP STATIC_LIBS: the stripped binary,

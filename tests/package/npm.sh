@@ -39,10 +39,18 @@ new_project() {
 	printf '{ "name": "kiln-test-project", "version": "1.0.0", "private": true }\n' >"$1/package.json"
 }
 
-# npm_install_kiln DIR [NPM_ARGS...]: install both tarballs as devDependencies.
+# npm_install_kiln DIR [NPM_ARGS...]: install the main and the x86-64
+# tarball as devDependencies.  When npm-pack wrote the arm64 package too,
+# the main package names it as an optional dependency, which an offline
+# install cannot resolve from the registry: an override points it at the
+# tarball, so that the lock file records it (for another cpu, not
+# installed) as a registry's would, and `npm ci` finds the lock in sync.
 npm_install_kiln() {
 	local dir=$1
 	shift
+	if [ -f "$ARM64_TGZ" ]; then
+		(cd "$dir" && npm pkg set "overrides.$ARM64_NAME=file:$ARM64_TGZ") || return 1
+	fi
 	(cd "$dir" && PATH="$STUBS:$PATH" npm install --save-dev "$@" "$PLATFORM_TGZ" "$MAIN_TGZ" >"$dir.npm.log" 2>&1) ||
 		{ cat "$dir.npm.log" >&2; return 1; }
 }
