@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # launcher.sh - the npm packages npm-pack wrote: their package.json files
-# (bin, no install script, the platform package as an exact optional
-# dependency for linux/x64), an offline install of the two tarballs that
+# (bin, no install script, the platform packages npm-pack wrote as exact
+# optional dependencies: linux/x64, and linux/arm64 when it was packed), an offline install of the two tarballs that
 # runs no compiler, and the `kiln` launcher: it runs the platform package's
 # binary or KILN_BINARY with the same arguments and stdin, exits with its
 # status, dies of the signal that killed it, passes SIGINT, SIGTERM and
@@ -20,8 +20,13 @@ check "main package: name" [ "$(field "$M" .name)" = "$MAIN_NAME" ]
 check "main package: kiln's version" [ "$(field "$M" .version)" = "$VERSION" ]
 check "main package: bin kiln is the launcher" [ "$(field "$M" .bin)" = '{"kiln":"bin/kiln.js"}' ]
 check "main package: no scripts at all" [ "$(field "$M" .scripts)" = undefined ]
-check "main package: the platform package, exactly this version, optional" \
-	[ "$(field "$M" .optionalDependencies)" = "{\"$PLATFORM_NAME\":\"$VERSION\"}" ]
+if [ -f "$ARM64_TGZ" ]; then
+	check "main package: the platform packages, exactly this version, optional" \
+		[ "$(field "$M" .optionalDependencies)" = "{\"$PLATFORM_NAME\":\"$VERSION\",\"$ARM64_NAME\":\"$VERSION\"}" ]
+else
+	check "main package: the platform package, exactly this version, optional (no arm64 one packed)" \
+		[ "$(field "$M" .optionalDependencies)" = "{\"$PLATFORM_NAME\":\"$VERSION\"}" ]
+fi
 check "main package: no other dependency" [ "$(field "$M" .dependencies)" = undefined ]
 check "platform package: name" [ "$(field "$P" .name)" = "$PLATFORM_NAME" ]
 check "platform package: kiln's version" [ "$(field "$P" .version)" = "$VERSION" ]

@@ -3,10 +3,14 @@
 //
 // The binary is the file the KILN_BINARY environment variable names, or the
 // one in the platform package npm installed as an optional dependency
-// (kiln-precompress-linux-x64 on Linux x86-64).
+// (kiln-precompress-linux-x64 on Linux x86-64, kiln-precompress-linux-arm64
+// on Linux arm64).
 'use strict';
 
-const PLATFORMS = { 'linux-x64': 'kiln-precompress-linux-x64' };
+const PLATFORMS = {
+  'linux-x64': 'kiln-precompress-linux-x64',
+  'linux-arm64': 'kiln-precompress-linux-arm64',
+};
 
 // Thrown by findBinary() when there is nothing to run: .code is
 // 'KILN_NO_PLATFORM' (no binary is built for this platform) or
