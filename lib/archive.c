@@ -25,10 +25,12 @@
 #include "server.h"
 
 #include <archive.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /*
  * libarchive converts names between the archive's charset and the current
@@ -236,19 +238,17 @@ static kiln_status artifacts_out(struct ctx *c)
 		char *to = kiln_path_join(c->run->opt.artifacts_dir, c->artifacts[k], "");
 		struct kiln_error err = { 0 };
 		char *text = NULL;
-		size_t len = 0;
-		FILE *f = from ? fopen(from, "re") : NULL;
+		int fd = from ? open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
 		kiln_status st = KILN_ERR_NOMEM;
+		struct stat sb;
 
-		if (f) {
-			FILE *m = open_memstream(&text, &len);
-			int ch;
-			while (m && (ch = getc(f)) != EOF)
-				putc(ch, m);
-			if (m)
-				fclose(m);
-			fclose(f);
+		/* an artifact kiln just wrote: text, read whole */
+		if (fd >= 0 && fstat(fd, &sb) == 0 && (text = malloc((size_t)sb.st_size + 1))) {
+			ssize_t n = kiln_pread_full(fd, (uint8_t *)text, (size_t)sb.st_size, 0);
+			text[n > 0 ? n : 0] = '\0';
 		}
+		if (fd >= 0)
+			close(fd);
 		if (to && text)
 			st = kiln_write_artifact(c->temps, to, text, c->run->opt.fsync,
 						 "cannot write", NULL, &err);

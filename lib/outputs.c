@@ -56,22 +56,28 @@ struct output {
 /* PATH's directory resolved (realpath) joined with its last component, or
  * PATH itself when the directory is not there (nothing can be written
  * there: the write says so). */
-static char *key_of(const char *path)
+/* The directory holding PATH's last component, resolved (malloc'ed), or
+ * NULL. */
+static char *real_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	char *rdir = dir ? realpath(dir, NULL) : NULL;
-	const char *base = slash ? slash + 1 : path;
-	char *key = NULL;
+	char *real = dir ? realpath(dir, NULL) : NULL;
 
-	if (rdir) {
-		size_t n = strlen(rdir) + strlen(base) + 2;
-		if ((key = malloc(n)))
-			snprintf(key, n, "%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, base);
-	} else if (dir) {
-		key = strdup(path);
-	}
 	free(dir);
+	return real;
+}
+
+static char *key_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *rdir = real_dir_of(path), *key;
+
+	if (!rdir)
+		return strdup(path);
+	if ((key = malloc(strlen(rdir) + strlen(base) + 2)))
+		sprintf(key, "%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, base);
 	free(rdir);
 	return key;
 }
@@ -208,18 +214,6 @@ static size_t components(char *p, char **v, size_t max)
 	for (char *c = strtok(p, "/"); c && n < max; c = strtok(NULL, "/"))
 		v[n++] = c;
 	return n;
-}
-
-/* The directory holding PATH's last component, resolved (malloc'ed), or
- * NULL. */
-static char *real_dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	char *real = dir ? realpath(dir, NULL) : NULL;
-
-	free(dir);
-	return real;
 }
 
 char *kiln_outputs_tree_field(const struct kiln_tree *t)
