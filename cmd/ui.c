@@ -535,9 +535,10 @@ static void problem(struct ui *ui, const char *path, kiln_event ev, int coding,
 			coding_word(coding), *coding_word(coding) ? " " : "");
 	else if (ev == KILN_EVENT_SIBLING_METADATA)
 		fprintf(ui->err, "%s%ssibling", coding_word(coding), *coding_word(coding) ? " " : "");
-	else
+	else if (ev != KILN_EVENT_OTHER_TREE || !detail) /* its detail says it all */
 		fputs(kiln_event_name(ev), ui->err);
-	fprintf(ui->err, "%s%s\n", detail ? ": " : "", detail ? detail : "");
+	fprintf(ui->err, "%s%s\n", detail && ev != KILN_EVENT_OTHER_TREE ? ": " : "",
+		detail ? detail : "");
 	free(p);
 	if (rec && (json_object_set_new(rec, "kind", json_string(kiln_event_name(ev))) != 0 ||
 		    (coding >= 0 && json_object_set_new(rec, "coding",
@@ -625,8 +626,16 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 			free(glob);
 		}
 		break;
-	case KILN_EVENT_IN_PROGRESS:
-		error_line(ui, path, detail ? detail : kiln_event_name(ev), 0);
+	case KILN_EVENT_IN_PROGRESS: /* check: an error; a dry run: a warning */
+		if (err && err->status == KILN_OK)
+			warning_line(ui, path, detail ? detail : kiln_event_name(ev));
+		else
+			error_line(ui, path, detail ? detail : kiln_event_name(ev), 0);
+		break;
+	case KILN_EVENT_BEHIND_LINK:
+		snprintf(text, sizeof(text), "%s (%s is a link)", kiln_event_name(ev),
+			 detail ? detail : "a directory on its way");
+		warning_line(ui, path, text);
 		break;
 	case KILN_EVENT_SNIPPET_LEFT_OUT:
 	case KILN_EVENT_PREVIOUS_UNUSED:
@@ -645,6 +654,15 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		snprintf(text, sizeof(text), "%s%s%s", kiln_event_name(ev), detail ? ": " : "",
 			 detail ? detail : "");
 		error_line(ui, path, text, err ? err->errnum : 0);
+		break;
+	case KILN_EVENT_OTHER_TREE:
+		if (ui->command != UI_CLEAN) {
+			problem(ui, path, ev, coding, detail);
+			break;
+		}
+		snprintf(text, sizeof(text), "%s; nothing removed",
+			 detail ? detail : kiln_event_name(ev));
+		error_line(ui, path, text, 0);
 		break;
 	case KILN_EVENT_NO_MANIFEST:
 		if (ui->command != UI_CLEAN) {

@@ -53,31 +53,6 @@ static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
 	return v;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b ? b + 1 : path;
-}
-
-/* Is the file PATH (which may not exist yet) inside the tree ROOT, so that
- * a server of the tree could send it?  By the real paths of its directory
- * and of ROOT; a path that cannot be resolved counts as inside. */
-static bool in_tree(const char *root, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	char *rdir = dir ? realpath(dir, NULL) : NULL, *rroot = realpath(root, NULL);
-	size_t n = rroot ? strlen(rroot) : 0;
-	bool in = !rdir || !rroot ||
-		  (strncmp(rdir, rroot, n) == 0 && (rdir[n] == '\0' || rdir[n] == '/' || n == 1));
-
-	free(dir);
-	free(rdir);
-	free(rroot);
-	return in;
-}
-
 /* Free the first N of A, the snippets' assets. */
 static void free_assets(struct kiln_serve_asset *a, size_t n)
 {
@@ -89,10 +64,9 @@ static void free_assets(struct kiln_serve_asset *a, size_t n)
 /* The snippets' view of the tree: every asset the records hold, and those
  * of files that have no record (all of them with --no-manifest).  Fills
  * *S; its ASSETS are malloc'ed, OWN is the caller's array (false when out
- * of memory).  MOVED[0..nmoved): the paths of the snippet files an option
- * puts elsewhere. */
+ * of memory). */
 static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
-			struct kiln_serve *s, const char **own, char *const *moved, size_t nmoved)
+			struct kiln_serve *s, const char **own)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_serve_asset *a = malloc((n + t->walk.n + 1) * sizeof(*a));
@@ -138,17 +112,13 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 	s->url_prefix = opt->url_prefix;
 	s->assets = a;
 	s->n = m;
-	/* kiln's own names, and the names given to its files in the tree (one
+	/* kiln's own names: the only ones its files have in the tree (an
+	 * output an option names elsewhere in it is refused, outputs.h; one
 	 * outside it is not the tree's to hide: an asset may share its name) */
 	own[o++] = KILN_MANIFEST_NAME;
-	if (opt->manifest_path && in_tree(t->root, opt->manifest_path))
-		own[o++] = base_name(opt->manifest_path);
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
 		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
 			own[o++] = f->name;
-	for (size_t i = 0; i < nmoved; i++)
-		if (in_tree(t->root, moved[i]))
-			own[o++] = base_name(moved[i]);
 	own[o] = NULL;
 	s->own = own;
 	return true;
@@ -194,17 +164,9 @@ static void build_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 			   struct snippet_set *b)
 {
 	const struct kiln_options *opt = t->opt;
-	const char *own[4 + 3 * KILN_MAX_SERVERS];
+	const char *own[2 + 3 * KILN_MAX_SERVERS];
 	struct kiln_serve s = { 0 };
-	/* the snippet files an option puts elsewhere, under their own names */
-	char *moved[3 * KILN_MAX_SERVERS];
-	size_t nmoved = 0;
-	bool ok = recs != NULL;
-
-	for (unsigned sv = 0; sv < kiln_nservers; sv++)
-		for (unsigned f = 0; kiln_server_given(opt, sv) && kiln_servers[sv]->files[f].name; f++)
-			ok = (moved[nmoved++] = kiln_server_file_path(opt, t->root, sv, f)) && ok;
-	ok = ok && serve_input(t, recs, n, &s, own, moved, nmoved);
+	bool ok = recs != NULL && serve_input(t, recs, n, &s, own);
 
 	if (ok)
 		report_left_out(t, &s);
@@ -220,8 +182,6 @@ static void build_snippets(struct kiln_tree *t, const struct kiln_record *recs, 
 		}
 	}
 	free_assets((struct kiln_serve_asset *)s.assets, s.n);
-	for (size_t i = 0; i < nmoved; i++)
-		free(moved[i]);
 }
 
 /* PATH's name when it is a file at the top of the tree (ROOT/NAME), else

@@ -172,6 +172,42 @@ int kiln_beneath_parent(const char *root, const char *path, const char **base)
 	return fd;
 }
 
+char *kiln_beneath_link_on_way(const char *root, const char *path)
+{
+	size_t n = strlen(root);
+	const char *rel = path + n, *comp, *end;
+	char *found = NULL, *name;
+	int fd, next;
+	struct stat st;
+
+	if (strncmp(path, root, n) != 0 || (path[n] != '/' && !(n > 0 && root[n - 1] == '/')))
+		return NULL;
+	if ((fd = kiln_beneath_top(root)) < 0)
+		return NULL;
+	for (comp = rel; fd >= 0; comp = end + 1) {
+		while (*comp == '/')
+			comp++;
+		if (!(end = strchr(comp, '/')))
+			break; /* the last component: not on the way */
+		if (!(name = strndup(comp, (size_t)(end - comp))))
+			break;
+		if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+			found = strndup(path, (size_t)(end - path));
+			free(name);
+			break;
+		}
+		next = strcmp(name, "..") == 0 ? -1
+						: openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+									   O_CLOEXEC);
+		free(name);
+		close(fd);
+		fd = next;
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
 /* Run the call on PATH's parent, closing it after, errno kept. */
 #define BENEATH(root, path, call)                                      \
 	do {                                                           \

@@ -55,6 +55,12 @@ int kiln_beneath_lstat(const char *root, const char *path, struct stat *st);
  * creates), beneath ROOT: a descriptor, or -1 with errno. */
 int kiln_beneath_open(const char *root, const char *path, int flags, mode_t mode);
 
+/* The first directory on the way from ROOT to PATH's last component that
+ * is a symbolic link now (malloc'ed: ROOT joined with the components up to
+ * it), or NULL: none is, or PATH is outside ROOT, or out of memory.  Said
+ * to the user when a record's sibling is out of reach behind it. */
+char *kiln_beneath_link_on_way(const char *root, const char *path);
+
 /* unlink(2) of PATH, beneath ROOT: 0, or -1 with errno (ENOENT when PATH
  * is not in the tree: nothing of the tree's was there to remove). */
 int kiln_beneath_unlink(const char *root, const char *path);

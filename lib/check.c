@@ -392,9 +392,12 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
-	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded ||
-	    kiln_outputs_manifest_owner(&t, &t.state, &err) != KILN_OK) {
+	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded) {
 		problem(&k, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, err.what);
+		goto out;
+	}
+	if (kiln_outputs_manifest_owner(&t, &t.state, &err) != KILN_OK) {
+		problem(&k, KILN_EVENT_OTHER_TREE, t.manifest_path, -1, err.what);
 		goto out;
 	}
 	for (size_t i = 0; i < t.walk.n; i++)

@@ -162,9 +162,15 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		kiln_tree_root_error(&t, &err);
 		goto out;
 	}
-	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK ||
-	    kiln_outputs_manifest_owner(&t, &t.state, &err) != KILN_OK) {
+	if (run->opt.dry_run)
+		kiln_lock_note_dry_run(&t);
+	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK) {
 		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, &err);
+		ret = KILN_ERR_IO;
+		goto out;
+	}
+	if (kiln_outputs_manifest_owner(&t, &t.state, &err) != KILN_OK) {
+		kiln_tree_event(&t, KILN_EVENT_OTHER_TREE, t.manifest_path, -1, &err);
 		ret = KILN_ERR_IO;
 		goto out;
 	}

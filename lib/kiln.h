@@ -195,14 +195,24 @@ typedef enum kiln_event {
 	                                earlier run made it; ERR NULL */
 	KILN_EVENT_SNIPPET_LEFT_OUT, /* left out of a snippet (ERR->what: why) */
 	KILN_EVENT_PREVIOUS_UNUSED,  /* --previous PATH gives no delta (ERR->what) */
+	KILN_EVENT_BEHIND_LINK,      /* a sibling the manifest records (PATH) is
+	                                out of reach: a directory on its way is
+	                                a symbolic link now (ERR->what names it),
+	                                so what is there is outside the tree and
+	                                left alone; its record is dropped */
 	KILN_EVENT_WAITING,          /* another kiln is changing the tree (PATH):
 	                                waiting for it, once per tree (ERR->what
 	                                "waiting for another kiln (pid N)") */
 	/* check: the tree (PATH) is being changed by another kiln (ERR->what
-	 * names its pid): what check found is no problem of the tree */
+	 * names its pid): what check found is no problem of the tree; a dry
+	 * run (ERR->status KILN_OK: a warning): what it says may change */
 	KILN_EVENT_IN_PROGRESS,
 	/* check: each is a problem */
 	KILN_EVENT_NO_MANIFEST,      /* no readable manifest */
+	KILN_EVENT_OTHER_TREE,       /* the manifest given (--manifest, PATH) is
+	                                another tree's record (ERR->what says
+	                                whose): not used (also clean's, which
+	                                then removes nothing) */
 	KILN_EVENT_OUT_OF_DATE,      /* manifest does not match the tree */
 	KILN_EVENT_MISSING_SIBLING,  /* a sibling the manifest records is gone */
 	KILN_EVENT_STALE_SIBLING,    /* a sibling does not decode to its source

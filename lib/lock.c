@@ -202,3 +202,21 @@ long kiln_lock_holder(const char *root)
 
 _Static_assert(sizeof(((struct kiln_tree *)0)->outer_lock_fd) / sizeof(int) == KILN_LOCK_OUTER,
 	       "kiln_tree.outer_lock_fd holds KILN_LOCK_OUTER descriptors");
+
+void kiln_lock_note_dry_run(struct kiln_tree *t)
+{
+	static __thread char text[160];
+	struct kiln_error why = { KILN_OK, 0, text, "" };
+	long pid = kiln_lock_holder(t->root);
+
+	if (pid < 0)
+		return;
+	if (pid > 0)
+		snprintf(text, sizeof(text),
+			 "another kiln (pid %ld) is changing this tree: what this dry run says "
+			 "may be out of date when it ends", pid);
+	else
+		snprintf(text, sizeof(text), "another kiln is changing this tree: what this dry "
+					     "run says may be out of date when it ends");
+	kiln_tree_event(t, KILN_EVENT_IN_PROGRESS, t->root, -1, &why);
+}

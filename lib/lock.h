@@ -11,7 +11,8 @@
  * (from /proc/locks); with opt.no_wait it gives up at once.  check does not
  * take the lock: it looks in /proc/locks whether one is held, before and
  * after it reads the tree, and reports a run in progress instead of
- * problems.  A dry run reads only, and does not take the lock either.
+ * problems.  A dry run reads only, and does not take the lock either; it
+ * says so when another kiln holds it.
  *
  * A tree inside another kiln tree (a directory above it holds a manifest
  * at its default place) shares files with that tree's runs: a run on it
@@ -47,6 +48,11 @@
  * thread.
  */
 kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err);
+
+/* For a dry run, which takes no lock: when another kiln holds T's lock,
+ * say so (KILN_EVENT_IN_PROGRESS, ERR->status KILN_OK: a warning), since
+ * what the dry run reports may change under it.  Main thread. */
+void kiln_lock_note_dry_run(struct kiln_tree *t);
 
 /* Let go of T's lock, if held. */
 void kiln_lock_drop(struct kiln_tree *t);

@@ -49,6 +49,7 @@ struct output {
 	char *path;
 	bool snippet;
 	char *key; /* its directory resolved, and its name: one file, one key */
+	char *default_key; /* the key of its default path, at the tree's top */
 };
 
 #define MAX_OUTPUTS (1 + 3 * KILN_MAX_SERVERS)
@@ -94,32 +95,82 @@ static bool same_file(const struct output *a, const struct output *b)
 	       sa.st_ino == sb.st_ino;
 }
 
-/* Why the file at O's path is not kiln's to replace, or NULL. */
-static const char *not_replaced(const struct output *o)
+/* Why an output's path is not used, and what to give instead; WHY NULL:
+ * it is used. */
+struct refusal {
+	const char *why, *hint;
+};
+
+#define NEW_PATH "a new path, or remove the file"
+
+/* Is the directory RDIR (resolved) the tree's top RROOT (resolved) or
+ * beneath it? */
+static bool beneath_root(const char *rdir, const char *rroot)
+{
+	size_t n = strlen(rroot);
+
+	return strncmp(rdir, rroot, n) == 0 && (rdir[n] == '\0' || rdir[n] == '/' || n == 1);
+}
+
+/* Why O's path, inside the tree, is not used: kiln's files live in the tree
+ * only under kiln's own names at its top, which the walk never takes for
+ * sources and every snippet hides.  Under any other name one would be
+ * hidden by its name in every directory (a user's asset sharing it 404s),
+ * and once the option changed, walked, compressed and served.  NULL when O
+ * is outside the tree, or is the default name (DEFAULT_KEY) given by
+ * path, or when the tree is not there (RROOT NULL). */
+static struct refusal inside(const struct output *o, const char *rroot, const char *default_key)
+{
+	char *rdir = real_dir_of(o->path);
+	bool in;
+
+	if (!rdir)
+		return (struct refusal){ "its directory is not there (kiln creates no "
+					 "directory for its files), so not used",
+					 "a path in an existing directory" };
+	in = rroot && beneath_root(rdir, rroot);
+	free(rdir);
+	if (!in || (default_key && strcmp(o->key, default_key) == 0))
+		return (struct refusal){ NULL, NULL };
+	return (struct refusal){ "inside the tree, where a server could send it: kiln keeps its "
+				 "files in the tree only under its own names at the top, so not "
+				 "used",
+				 "a path outside the tree" };
+}
+
+/* Why the file at O's path is not kiln's to replace, or NULL.  RROOT: the
+ * tree's top, resolved; DEFAULT_KEY: the key of O's default path. */
+static struct refusal not_replaced(const struct output *o, const char *rroot,
+				   const char *default_key)
 {
 	const char *slash = strrchr(o->path, '/');
 	const char *base = slash ? slash + 1 : o->path;
 	struct stat st;
+	struct refusal r;
 
 	if (!o->option)
-		return NULL; /* kiln's own name */
+		return (struct refusal){ NULL, NULL }; /* kiln's own name */
 	if (kiln_sibling_base_len(base))
-		return o->snippet ? "named like a sibling, so not used for a snippet"
-				  : "named like a sibling, so not used for the manifest";
+		return (struct refusal){ o->snippet ? "named like a sibling, so not used for a snippet"
+						    : "named like a sibling, so not used for the manifest",
+					 "another path" };
 	/* kiln removes files of these names as leftovers of killed runs */
 	if (kiln_is_temp_name(base) || kiln_is_journal_name(base) ||
 	    kiln_is_part_name(base, NULL, NULL, NULL))
-		return "named like a temporary file, journal or shard part of kiln's, which a "
-		       "later run removes, so not used";
+		return (struct refusal){ "named like a temporary file, journal or shard part of "
+					 "kiln's, which a later run removes, so not used",
+					 "another path" };
+	if ((r = inside(o, rroot, default_key)).why != NULL)
+		return r;
 	if (lstat(o->path, &st) != 0)
-		return NULL; /* a new file */
+		return (struct refusal){ NULL, NULL }; /* a new file */
 	if (S_ISDIR(st.st_mode))
-		return "a directory, so not replaced";
+		return (struct refusal){ "a directory, so not replaced", "a file's path" };
 	if (!S_ISREG(st.st_mode))
-		return "not a regular file, so not replaced";
+		return (struct refusal){ "not a regular file, so not replaced", NEW_PATH };
 	if (o->snippet && !kiln_is_kiln_snippet(o->path))
-		return "not a kiln snippet, so not replaced";
-	return NULL; /* a manifest is checked as it is read (previous.c) */
+		return (struct refusal){ "not a kiln snippet, so not replaced", NEW_PATH };
+	return (struct refusal){ NULL, NULL }; /* a manifest is checked as it is read (previous.c) */
 }
 
 static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
@@ -132,6 +183,7 @@ static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
 			      : t->run->artifacts_manifest ? "--artifacts"
 							   : "--manifest";
 		v[n].snippet = false;
+		v[n].default_key = kiln_path_join(t->root, KILN_MANIFEST_NAME, "");
 		v[n++].path = strdup(t->manifest_path);
 	}
 	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
@@ -142,12 +194,18 @@ static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
 				      : t->run->artifacts_servers & (1u << sv) ? "--artifacts"
 									       : kiln_servers[sv]->option;
 			v[n].snippet = true;
+			v[n].default_key = kiln_path_join(t->root, kiln_servers[sv]->files[f].name, "");
 			v[n++].path = kiln_server_file_path(opt, t->root, sv, f);
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!v[i].path || !(v[i].key = key_of(v[i].path)))
+	for (size_t i = 0; i < n; i++) {
+		char *d = v[i].default_key;
+
+		if (!v[i].path || !(v[i].key = key_of(v[i].path)) || !d ||
+		    !(v[i].default_key = key_of(d)))
 			*nomem = true;
+		free(d);
+	}
 	return n;
 }
 
@@ -158,9 +216,12 @@ kiln_status kiln_outputs_check(struct kiln_tree *t, struct kiln_error *err, char
 	size_t n = list(t, v, &nomem);
 	kiln_status ret = KILN_OK;
 	static __thread char text[320]; /* read before the next tree */
-	const char *why;
+	struct refusal why;
+	char *rroot = NULL;
 
 	*where = NULL;
+	/* NULL when the tree is not there: opening it says so, next */
+	rroot = realpath(t->root, NULL);
 	if (nomem) {
 		ret = kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
 		goto out;
@@ -187,11 +248,9 @@ kiln_status kiln_outputs_check(struct kiln_tree *t, struct kiln_error *err, char
 					"--manifest, --nginx-conf, --caddy-conf and --apache-conf "
 					"a path each");
 		}
-		if (ret == KILN_OK && (why = not_replaced(&v[i])) != NULL) {
-			snprintf(text, sizeof(text), "%s (give %s %s)", why, v[i].option,
-				 why[0] == 'n' && why[1] == 'a' ? "another path"
-				 : why[0] == 'a'		 ? "a file's path"
-								 : "a new path, or remove the file");
+		if (ret == KILN_OK && (why = not_replaced(&v[i], rroot, v[i].default_key)).why) {
+			snprintf(text, sizeof(text), "%s (give %s %s)", why.why, v[i].option,
+				 why.hint);
 			*where = v[i].path;
 			v[i].path = NULL;
 			ret = kiln_fail(err, KILN_ERR_INVALID, 0, text);
@@ -201,7 +260,9 @@ out:
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].path);
 		free(v[i].key);
+		free(v[i].default_key);
 	}
+	free(rroot);
 	return ret;
 }
 

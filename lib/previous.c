@@ -167,8 +167,16 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 		return false;
 	}
 	if (kiln_beneath_lstat(t->root, sib, &st) != 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			goto out; /* already gone */
+		if (errno == ENOENT || errno == ENOTDIR) {
+			/* already gone, or out of reach behind a link */
+			char *link = kiln_beneath_link_on_way(t->root, sib);
+			if (link) {
+				struct kiln_error why = { KILN_OK, 0, link, "" };
+				kiln_tree_event(t, KILN_EVENT_BEHIND_LINK, sib, (int)c, &why);
+			}
+			free(link);
+			goto out;
+		}
 		err.errnum = errno;
 	} else if (!S_ISREG(st.st_mode)) {
 		point_out(t, sib, c, src_fd, src_size, true);

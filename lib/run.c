@@ -393,6 +393,8 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		kiln_tree_root_error(t, &err);
 		return ret;
 	}
+	if (opt->dry_run)
+		kiln_lock_note_dry_run(t);
 	if ((ret = kiln_outputs_check(t, &err, &where)) != KILN_OK) {
 		if (where)
 			kiln_tree_path_error(t, where, &err);

@@ -79,8 +79,8 @@ struct kiln_serve {
 	/* Union of the assets' kept bit sets. */
 	unsigned kept;
 	/* Base names of the files kiln writes into the tree that must never be
-	 * served (the manifest's and every snippet's, when inside the tree),
-	 * NULL-terminated.  Temporary files and journals are recognised by the
+	 * served (the manifest's and every snippet's default names: the only
+	 * ones kiln's files have in a tree, outputs.h), NULL-terminated.  Temporary files and journals are recognised by the
 	 * patterns KILN_TEMP_GLOB and KILN_JOURNAL_GLOB, shard parts and deltas
 	 * by KILN_PART_GLOB and KILN_DCZ_GLOB. */
 	const char *const *own;

@@ -227,19 +227,29 @@ check "--previous with --shard: usage error" [ $? -eq 2 ]
 check "... and nothing written" [ ! -e "$T/ps/kiln-manifest.json" ]
 
 # --manifest: a name outside the tree is not hidden in the tree (an asset
-# may share it); inside, it is; named like a shard part, refused.
+# may share it); inside, any name but kiln's own is refused (it would be
+# served once the option changed); named like a shard part, refused.
 fresh_site "$T/mo"
 mkdir -p "$T/mo-out"
 "$KILN" -q --server nginx,caddy,apache --manifest "$T/mo-out/products.json" "$T/mo"
 check "--manifest outside the tree: its name is hidden by no snippet" \
 	not grep -q products "$T/mo/kiln.nginx.conf" "$T/mo/kiln.caddy.conf" "$T/mo/kiln.apache.conf"
-"$KILN" -q --manifest "$T/mo/site-record.json" "$T/mo"
-check "--manifest inside the tree: its name is hidden" grep -q 'site-record' "$T/mo/kiln.nginx.conf"
+"$KILN" -q --manifest "$T/mo/site-record.json" "$T/mo" 2>"$T/mo.err"
+check "--manifest inside the tree: exit 1 ($?)" \
+	grep -qF "kiln: $T/mo/site-record.json: inside the tree, where a server could send it" "$T/mo.err"
+check "--manifest inside the tree: not written" [ ! -e "$T/mo/site-record.json" ]
+check "--manifest inside the tree: no snippet hides its name" \
+	not grep -q 'site-record' "$T/mo/kiln.nginx.conf"
 cp "$T/mo/data/products.json" "$T/products.orig"
 "$KILN" -q --manifest "$T/mo/data/products.json" "$T/mo" 2>"$T/mo.err"
-check "--manifest naming a file that is not kiln's: exit 1 ($?)" \
-	grep -qF "kiln: $T/mo/data/products.json: not a kiln manifest, so not replaced" "$T/mo.err"
+check "--manifest naming a user's file in the tree: exit 1 ($?)" \
+	grep -qF "kiln: $T/mo/data/products.json: inside the tree" "$T/mo.err"
 check "... and that file untouched" cmp -s "$T/mo/data/products.json" "$T/products.orig"
+cp "$T/products.orig" "$T/mo-out/theirs.json"
+"$KILN" -q --manifest "$T/mo-out/theirs.json" "$T/mo" 2>"$T/mo.err"
+check "--manifest naming a file that is not kiln's: exit 1 ($?)" \
+	grep -qF "kiln: $T/mo-out/theirs.json: not a kiln manifest, so not replaced" "$T/mo.err"
+check "... and that file untouched" cmp -s "$T/mo-out/theirs.json" "$T/products.orig"
 "$KILN" -q --manifest "$T/mo-out/kiln-manifest.shard-1-of-2.json" "$T/mo" 2>"$T/mo.err"
 check "--manifest named like a part: usage error ($?)" grep -q "cannot be named like a shard part" "$T/mo.err"
 finish

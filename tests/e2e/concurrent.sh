@@ -143,6 +143,42 @@ for y in br clean merge; do
 	check "--no-wait $y: the run's tree is whole" "$KILN" check -q "$D"
 done
 
+# a snapshot taken under the tree's lock (flock(1) on the top directory,
+# the lock kiln takes) waits for a run, so it shares no file the run is
+# still writing (its journal, its temporary files)
+mk_tree "$D"
+"$KILN" -q "$D"
+"${SLOW[@]}" -q -f --brotli "$D" &
+xpid=$!
+wait_lock "$D" "$xpid" || fail "snapshot: the slow run never held the lock"
+rm -rf "$T/snap"
+flock "$D" cp -al "$D" "$T/snap"
+check "snapshot under the lock: taken after the run ended" not kill -0 "$xpid" 2>/dev/null
+wait "$xpid"
+check "snapshot under the lock: no journal or temporary file of the run" \
+	test -z "$(find "$T/snap" -name '.kiln-*')"
+check "snapshot under the lock: the run's .br siblings in it" test -e "$T/snap/js/m1.js.br"
+rm -rf "$T/snap"
+
+# a dry run takes no lock, and says another kiln is changing the tree
+for y in compress clean; do
+	mk_tree "$D"
+	"$KILN" -q "$D"
+	"${SLOW[@]}" -q -f "$D" &
+	xpid=$!
+	wait_lock "$D" "$xpid" || fail "dry run $y: the slow run never held the lock"
+	if [ "$y" = clean ]; then "$KILN" clean -n "$D" >"$T/dry.out" 2>&1; else "$KILN" -n "$D" >"$T/dry.out" 2>&1; fi
+	rc=$?
+	check "dry run $y during a run: did not wait for it" kill -0 "$xpid"
+	wait "$xpid"
+	check "dry run $y during a run: exit 0 (got $rc)" test "$rc" -eq 0
+	check "dry run $y during a run: says so" \
+		grep -qF "warning: another kiln (pid $xpid) is changing this tree: what this dry run says may be out of date" "$T/dry.out"
+	"$KILN" -n "$D" >"$T/dry.out" 2>&1
+	check "dry run $y alone: says nothing of another kiln" not grep -q 'another kiln' "$T/dry.out"
+	check "dry run $y: the run's tree is whole" "$KILN" check -q "$D"
+done
+
 # nested trees: a run on a tree inside a kiln tree (its directory above
 # holds a manifest) takes that tree's lock too, so it never changes files
 # while a run on the outer tree does; with --no-wait it exits 1 at once

@@ -63,8 +63,14 @@ untouched ck "check after the swap"
 
 # clean straight after the swap
 setup cl --brotli
-"$KILN" clean -q "$T/cl"
+"$KILN" clean "$T/cl" 2>"$T/cl.log"
+check "clean after the swap: exit 0" test $? -eq 0
 untouched cl "clean after the swap"
+# what it leaves behind the link it says, naming the link
+for c in gz br; do
+	check "clean after the swap: says sub/b.js.$c is behind a link" \
+		grep -qF "kiln: $T/cl/sub/b.js.$c: warning: behind a link now, outside the tree: left alone ($T/cl/sub is a link)" "$T/cl.log"
+done
 
 # the link deeper in the tree: site/x/sub -> outside
 mkdir -p "$T/deep/x/sub" "$T/deep.out"
