@@ -40,16 +40,20 @@ static int asset_cmp(const void *a, const void *b)
 /* Every record of the tree, for the manifest: entries' and carried ones. */
 static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
 {
-	struct kiln_record *v = malloc((t->walk.n + t->ncarried + 1) * sizeof(*v));
+	size_t ncarried;
+	const struct kiln_record *carried = kiln_ledger_carried(&t->ledger, &ncarried);
+	struct kiln_record *v = malloc((t->walk.n + ncarried + 1) * sizeof(*v));
 
 	*n = 0;
-	for (size_t k = 0; v && k < t->walk.n; k++)
-		if (t->rec_state[k] == KILN_REC_SET) {
-			v[*n] = t->records[k];
+	for (size_t k = 0; v && k < t->walk.n; k++) {
+		const struct kiln_record *r = kiln_ledger_record(&t->ledger, k);
+		if (r) {
+			v[*n] = *r; /* a shallow copy, read only */
 			v[(*n)++].fp = kiln_immutable_of(t, k);
 		}
-	for (size_t i = 0; v && i < t->ncarried; i++)
-		v[(*n)++] = t->carried[i];
+	}
+	for (size_t i = 0; v && i < ncarried; i++)
+		v[(*n)++] = carried[i];
 	return v;
 }
 
@@ -79,7 +83,7 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 		kiln_outcome outcome;
 		struct kiln_fp fp;
 		unsigned mine = 0;
-		if (i >= n && (t->rec_state[i - n] == KILN_REC_SET ||
+		if (i >= n && (kiln_ledger_record(&t->ledger, i - n) ||
 			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
 			continue;
 		rel = i < n ? recs[i].rel : t->walk.v[i - n].rel;
@@ -371,8 +375,9 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
-	size_t n = 0;
+	size_t n = 0, nstale;
 	struct kiln_record *recs = gather(t, &n);
+	const struct kiln_stale *stale = kiln_ledger_stale(&t->ledger, &nstale);
 	struct snippet_set *b = calloc(1, sizeof(*b));
 	bool snip_ok = b != NULL, kept = false;
 
@@ -381,7 +386,7 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 	/* a shard writes no snippet: the merge's are the tree's */
 	snip_ok = snip_ok && (opt->shard_count || remove_stale_snippets(t, b)) &&
 		  record_snippets(t, b);
-	if (opt->write_manifest && atomic_load(&t->record_lost)) {
+	if (opt->write_manifest && kiln_ledger_is_lost(&t->ledger)) {
 		t->artifact_failed = t->manifest_failed = true;
 		err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
 					   "out of memory earlier in the run; the previous "
@@ -392,7 +397,7 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 		char *tree = kiln_outputs_tree_field(t);
 		if (!recs || !snip_ok ||
 		    kiln_write_artifact(&t->run->temps, t->manifest_path,
-					kiln_manifest_dump(opt, recs, n, t->stale, t->nstale, b->rec,
+					kiln_manifest_dump(opt, recs, n, stale, nstale, b->rec,
 							   b->nrec, tree),
 					opt->fsync, "cannot build the manifest", &kept, &err) != KILN_OK)
 			t->artifact_failed = t->manifest_failed = true;

@@ -38,7 +38,7 @@ static bool remove_file(struct kiln_tree *t, const char *path, uint64_t *removed
 	struct stat st;
 
 	if (t->opt->dry_run ? kiln_beneath_lstat(t->root, path, &st) != 0 && errno == ENOENT
-			    : kiln_beneath_unlink(t->root, path) != 0) {
+			    : kiln_sibling_remove(t->root, path) != 0) {
 		if (errno == ENOENT)
 			return true; /* nothing there: nothing to count */
 		err.errnum = errno;
@@ -88,7 +88,7 @@ static void point_out_unrecorded(struct kiln_tree *t, const struct kiln_entry *e
 	if (kiln_prev_foreign_at(t, NULL, src_rel, c, fd, (uint64_t)st.st_size, &decodes)) {
 		char *sib = kiln_path_join(t->root, e->rel, "");
 		if (!decodes)
-			atomic_store(&t->foreign_stale, true);
+			kiln_ledger_foreign_stale(&t->ledger);
 		if (sib)
 			kiln_tree_event(t, decodes ? KILN_EVENT_FOREIGN : KILN_EVENT_FOREIGN_STALE,
 					sib, (int)c, NULL);
@@ -111,10 +111,10 @@ static void remove_delta(struct kiln_tree *t, const struct kiln_entry *e, uint64
 	if (!path)
 		return;
 	if (!S_ISREG(e->st.st_mode)) {
-		atomic_store(&t->foreign_stale, true);
+		kiln_ledger_foreign_stale(&t->ledger);
 		kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, path, -1, NULL);
 	} else if (!remove_file(t, path, removed)) {
-		atomic_store(&t->remove_failed, true);
+		kiln_ledger_remove_failed(&t->ledger);
 	}
 	free(path);
 }
@@ -209,14 +209,14 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 			free(snippet);
 			snippet = NULL;
 		}
-	if (atomic_load(&t.remove_failed) || ret != KILN_OK)
+	if (kiln_ledger_had_remove_failed(&t.ledger) || ret != KILN_OK)
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
 	else if (!remove_file(&t, t.manifest_path, removed))
 		ret = KILN_ERR_IO;
 	for (size_t i = 0; ret == KILN_OK && i < t.parts_seen.n; i++)
 		if (!remove_file(&t, t.parts_seen.v[i].path, removed))
 			ret = KILN_ERR_IO;
-	if (atomic_load(&t.foreign_stale))
+	if (kiln_ledger_had_foreign_stale(&t.ledger))
 		ret = KILN_ERR_IO; /* a stale sibling of someone else's is still served */
 out:
 	free(snippet);

@@ -373,7 +373,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 			dr.size = old->size;
 			memcpy(dr.sha256, old->sha256, 32);
 			if (!keep(a, &dr))
-				atomic_store(&t->record_lost, true);
+				kiln_ledger_lost(&t->ledger);
 			free(buf);
 			goto out;
 		}
@@ -396,7 +396,7 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 	dr.size = enc_len;
 	if (t->opt->dry_run) {
 		if (!keep(a, &dr))
-			atomic_store(&t->record_lost, true);
+			kiln_ledger_lost(&t->ledger);
 		goto out;
 	}
 	if (kiln_file_digest_beneath(t->root, path, &size, sha) == KILN_OK && size == enc_len &&
@@ -412,8 +412,8 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 		goto out;
 	}
 	if (!keep(a, &dr)) {
-		atomic_store(&t->record_lost, true);
-		kiln_beneath_unlink(t->root, path);
+		kiln_ledger_lost(&t->ledger);
+		kiln_sibling_remove(t->root, path);
 	}
 out:
 	free(enc);
@@ -424,6 +424,7 @@ static void work_one(struct dict_run *d, const struct job *j)
 {
 	struct kiln_tree *t = d->t;
 	struct asset a = { .t = t, .e = &t->walk.v[j->k], .r = &t->reports[j->k] };
+	const struct kiln_record *rec;
 	char *path = kiln_path_join(t->root, a.e->rel, "");
 	struct kiln_error err;
 	int fd = path ? kiln_source_open(t->root, path, a.e->via_link, &a.e->st, &a.st, &err) : -1;
@@ -436,8 +437,8 @@ static void work_one(struct dict_run *d, const struct job *j)
 	if (kiln_sha256(a.src ? (const void *)a.src : "", a.len, a.sha) != KILN_OK)
 		goto out;
 	/* the content the run settled, or none: a file changed since gets none */
-	if (t->rec_state[j->k] == KILN_REC_SET &&
-	    (t->records[j->k].size != a.len || memcmp(t->records[j->k].sha256, a.sha, 32) != 0))
+	if ((rec = kiln_ledger_record(&t->ledger, j->k)) != NULL &&
+	    (rec->size != a.len || memcmp(rec->sha256, a.sha, 32) != 0))
 		goto out;
 	for (size_t i = j->first; i < j->first + j->n; i++) {
 		const struct member *m = &d->m[i];
@@ -467,7 +468,7 @@ static void work_one(struct dict_run *d, const struct job *j)
 		for (size_t i = 0; i < a.kept.n; i++) {
 			char *p = kiln_dict_sibling_path(t->root, a.e->rel, a.kept.v[i].dict_sha256);
 			if (p && !t->opt->dry_run)
-				kiln_beneath_unlink(t->root, p);
+				kiln_sibling_remove(t->root, p);
 			free(p);
 			free(a.kept.v[i].dict_path);
 		}
@@ -581,12 +582,12 @@ static void remove_unkept(struct kiln_tree *t)
 		}
 		if (!S_ISREG(st.st_mode)) {
 			/* not kiln's to remove, and a server would follow it */
-			atomic_store(&t->foreign_stale, true);
+			kiln_ledger_foreign_stale(&t->ledger);
 			kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, path, -1, NULL);
-		} else if (!t->opt->dry_run && kiln_beneath_unlink(t->root, path) != 0) {
+		} else if (!t->opt->dry_run && kiln_sibling_remove(t->root, path) != 0) {
 			struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove stale sibling",
 						  "" };
-			atomic_store(&t->remove_failed, true);
+			kiln_ledger_remove_failed(&t->ledger);
 			kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
 		} else {
 			kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
@@ -599,26 +600,10 @@ static void remove_unkept(struct kiln_tree *t)
 	return;
 nomem:
 	/* cannot tell which to keep: the previous manifest stays */
-	atomic_store(&t->record_lost, true);
+	kiln_ledger_lost(&t->ledger);
 	for (size_t i = 0; kept && i < n; i++)
 		free(kept[i]);
 	free(kept);
-}
-
-/* Give record R its own copy of the list L. */
-static bool copy_list(struct kiln_record *r, const struct kiln_dict_list *l)
-{
-	if (!l->n)
-		return true;
-	if (!(r->dicts = calloc(l->n, sizeof(*r->dicts))))
-		return false;
-	for (size_t i = 0; i < l->n; i++) {
-		r->dicts[i] = l->v[i];
-		r->ndicts++;
-		if (!(r->dicts[i].dict_path = strdup(l->v[i].dict_path)))
-			return false;
-	}
-	return true;
 }
 
 void kiln_dict_run(struct kiln_tree *t)
@@ -627,7 +612,7 @@ void kiln_dict_run(struct kiln_tree *t)
 	bool listed = true;
 
 	if (!(t->dicts = calloc(t->walk.n + 1, sizeof(*t->dicts)))) {
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 		return;
 	}
 	listed = list_families(&d);
@@ -639,7 +624,7 @@ void kiln_dict_run(struct kiln_tree *t)
 			warn_unshared(&d, i);
 	}
 	if (!listed) { /* no delta rather than some */
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 		for (size_t i = 0; i < d.nm; i++)
 			free(d.m[i].family);
 		d.nm = 0;
@@ -647,7 +632,7 @@ void kiln_dict_run(struct kiln_tree *t)
 	if (d.nm > 1)
 		qsort(d.m, d.nm, sizeof(*d.m), member_cmp);
 	if (!plan(&d)) {
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 	} else if (d.njobs) {
 		atomic_store(&d.next, 0);
 		kiln_pool_run(t->run->nworkers < d.njobs ? t->run->nworkers : (unsigned)d.njobs,
@@ -663,14 +648,8 @@ void kiln_dict_run(struct kiln_tree *t)
 			free(p);
 		}
 	/* each record holds exactly the deltas on disk now */
-	for (size_t k = 0; k < t->walk.n; k++) {
-		struct kiln_record *r = &t->records[k];
-		if (t->rec_state[k] != KILN_REC_SET)
-			continue;
-		kiln_record_free_dicts(r);
-		if (!copy_list(r, &t->dicts[k]))
-			atomic_store(&t->record_lost, true);
-	}
+	for (size_t k = 0; k < t->walk.n; k++)
+		kiln_ledger_set_dicts(&t->ledger, k, t->dicts[k].v, t->dicts[k].n);
 	for (size_t i = 0; i < d.nm; i++)
 		free(d.m[i].family);
 	free(d.m);

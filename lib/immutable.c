@@ -200,7 +200,7 @@ static void read_manifest(struct decide *d, const char *path, bool required,
 		close(fd);
 	free(text);
 	if (ret == KILN_ERR_NOMEM)
-		atomic_store(&d->t->record_lost, true);
+		kiln_ledger_lost(&d->t->ledger);
 	if (ret != KILN_OK && required) {
 		d->t->fingerprints_failed = true;
 		kiln_tree_path_error(d->t, path, &err);
@@ -393,7 +393,7 @@ void kiln_immutable_decide(struct kiln_tree *t)
 	t->fp = d.fp;
 	return;
 nomem:
-	atomic_store(&t->record_lost, true);
+	kiln_ledger_lost(&t->ledger);
 	free(d.fp);
 	free(d.by_base);
 	free(d.by_rel);

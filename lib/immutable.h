@@ -32,8 +32,8 @@
  * the files of opt.fingerprints (one that cannot be read or is no manifest
  * kiln knows is reported through on_file with its path as root, and sets
  * t->fingerprints_failed), and the earlier releases dict.c listed.  Out of
- * memory: t->fp NULL (nothing immutable) and t->record_lost.  Main thread,
- * after kiln_dict_begin(), before the pool.
+ * memory: t->fp NULL (nothing immutable) and the ledger lost (ledger.h).
+ * Main thread, after kiln_dict_begin(), before the pool.
  */
 void kiln_immutable_decide(struct kiln_tree *t);
 

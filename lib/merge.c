@@ -529,6 +529,8 @@ static bool settled(void *arg, const char *rel, const struct kiln_journaled *j)
 	char *path;
 	uint8_t sha[32];
 	uint64_t size;
+	size_t nstale;
+	const struct kiln_stale *stale = kiln_ledger_stale(&m->t->ledger, &nstale);
 	bool there;
 
 	if (s && s->rec->coding[j->coding].outcome == KILN_CODING_KEPT &&
@@ -540,38 +542,27 @@ static bool settled(void *arg, const char *rel, const struct kiln_journaled *j)
 		memcmp(sha, j->sha256, 32) == 0;
 	free(path);
 	/* (recorded as stale: the manifest knows it) */
-	for (size_t i = 0; there && i < m->t->nstale; i++)
-		there = !(m->t->stale[i].coding == j->coding &&
-			  memcmp(m->t->stale[i].sha256, j->sha256, 32) == 0 &&
-			  strncmp(m->t->stale[i].rel, rel, strlen(rel)) == 0 &&
-			  strcmp(m->t->stale[i].rel + strlen(rel), kiln_codecs[j->coding]->info.suffix) == 0);
+	for (size_t i = 0; there && i < nstale; i++)
+		there = !(stale[i].coding == j->coding &&
+			  memcmp(stale[i].sha256, j->sha256, 32) == 0 &&
+			  strncmp(stale[i].rel, rel, strlen(rel)) == 0 &&
+			  strcmp(stale[i].rel + strlen(rel), kiln_codecs[j->coding]->info.suffix) == 0);
 	return !there;
 }
 
 static kiln_status write_merged(struct merger *m)
 {
 	struct kiln_tree *t = m->t;
-	size_t nstale = 0;
 
-	for (size_t i = 0; i < m->nparts; i++)
-		nstale += m->parts[i].st.nstale;
-	t->carried = calloc(m->nslots + 1, sizeof(*t->carried));
-	t->stale = calloc(nstale + 1, sizeof(*t->stale));
-	if (!t->carried || !t->stale)
-		return KILN_ERR_NOMEM;
-	for (size_t i = 0; i < m->nslots; i++) {
-		if (!kiln_record_copy(&t->carried[t->ncarried], m->slots[i].rec))
-			return KILN_ERR_NOMEM;
-		t->ncarried++;
-	}
+	for (size_t i = 0; i < m->nslots; i++)
+		kiln_ledger_carry(&t->ledger, m->slots[i].rec);
 	for (size_t i = 0; i < m->nparts; i++)
 		for (size_t j = 0; j < m->parts[i].st.nstale; j++) {
-			struct kiln_stale *s = &t->stale[t->nstale];
-			*s = m->parts[i].st.stale[j];
-			if (!(s->rel = strdup(s->rel)))
-				return KILN_ERR_NOMEM;
-			t->nstale++;
+			const struct kiln_stale *s = &m->parts[i].st.stale[j];
+			kiln_ledger_keep_stale(&t->ledger, s->rel, s->coding, s->size, s->sha256);
 		}
+	if (kiln_ledger_is_lost(&t->ledger))
+		return KILN_ERR_NOMEM;
 	settle_siblings(m);
 	t->opt = &m->opt;
 	kiln_tree_write_artifacts(t);

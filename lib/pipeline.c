@@ -78,12 +78,7 @@ static int source_fd(const struct work *wk)
 /* Set entry k's record to REC (copied). */
 static void set_record(struct work *wk, const struct kiln_record *rec)
 {
-	struct kiln_tree *t = wk->t;
-
-	if (kiln_record_copy(&t->records[wk->k], rec))
-		t->rec_state[wk->k] = KILN_REC_SET;
-	else
-		atomic_store(&t->record_lost, true);
+	kiln_ledger_set(&wk->t->ledger, wk->k, rec);
 }
 
 /* The record of a file that ended well, from its report. */
@@ -138,7 +133,7 @@ static void settle(struct work *wk)
 		if (!wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (kiln_beneath_unlink(t->root, sib) == 0)
+		if (kiln_sibling_remove(t->root, sib) == 0)
 			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
 		free(sib);
 	}
@@ -149,7 +144,7 @@ static void settle(struct work *wk)
 		if (!wk->foreign[c] || wk->foreign_decodes[c] || wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (kiln_beneath_unlink(t->root, sib) == 0)
+		if (kiln_sibling_remove(t->root, sib) == 0)
 			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
 		free(sib);
 	}
@@ -182,7 +177,7 @@ static void settle(struct work *wk)
 	/* unchanged or unreadable: the record stays, less what was rewritten
 	 * and then removed above, and less siblings only a journal knew */
 	if (!kiln_record_copy(&carried, &pe->rec)) {
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 		return;
 	}
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -192,10 +187,7 @@ static void settle(struct work *wk)
 			kiln_prev_no_sibling(t, pe, wk->e->rel, (kiln_coding)c, source_fd(wk),
 					     (uint64_t)wk->st.st_size);
 	}
-	if (kiln_record_copy(&t->records[wk->k], &carried))
-		t->rec_state[wk->k] = KILN_REC_SET;
-	else
-		atomic_store(&t->record_lost, true);
+	kiln_ledger_set(&t->ledger, wk->k, &carried);
 	kiln_record_free(&carried);
 }
 
@@ -543,7 +535,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 
 	if (!wk || !path) {
 		/* nothing settled for this file: the previous manifest must stay */
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 		kiln_report_fail(r, KILN_ERR_NOMEM, ENOMEM, "out of memory", "");
 		goto out;
 	}

@@ -12,9 +12,9 @@
 
 /*
  * Process walk entry K of T (a candidate, or an excluded file to hash) on
- * worker W: fill t->reports[k] and, when a record is kept for it,
- * t->records[k] and t->rec_state[k].  Called from pool threads, each K by
- * exactly one; everything it shares with other workers is thread-safe
+ * worker W: fill t->reports[k] and, when a record is kept for it, entry
+ * K's record in the ledger (ledger.h).  Called from pool threads, each K
+ * by exactly one; everything it shares with other workers is thread-safe
  * (see run.h).
  */
 void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k);

@@ -22,32 +22,7 @@
 static void keep_stale(struct kiln_tree *t, const char *rel, kiln_coding c, uint64_t size,
 		       const uint8_t sha256[32])
 {
-	struct kiln_stale *s;
-	char *copy = strdup(rel);
-	bool kept = false;
-
-	pthread_mutex_lock(&t->stale_lock);
-	if (copy && t->nstale == t->stale_cap) {
-		size_t cap = t->stale_cap ? 2 * t->stale_cap : 16;
-		struct kiln_stale *v = realloc(t->stale, cap * sizeof(*v));
-		if (v) {
-			t->stale = v;
-			t->stale_cap = cap;
-		}
-	}
-	if (copy && t->nstale < t->stale_cap) {
-		s = &t->stale[t->nstale++];
-		s->rel = copy;
-		s->coding = c;
-		s->size = size;
-		memcpy(s->sha256, sha256, 32);
-		copy = NULL;
-		kept = true;
-	}
-	pthread_mutex_unlock(&t->stale_lock);
-	free(copy);
-	if (!kept)
-		atomic_store(&t->record_lost, true);
+	kiln_ledger_keep_stale(&t->ledger, rel, c, size, sha256);
 }
 
 /* SHA-256 and size of the regular file at PATH (links not followed); false
@@ -57,7 +32,7 @@ static bool file_sha256(struct kiln_tree *t, const char *path, uint64_t *size, u
 	kiln_status ret = kiln_file_digest_beneath(t->root, path, size, out);
 
 	if (ret == KILN_ERR_NOMEM)
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 	return ret == KILN_OK;
 }
 
@@ -106,7 +81,7 @@ static void point_out(struct kiln_tree *t, const char *sib, kiln_coding c, int s
 	}
 	free(src);
 	if (S_ISREG(st.st_mode) && decodes_to_source(t->root, sib, c, src_fd, src_size) == 0) {
-		atomic_store(&t->foreign_stale, true);
+		kiln_ledger_foreign_stale(&t->ledger);
 		kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, sib, (int)c, NULL);
 	} else if (always || (t->opt->codings & (1u << c))) {
 		kiln_tree_event(t, KILN_EVENT_FOREIGN, sib, (int)c, NULL);
@@ -163,7 +138,7 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 	bool removed = false;
 
 	if (!sib) {
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 		return false;
 	}
 	if (kiln_beneath_lstat(t->root, sib, &st) != 0) {
@@ -189,9 +164,9 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 		 * it cannot read): still there as far as anyone knows, so every
 		 * version the record knows stays on record, as stale */
 		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
-		atomic_store(&t->remove_failed, true);
+		kiln_ledger_remove_failed(&t->ledger);
 		if (!(sib_rel = kiln_path_join("", rel, suffix)))
-			atomic_store(&t->record_lost, true);
+			kiln_ledger_lost(&t->ledger);
 		else if (owned == owned_as_stale)
 			keep_stale(t, sib_rel + 1, c, ((const struct kiln_stale *)arg)->size,
 				   ((const struct kiln_stale *)arg)->sha256);
@@ -203,14 +178,14 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 		point_out(t, sib, c, src_fd, src_size, true);
 		goto out;
 	}
-	if (!t->opt->dry_run && kiln_beneath_unlink(t->root, sib) != 0) {
+	if (!t->opt->dry_run && kiln_sibling_remove(t->root, sib) != 0) {
 		err.errnum = errno;
 		kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, (int)c, &err);
-		atomic_store(&t->remove_failed, true);
+		kiln_ledger_remove_failed(&t->ledger);
 		if ((sib_rel = kiln_path_join("", rel, suffix)))
 			keep_stale(t, sib_rel + 1, c, size, sha);
 		else
-			atomic_store(&t->record_lost, true);
+			kiln_ledger_lost(&t->ledger);
 		goto out;
 	}
 	kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
@@ -263,7 +238,7 @@ void kiln_prev_keep_stale(struct kiln_tree *t, const struct kiln_prev_entry *pe,
 	struct stat st;
 
 	if (!sib)
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 	else if (file_sha256(t, sib, &size, sha)) {
 		if (kiln_state_owns(pe, c, size, sha))
 			keep_stale(t, sib + strlen(t->root) + 1, c, size, sha);
@@ -283,7 +258,7 @@ bool kiln_prev_remove_stale(struct kiln_tree *t, const struct kiln_stale *s)
 	bool removed = src && remove_sibling(t, src, s->coding, owned_as_stale, s, -1, 0);
 
 	if (!src)
-		atomic_store(&t->record_lost, true);
+		kiln_ledger_lost(&t->ledger);
 	free(src);
 	return removed;
 }
@@ -441,7 +416,6 @@ static void carry(struct kiln_tree *t, const char *rel)
 
 	for (size_t i = 0; i < t->state.n; i++) {
 		struct kiln_prev_entry *pe = &t->state.v[i];
-		struct kiln_record *v;
 		if (pe->seen || strncmp(pe->rec.rel, rel, n) != 0 ||
 		    (pe->rec.rel[n] != '/' && pe->rec.rel[n] != '\0') ||
 		    !kiln_shard_mine(t->opt, pe->rec.rel))
@@ -456,21 +430,11 @@ static void carry(struct kiln_tree *t, const char *rel)
 				keep_stale(t, sib + 1, pe->jv[j].coding, pe->jv[j].size,
 					   pe->jv[j].sha256);
 			else
-				atomic_store(&t->record_lost, true);
+				kiln_ledger_lost(&t->ledger);
 			free(sib);
 		}
-		if (!pe->in_manifest)
-			continue;
-		v = realloc(t->carried, (t->ncarried + 1) * sizeof(*v));
-		if (!v) {
-			atomic_store(&t->record_lost, true);
-			continue;
-		}
-		t->carried = v;
-		if (kiln_record_copy(&t->carried[t->ncarried], &pe->rec))
-			t->ncarried++;
-		else
-			atomic_store(&t->record_lost, true);
+		if (pe->in_manifest)
+			kiln_ledger_carry(&t->ledger, &pe->rec);
 	}
 }
 
@@ -503,7 +467,7 @@ static void retry_stale(struct kiln_tree *t)
 		if (!stale_mine(t, s))
 			; /* another shard's, kept in its part */
 		else if (!path)
-			atomic_store(&t->record_lost, true);
+			kiln_ledger_lost(&t->ledger);
 		else if (kiln_beneath_lstat(t->root, path, &st) != 0 &&
 			 (errno == ENOENT || errno == ENOTDIR))
 			; /* gone: off the record */
@@ -646,7 +610,7 @@ static void remove_dead_temps(struct kiln_tree *t)
 		if (!kiln_is_temp_name(base ? base + 1 : e->rel) || !S_ISREG(e->st.st_mode))
 			continue;
 		path = kiln_path_join(t->root, e->rel, "");
-		if (path && kiln_temp_is_stale(t->root, path) && kiln_beneath_unlink(t->root, path) == 0)
+		if (path && kiln_temp_remove_dead(t->root, path) == 0)
 			kiln_tree_event(t, KILN_EVENT_TEMP_REMOVED, path, -1, NULL);
 		free(path);
 	}

@@ -43,7 +43,7 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
  * KILN_EVENT_FOREIGN if it decodes to the source (SRC_SIZE bytes read from
  * SRC_FD; -1 when there is none to read), for a requested coding; and
  * whatever the coding, KILN_EVENT_FOREIGN_STALE if it does not (which sets
- * T's foreign_stale).  Any thread.
+ * the ledger's foreign_stale flag).  Any thread.
  */
 void kiln_prev_no_sibling(struct kiln_tree *t, const struct kiln_prev_entry *pe,
 			  const char *rel, kiln_coding c, int src_fd, uint64_t src_size);

@@ -85,7 +85,7 @@ static kiln_status produce_one(struct kiln_tree *t, struct worker *w, struct kil
 		if (kiln_cache_put(t->cache, cpath, p->buf, len, t->opt->fsync, &t->run->temps,
 				   &err) != KILN_OK) {
 			kiln_tree_event(t, KILN_EVENT_CACHE_FAILED, cpath, (int)c, &err);
-			atomic_store(&t->cache_failed, true);
+			kiln_ledger_cache_failed(&t->ledger);
 		}
 	}
 	free(cpath);

@@ -212,9 +212,7 @@ static kiln_status plan(struct kiln_tree *t)
 
 	t->order = malloc(n * sizeof(*t->order));
 	t->reports = calloc(n, sizeof(*t->reports));
-	t->records = calloc(n, sizeof(*t->records));
-	t->rec_state = calloc(n, sizeof(*t->rec_state));
-	if (!keys || !t->order || !t->reports || !t->records || !t->rec_state) {
+	if (!keys || !t->order || !t->reports || !kiln_ledger_size(&t->ledger, t->walk.n)) {
 		free(keys);
 		return KILN_ERR_NOMEM;
 	}
@@ -360,7 +358,7 @@ static void open_cache(struct kiln_tree *t)
 	t->cache = kiln_cache_open(t->opt->cache_dir, t->opt->cache_max_size, &err);
 	if (!t->cache) {
 		kiln_tree_event(t, KILN_EVENT_CACHE_FAILED, t->opt->cache_dir, -1, &err);
-		atomic_store(&t->cache_failed, true);
+		kiln_ledger_cache_failed(&t->ledger);
 	}
 }
 
@@ -484,8 +482,8 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	if (atomic_load(&t->run->cancelled))
 		return KILN_ERR_CANCELLED;
 	return t->artifact_failed || t->dict_failed || t->fingerprints_failed ||
-			       atomic_load(&t->remove_failed) ||
-			       atomic_load(&t->cache_failed) || atomic_load(&t->foreign_stale)
+			       kiln_ledger_had_remove_failed(&t->ledger) ||
+			       kiln_ledger_had_cache_failed(&t->ledger) || kiln_ledger_had_foreign_stale(&t->ledger)
 		       ? KILN_ERR_IO
 		       : KILN_OK;
 }

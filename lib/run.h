@@ -17,6 +17,7 @@
 #include "cache.h"
 #include "fingerprint.h"
 #include "journal.h"
+#include "ledger.h"
 #include "record.h"
 #include "release.h"
 #include "server.h"
@@ -56,12 +57,6 @@ struct kiln_run {
 	struct kiln_temps temps;
 };
 
-/* How a walk entry's record is settled. */
-enum kiln_rec_state {
-	KILN_REC_NONE = 0, /* no record: not an asset, or its siblings are gone */
-	KILN_REC_SET,      /* records[k] holds it */
-};
-
 struct kiln_tree {
 	/* Set by kiln_tree_begin() (main), read-only afterwards. */
 	struct kiln_run *run;
@@ -85,13 +80,9 @@ struct kiln_tree {
 	/* Entry k: written by worker k only while the pool runs, then read by
 	 * main. */
 	struct kiln_report *reports;
-	struct kiln_record *records;
-	enum kiln_rec_state *rec_state;
-
-	/* Main only: records of entries the walk could not reach (below an
-	 * unreadable directory), carried over unchanged. */
-	struct kiln_record *carried;
-	size_t ncarried;
+	/* What the new manifest records, and the failure flags: through
+	 * ledger.h only (who writes what is said there). */
+	struct kiln_ledger ledger;
 	/* Main only: the shard parts read into STATE (shard.h). */
 	struct kiln_parts_seen parts_seen;
 
@@ -99,17 +90,6 @@ struct kiln_tree {
 	atomic_size_t next;
 	/* Any thread; its own lock. */
 	struct kiln_journal journal;
-	/* Any thread, under STALE_LOCK: recorded siblings that could not be
-	 * removed, kept in the manifest for the next run. */
-	pthread_mutex_t stale_lock;
-	struct kiln_stale *stale;
-	size_t nstale, stale_cap;
-	/* Any thread (atomic): something failed beside a file's own outcome. */
-	atomic_bool remove_failed, cache_failed, foreign_stale;
-	/* Any thread (atomic): bookkeeping the new manifest needs was lost
-	 * (out of memory): the previous manifest and the journals are kept,
-	 * as after a run that was killed, so nothing goes unrecorded. */
-	atomic_bool record_lost;
 	/* Main, before the pool (dict.c), read-only afterwards: the earlier
 	 * releases (opt.previous), their files that may be dictionaries. */
 	struct kiln_release releases[KILN_MAX_PREVIOUS];

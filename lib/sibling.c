@@ -87,3 +87,8 @@ bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat
 	close(fd);
 	return ok;
 }
+
+int kiln_sibling_remove(const char *root, const char *path)
+{
+	return kiln_beneath_unlink(root, path);
+}

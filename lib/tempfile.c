@@ -548,3 +548,12 @@ bool kiln_temp_is_stale(const char *root, const char *path)
 	close(fd);
 	return stale;
 }
+
+int kiln_temp_remove_dead(const char *root, const char *path)
+{
+	if (!kiln_temp_is_stale(root, path)) {
+		errno = EBUSY;
+		return -1;
+	}
+	return kiln_beneath_unlink(root, path);
+}

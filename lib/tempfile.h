@@ -210,4 +210,8 @@ int kiln_write_all(int fd, const uint8_t *p, size_t len);
  * KILN_TEMP_STALE_SECONDS ago. */
 bool kiln_temp_is_stale(const char *root, const char *path);
 
+/* Remove PATH (beneath ROOT) when it is such a stale temporary file: 0,
+ * or -1 with errno (EBUSY when it is not stale: a live run's). */
+int kiln_temp_remove_dead(const char *root, const char *path);
+
 #endif

@@ -63,7 +63,7 @@ kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const cha
 	t->opt = &run->opt;
 	t->cb = cb;
 	pthread_mutex_init(&t->cb_lock, NULL);
-	pthread_mutex_init(&t->stale_lock, NULL);
+	kiln_ledger_init(&t->ledger);
 	t->lock_fd = -1;
 	t->root = kiln_root_normalise(root_arg);
 	kiln_journal_init(&t->journal, t->root, true);
@@ -83,17 +83,7 @@ void kiln_tree_end(struct kiln_tree *t)
 		kiln_temps_set_root(&t->run->temps, NULL);
 	if (t->pinned)
 		kiln_beneath_unpin(t->root);
-	for (size_t k = 0; t->records && k < t->walk.n; k++)
-		if (t->rec_state[k] == KILN_REC_SET)
-			kiln_record_free(&t->records[k]);
-	for (size_t i = 0; i < t->ncarried; i++)
-		kiln_record_free(&t->carried[i]);
-	for (size_t i = 0; i < t->nstale; i++)
-		free(t->stale[i].rel);
-	free(t->stale);
-	free(t->carried);
-	free(t->records);
-	free(t->rec_state);
+	kiln_ledger_free(&t->ledger);
 	free(t->reports);
 	free(t->order);
 	free(t->fp);
@@ -108,7 +98,6 @@ void kiln_tree_end(struct kiln_tree *t)
 	free(t->manifest_path);
 	free((char *)t->root);
 	pthread_mutex_destroy(&t->cb_lock);
-	pthread_mutex_destroy(&t->stale_lock);
 }
 
 void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r)

@@ -20,6 +20,14 @@
   7. Server helpers are defined once, in tests/e2e/lib.sh: no other test
      script defines a function that starts or stops nginx (the benchmarks
      of tests/bench/ set up their own, for measuring).
+  8. One owner of a tree's outcome: only lib/ledger.c touches a field of
+     struct kiln_ledger (the records, carried records, stale siblings and
+     failure flags); every other file goes through ledger.h's functions.
+  9. Sibling operations in one place: only the files named in
+     FILE_CHANGERS (each for its own kind of file, with the reason) call
+     unlink, unlinkat, kiln_beneath_unlink, chmod, fchmod, fchmodat,
+     futimens, utimensat or utimes; a sibling is removed, and its mode and
+     mtime changed, by lib/sibling.c alone.
 Prints one line per problem; exits 1 if there is any.
 """
 import os
@@ -92,6 +100,17 @@ def main():
         code = strip_comments(text)
         if f != "tempfile.c" and re.search(r"\brename(at)?\s*\(", code):
             problem(f"lib/{f}: calls rename (only lib/tempfile.c may)")
+        if f not in ("ledger.c", "ledger.h"):
+            for lineno, line in enumerate(code.split("\n"), 1):
+                if LEDGER_FIELD.search(line):
+                    problem(f"lib/{f}:{lineno}: touches the ledger's fields "
+                            "(only lib/ledger.c may; use ledger.h)")
+        if f.endswith(".c") and f not in FILE_CHANGERS:
+            for lineno, line in enumerate(code.split("\n"), 1):
+                m = FILE_CHANGE.search(line)
+                if m:
+                    problem(f"lib/{f}:{lineno}: calls {m.group(1)} (siblings are removed and "
+                            "changed by lib/sibling.c; see FILE_CHANGERS)")
         if f.startswith("codec"):
             continue
         for lineno, line in enumerate(code.split("\n"), 1):
@@ -115,6 +134,26 @@ def main():
     check_cycles(objects)
     print(f"layout: {len(problems)} problems", file=sys.stderr)
     return 1 if problems else 0
+
+
+LEDGER_FIELDS = ("n", "records", "set", "carried", "ncarried", "carried_cap", "stale_lock",
+                 "stale", "nstale", "stale_cap", "remove_failed", "cache_failed",
+                 "foreign_stale", "record_lost")
+LEDGER_FIELD = re.compile(r"\bledger\s*(?:\.|->)\s*(?:%s)\b" % "|".join(LEDGER_FIELDS))
+
+
+# The files that may remove a file or change its mode or times, and why.
+FILE_CHANGERS = {
+    "sibling.c": "siblings and dictionary deltas (the one place)",
+    "beneath.c": "the primitive sibling.c calls: beneath the top, no link followed",
+    "tempfile.c": "its own temporary files, and their mode and times before the rename",
+    "journal.c": "journals",
+    "shard.c": "shard parts, once merged",
+    "artifacts.c": "snippets kiln no longer writes",
+    "cache.c": "cache entries (outside the tree)",
+}
+FILE_CHANGE = re.compile(r"\b(unlink|unlinkat|kiln_beneath_unlink|chmod|fchmod|fchmodat|futimens|"
+                         r"utimensat|utimes)\s*\(")
 
 
 HISTORY_NAME = re.compile(r"(issue|defect|firsthour|session|wave|regression)", re.I)
