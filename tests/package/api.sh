@@ -16,16 +16,9 @@
 unset KILN_BINARY
 here=$(cd "$(dirname "$0")" && pwd)
 
-# must DESCRIPTION COMMAND...: the rest depends on COMMAND.
-must() {
-	local what=$1
-	shift
-	if "$@"; then check "$what" true; else check "$what" false; finish; exit 1; fi
-}
-
 A=$T/app
 new_project "$A"
-must "npm install of the tarballs succeeds offline" npm_install_kiln "$A" --offline
+must "npm install of the tarballs succeeds offline" "$A.npm.log" npm_install_kiln "$A" --offline
 
 # run.mjs / run.cjs DIR OPTIONS_JSON OUT: call precompress(DIR, OPTIONS)
 # (with a log collecting kiln's stderr lines) and write what happened to
@@ -174,12 +167,8 @@ check "optional: true, platform package not installed: rejects (a broken install
 
 # TypeScript: the declarations against kiln --help.
 deps=$BUILD/api-deps
-if ! { [ -x "$deps/node_modules/.bin/tsc" ] && cmp -s "$here/api/package-lock.json" "$deps/package-lock.json"; }; then
-	mkdir -p "$deps"
-	cp "$here/api/package.json" "$here/api/package-lock.json" "$deps/"
-	(cd "$deps" && timeout 300 npm ci --cache "$BUILD/npm-cache" --prefer-offline --ignore-scripts --loglevel=error) >"$T/tsc-install.log" 2>&1
-fi
-must "TypeScript installs (npm ci)" [ -x "$deps/node_modules/.bin/tsc" ]
+KILN_BUNDLERS=$deps KILN_NPM_CACHE=$BUILD/npm-cache bash "$here/../bundler/install.sh" "$here/api" >"$T/tsc-install.log" 2>&1
+must "TypeScript installs (npm ci)" "$T/tsc-install.log" [ -x "$deps/node_modules/.bin/tsc" ]
 tsc() { (cd "$A" && "$deps/node_modules/.bin/tsc" -p "$1") >"$T/tsc.out" 2>&1; }
 D=$A/node_modules/$MAIN_NAME/index.d.ts
 # Every long option kiln --help lists (but --help, --version, --json):
