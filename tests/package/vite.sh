@@ -37,8 +37,11 @@ kilnMark.textContent = ['OK', 'ran', 'kiln'].reverse().join('-')
 document.querySelector('#app').append(kilnMark)
 EOF
 mark='kiln-ran-OK'
-postbuild=$(awk '/^### npm `postbuild`$/{p=1} p && /^```json$/{b=1; next} b && /^```$/{exit} b' "$SRC/README.md" |
+DOC="/usr/bin/python3 $SRC/tests/docs/commands.py $SRC"
+postbuild=$($DOC get 'README.md#npm-postbuild' |
 	node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).scripts.postbuild))')
+check "the npm package's README shows the same scripts" \
+	cmp -s <($DOC get 'README.md#npm-postbuild') <($DOC get 'packaging/npm/kiln-precompress/README.md#kiln-precompress:2')
 check "the README's postbuild is kiln --brotli dist" [ "$postbuild" = "kiln --brotli dist" ]
 (cd "$A" && npm pkg set scripts.postbuild="$postbuild")
 must "npm run build (vite build, then kiln) succeeds" "$T/build.log" \
