@@ -17,16 +17,16 @@ A command block is a fenced block a user would paste to run something:
   make     ```make: the block is a Makefile;
   yaml     ```yaml: a CI or cluster recipe, its `run:`, `script:` and
            `command:` entries the commands;
-  scripts  ```json with "scripts": a package.json's npm scripts.
-Server configurations, outputs, synopses and JavaScript are not commands
-(the serve_* and plugin tests load the configurations and the package
-README's JavaScript themselves).
+  scripts  ```json with "scripts": a package.json's npm scripts;
+  js       ```js: a bundler config or a program, the block one command.
+Server configurations, outputs and synopses are not commands (the serve_*
+tests load kiln's snippets in configurations of their own).
 
 A block's ID is PAGE#ANCHOR (the heading it is under, as GitHub anchors
 it), with :N when the section has more than one command block.  A test
 runs a block by taking it from here (`get` or `commands`) with its ID
-written out, so `check` can find, for every block, a test under tests/
-that names its ID, unless every command of the block is in NOT_RUN with
+written out in quotes, so `check` can find, for every block, a test under
+tests/ that names its ID as a string, unless every command of the block is in NOT_RUN with
 the reason it cannot run in CI.  `check` also fails on a NOT_RUN entry
 that matches no command (the page changed).  `get` and `commands` exit 1
 for an ID that is not there, so the test that runs it fails when the
@@ -127,6 +127,8 @@ class Block:
             self.commands = [l.strip() for l in text.split("\n") if l.startswith("\t")]
         elif lang == "yaml":
             self.kind, self.commands = "yaml", yaml_commands(text)
+        elif lang in ("js", "javascript", "mjs"):
+            self.kind, self.commands = "js", [text.strip()]
         elif lang == "json" and '"scripts"' in text:
             import json
             self.kind, self.commands = "scripts", list(json.loads(text)["scripts"].values())
@@ -203,7 +205,7 @@ def check(top):
                             (k[1] == c or (k[1] is None and (len(k) == 2 or k[2] in c))))
         if not b.commands:
             bad.append("%s (line %d): a %s block with no command" % (b.id, b.line, b.kind))
-        elif run and not re.search(r"(?<![\w/.-])%s(?![\w:-])" % re.escape(b.id), text):
+        elif run and not re.search(r"""(['"])%s\1""" % re.escape(b.id), text):
             bad.append("%s (line %d): no test runs it (%s)" % (b.id, b.line, run[0][:70]))
     for k in NOT_RUN:
         if k not in used:

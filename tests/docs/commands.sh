@@ -50,7 +50,7 @@ run() {
 	shift 2
 	mkdir -p "$dir"
 	while IFS= read -r -d '' c; do
-		c=$(sed -E "s#(^|[ =:\"'])/(srv/site|shared|site|opt/kiln)#\\1$T/\\2#g" <<<"$c")
+		c=$(sed -E "s#(^|[ =:\"'])/(srv/site|shared|site|opt/kiln)([/ \"']|\$)#\\1$T/\\2\\3#g" <<<"$c")
 		echo "+ $c" >>"$T/commands.log"
 		(cd "$dir" && env PATH="$B:$PATH" "$@" bash -e -o pipefail -c "$c") >>"$T/commands.log" 2>&1 ||
 			{ echo "commands.sh: $id: failed: $c" >&2; tail -n 20 "$T/commands.log" >&2; return 1; }

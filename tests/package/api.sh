@@ -11,6 +11,7 @@
 # --noEmit` (TypeScript from api/package.json and api/package-lock.json,
 # installed once into the build tree) on code that uses them, and fail it on
 # a misspelled option or a wrong type (an array for a non-repeatable one).
+# The package README's example runs as it stands.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
 unset KILN_BINARY
@@ -164,6 +165,20 @@ cp "$A/run.cjs" "$T/bare/"
 (cd "$T/bare" && node run.cjs "$T/mac" '{"optional": true}' "$T/bare.json")
 check "optional: true, platform package not installed: rejects (a broken install, not a platform)" \
 	js "$T/bare.json" 'r.rejected && r.status === 127 && r.message.includes("is not installed")'
+
+# The package README's example, as it stands, on a copy of the example
+# site in dist/ (no ../current yet: the first deploy's one warning).
+DOC="/usr/bin/python3 $SRC/tests/docs/commands.py $SRC"
+$DOC get 'packaging/npm/kiln-precompress/README.md#javascript-api' >"$A/readme-api.mjs"
+fresh_site "$A/dist"
+(cd "$A" && node readme-api.mjs) >"$T/readme-api.out" 2>"$T/readme-api.err"
+check "the README's precompress() example runs" [ $? -eq 0 ]
+check "... and prints the siblings written and no error" grep -qxE '[1-9][0-9]* \[\]' "$T/readme-api.out"
+check "... which decode" all_siblings_decode "$A/dist"
+check "... .br ones among them (brotli: true)" [ -f "$A/dist/index.html.br" ]
+check "... the missing previous release one warning" \
+	[ "$(grep -c 'warning: no previous release there' "$T/readme-api.err")" -eq 1 ]
+rm -rf "$A/dist"
 
 # TypeScript: the declarations against kiln --help.
 deps=$BUILD/api-deps

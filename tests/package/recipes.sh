@@ -53,7 +53,7 @@ cp "$PLATFORM_TGZ" "$MAIN_TGZ" "$T/doc/"
 while IFS= read -r -d '' c; do
 	(cd "$T/doc" && PATH="$STUBS:$PATH" npm_config_offline=true bash -e -c "$c") >"$T/doc.log" 2>&1
 	check "docs/install.md: $c" [ $? -eq 0 ]
-done < <($DOC commands 'docs/install.md#with-npm:2')
+done < <($DOC commands 'docs/install.md#with-npm:3')
 check "... installs a kiln that runs" cmp -s <("$T/doc/node_modules/.bin/kiln" --version 2>&1) <("$KILN" --version 2>&1)
 
 # GitHub Actions.
