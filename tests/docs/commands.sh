@@ -7,11 +7,12 @@
 # manifest kiln check accepts.  The Quick start's first line, the static
 # build's and the cmake --install line build kiln for real in a copy of
 # the source (the copy's build directories, not the caller's, without the
-# test programs); apt-get is
-# a stand-in there (the test neither is root nor may change the machine)
-# that fails unless every package it is asked for is installed, and the
-# packages asked for must hold every library the build then linked (but
-# the C library and libgcc, which build-essential brings).  Absolute
+# test programs); apt-get is a stand-in there (the test neither is root
+# nor may change the machine) that fails unless every package it is asked
+# for is installed, and the packages asked for must hold every library the
+# build then linked (but the C library and libgcc, which build-essential
+# brings).  docs/dictionary-deltas.md's line must make a delta that
+# decodes.  Absolute
 # example paths (/srv/site, /shared, /site, /opt/kiln) are put under the
 # scratch directory; `npx kiln` runs the same kiln (the npm launcher has
 # tests of its own: tests/package/); the CI recipes of docs/shards.md run
@@ -49,12 +50,14 @@ run() {
 	local id=$1 dir=$2 c
 	shift 2
 	mkdir -p "$dir"
+	# an ID the pages no longer have, or a block with nothing to run, fails
+	$CMD commands "$id" >"$T/block" && [ -s "$T/block" ] || return 1
 	while IFS= read -r -d '' c; do
 		c=$(sed -E "s#(^|[ =:\"'])/(srv/site|shared|site|opt/kiln)([/ \"']|\$)#\\1$T/\\2\\3#g" <<<"$c")
 		echo "+ $c" >>"$T/commands.log"
 		(cd "$dir" && env PATH="$B:$PATH" "$@" bash -e -o pipefail -c "$c") >>"$T/commands.log" 2>&1 ||
 			{ echo "commands.sh: $id: failed: $c" >&2; tail -n 20 "$T/commands.log" >&2; return 1; }
-	done < <($CMD commands "$id")
+	done <"$T/block"
 }
 recipe() { # recipe ID WORK: shard_recipes.py runs CI recipe ID in WORK
 	$PY "$SRC/tests/docs/shard_recipes.py" "$SRC" "$1" "$2" "$B" >>"$T/commands.log" 2>&1 ||
@@ -82,13 +85,28 @@ check "docs/archives.md: kiln --brotli dist.tar.gz -o deploy.tar.gz" run 'docs/a
 mkdir -p "$A/x" && tar -C "$A/x" -xzf "$A/deploy.tar.gz" 2>/dev/null
 check "... the archive holds the site with siblings that decode" decodes_to "$A/x/index.html.br" "$FIXTURES/site/index.html"
 
-site "$T/srv/site/current"
+# Two releases as a bundler writes them: assets/app-HASH.js, the same
+# words in both, a new hash for the next one.
+release() { # release DIR N
+	mkdir -p "$1/assets"
+	$PY - "$1" "$2" <<'PY'
+import hashlib, os, random, sys
+r = random.Random(7)
+body = "".join("export function f%d(a) { return a * %d + %r; }\n" % (i, r.randrange(999), r.choice("xyz"))
+               for i in range(300)) + "// release %s\n" % sys.argv[2]
+h = hashlib.sha256(body.encode()).hexdigest()[:8]
+open(os.path.join(sys.argv[1], "assets", "app-%s.js" % h), "w").write(body)
+open(os.path.join(sys.argv[1], "index.html"), "w").write('<script type="module" src="/assets/app-%s.js"></script>\n' % h)
+PY
+}
+release "$T/srv/site/current" 1
 "$KILN" -q --brotli "$T/srv/site/current"
-site "$T/deltas/dist"
-f=$(cd "$T/deltas/dist" && find . -name '*.js' -size +1k | head -n 1)
-printf '\n/* the next release */\n' >>"$T/deltas/dist/$f"
+release "$T/deltas/dist" 2
 check "docs/dictionary-deltas.md: kiln --brotli --previous /srv/site/current dist" \
 	run 'docs/dictionary-deltas.md#dictionary-deltas' "$T/deltas"
+check "... a dictionary delta of the script" [ -n "$(find "$T/deltas/dist/assets" -name 'app-*.js.*.dcz')" ]
+check "... which decodes, with the previous release's script, to the new one (audit.py)" \
+	$PY "$SRC/tests/e2e/audit.py" --previous "$T/srv/site/current" "$T/deltas/dist"
 check "... siblings that decode, kiln check passes" ok_tree "$T/deltas/dist"
 
 site "$T/art/dist"

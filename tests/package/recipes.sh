@@ -50,10 +50,12 @@ cp -a "$T/app" "$T/gitlab"
 # in a project that has them: it names the version the build wrote.
 new_project "$T/doc"
 cp "$PLATFORM_TGZ" "$MAIN_TGZ" "$T/doc/"
+$DOC commands 'docs/install.md#with-npm:3' >"$T/doc.commands"
+check "docs/install.md has the command" [ -s "$T/doc.commands" ]
 while IFS= read -r -d '' c; do
 	(cd "$T/doc" && PATH="$STUBS:$PATH" npm_config_offline=true bash -e -c "$c") >"$T/doc.log" 2>&1
 	check "docs/install.md: $c" [ $? -eq 0 ]
-done < <($DOC commands 'docs/install.md#with-npm:3')
+done <"$T/doc.commands"
 check "... installs a kiln that runs" cmp -s <("$T/doc/node_modules/.bin/kiln" --version 2>&1) <("$KILN" --version 2>&1)
 
 # GitHub Actions.
