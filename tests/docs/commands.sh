@@ -75,6 +75,12 @@ site "$P/dist"
 check "README a first run: kiln --brotli dist" run 'README.md#a-first-run' "$P"
 check "... siblings that decode, kiln check passes" ok_tree "$P/dist"
 check "... .br siblings" [ -f "$P/dist/index.html.br" ]
+# The line the README shows for it (the block after the command's) is the
+# one kiln printed for the example site, but the time.
+shown=$(awk '/^## A first run/ { p = 1 } p && /^```/ { if (++n == 3) { getline; print; exit } }' "$SRC/README.md")
+printed=$(grep '^kiln: ' "$T/commands.log" | tail -n 1)
+same_summary() { [ -n "$shown" ] && [ "${shown%; * s}" = "${printed%; * s}" ]; }
+check "... and prints the summary the README shows ($shown)" same_summary
 check "docs/reruns.md: the CI gate's kiln check" run 'docs/reruns.md#kiln-check-as-a-ci-gate' "$P"
 
 # ---- docs/archives.md, docs/dictionary-deltas.md, docs/serving.md
