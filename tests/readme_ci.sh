@@ -4,7 +4,7 @@
 set -u
 top=${1:?usage: readme_ci.sh TOP}
 ci_line=$(tail -n 1 "$top/.ci/run")
-readme_line=$(awk '/^## Quick start/{q=1} q && /^```sh$/{getline; n++; if (n == 2) {print; exit}}' "$top/README.md")
+readme_line=$(/usr/bin/python3 "$top/tests/docs/commands.py" "$top" get 'README.md#quick-start:2')
 if [ -z "$readme_line" ]; then
 	echo "FAIL: no second command in the README's Quick start" >&2
 	exit 1

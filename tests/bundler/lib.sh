@@ -14,21 +14,6 @@ app() { # app KIND SEED PAGES DIR
 	python3 "$HERE/app.py" "$1" "$2" "$3" "$4" && ln -sfn "$BUNDLERS" "$4/node_modules"
 }
 
-# must DESCRIPTION LOG COMMAND...: the rest depends on COMMAND; if it fails,
-# show LOG and stop.
-must() {
-	local what=$1 log=$2
-	shift 2
-	if "$@"; then
-		check "$what" true
-	else
-		check "$what" false
-		[ -f "$log" ] && tail -n 40 "$log" >&2
-		finish
-		exit 1
-	fi
-}
-
 hashed_check() { # hashed_check LABEL DIST HASHED [REASON...]
 	check "$1: every hashed output immutable, nothing else" python3 "$HERE/check.py" "$@"
 }

@@ -6,6 +6,7 @@
 # too high); the second deploy, given the first, makes dictionary deltas
 # that decode (audit.py) to their sources.
 . "$(dirname "$0")/lib.sh"
+E2E=$(cd "$(dirname "$0")" && pwd) # the script changes directory below
 PY=/usr/bin/python3
 
 release() { # release DIR SEED: a Vite-like tree, assets/app-<hash>.js
@@ -66,6 +67,6 @@ cd "$T/deploy/rel2" || exit 1
 check "second deploy: exit 0 (got $?)" [ $? -eq 0 ]
 check "second deploy: no warning" not grep -q warning "$T/second.err"
 check "second deploy: a dictionary delta" [ -n "$(find . -name 'app-*.js.*.dcz')" ]
-check "second deploy: deltas decode (audit)" $PY "$(dirname "$0")/audit.py" --previous ../rel1 .
+check "second deploy: deltas decode (audit)" $PY "$E2E/audit.py" --previous ../rel1 .
 cd "$T" || exit 1
 finish

@@ -18,6 +18,20 @@ check() { # check DESCRIPTION COMMAND...
 	checks=$((checks + 1))
 	"$@" || fail "$what"
 }
+# must DESCRIPTION LOG COMMAND...: a check the rest of the test depends on:
+# if COMMAND fails, show the end of LOG (a file, or /dev/null) and stop.
+must() {
+	local what=$1 log=$2
+	shift 2
+	if "$@"; then
+		check "$what" true
+	else
+		check "$what" false
+		[ -f "$log" ] && tail -n 40 "$log" >&2
+		finish
+		exit 1
+	fi
+}
 finish() {
 	printf '%s: %d checks, %d failed\n' "${0##*/}" "$checks" "$failures" >&2
 	if [ "$failures" -eq 0 ]; then rm -rf "$T"; else echo "kept $T" >&2; fi
@@ -154,4 +168,43 @@ nginx_stop() {
 	[ -n "$p" ] || return 0
 	kill "$p" 2>/dev/null
 	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
+}
+
+# serve_to_chromium NAME DIR: DIR (a bundler's output, after kiln) served
+# by nginx_start's nginx with kiln's snippets (config and logs in $T/NAME),
+# then checked as checks of the caller's: serve_check.py asks every asset
+# with every Accept-Encoding case (the smallest accepted sibling, its
+# Content-Encoding, the body decoded back to the source, Vary,
+# Cache-Control, 304s, kiln's own files never sent); browser.py loads the
+# page in headless Chromium, whose script must write "kiln-ran-OK" into
+# #out, and checks from nginx's log that every script and stylesheet came
+# as the right sibling, then that a second visit and a reload take the
+# immutable assets from the browser's cache and get a 304 for the page;
+# nginx logs no error (but for the favicon.ico Chromium asks for).  Stops
+# nginx after.
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+logged() { # logged FILE COMMAND...: COMMAND's output into FILE, its FAIL lines shown when it fails
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 && return 0
+	grep -m 30 FAIL "$out" >&2
+	return 1
+}
+serve_to_chromium() {
+	local name=$1 dir=$2 need
+	for need in "$NGINX" /etc/nginx/mime.types "${CHROMIUM:-/usr/bin/chromium}"; do
+		[ -e "$need" ] || { fail "$name: $need is missing (install nginx-light, libnginx-mod-http-brotli-static and chromium)"; return 1; }
+	done
+	chmod -R a+rX "$dir"
+	nginx_start "$T/$name" "$dir" ||
+		{ fail "$name: nginx starts with kiln's snippets"; return 1; }
+	check "$name: nginx serves every asset, every Accept-Encoding, as its siblings (serve_check.py)" \
+		logged "$T/$name/serve_check.out" /usr/bin/python3 "$E2E_DIR/serve_check.py" --base "http://127.0.0.1:$PORT/" --tree "$dir"
+	check "$name: Chromium renders the page, gets each script and stylesheet as the right sibling, then cache hits and 304s" \
+		logged "$T/$name/browser.out" timeout 120 /usr/bin/python3 "$E2E_DIR/browser.py" --url "http://127.0.0.1:$PORT/" --tree "$dir" --log "$LOG" \
+		--log-format nginx --out "$T/$name/browser.json" --chromium "${CHROMIUM:-/usr/bin/chromium}"
+	tail -n 1 "$T/$name/serve_check.out" "$T/$name/browser.out" 2>/dev/null | grep -v '^==> \|^$' >&2
+	check "$name: nginx logged no error" \
+		not sh -c "grep -v 'favicon\\.ico' '$T/$name/error.log' | grep -q '\\[\\(error\\|crit\\|alert\\|emerg\\)\\]'"
+	nginx_stop
 }

@@ -11,21 +11,15 @@
 # --noEmit` (TypeScript from api/package.json and api/package-lock.json,
 # installed once into the build tree) on code that uses them, and fail it on
 # a misspelled option or a wrong type (an array for a non-repeatable one).
+# The package README's example runs as it stands.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
 unset KILN_BINARY
 here=$(cd "$(dirname "$0")" && pwd)
 
-# must DESCRIPTION COMMAND...: the rest depends on COMMAND.
-must() {
-	local what=$1
-	shift
-	if "$@"; then check "$what" true; else check "$what" false; finish; exit 1; fi
-}
-
 A=$T/app
 new_project "$A"
-must "npm install of the tarballs succeeds offline" npm_install_kiln "$A" --offline
+must "npm install of the tarballs succeeds offline" "$A.npm.log" npm_install_kiln "$A" --offline
 
 # run.mjs / run.cjs DIR OPTIONS_JSON OUT: call precompress(DIR, OPTIONS)
 # (with a log collecting kiln's stderr lines) and write what happened to
@@ -172,14 +166,24 @@ cp "$A/run.cjs" "$T/bare/"
 check "optional: true, platform package not installed: rejects (a broken install, not a platform)" \
 	js "$T/bare.json" 'r.rejected && r.status === 127 && r.message.includes("is not installed")'
 
+# The package README's example, as it stands, on a copy of the example
+# site in dist/ (no ../current yet: the first deploy's one warning).
+DOC="/usr/bin/python3 $SRC/tests/docs/commands.py $SRC"
+$DOC get 'packaging/npm/kiln-precompress/README.md#javascript-api' >"$A/readme-api.mjs"
+fresh_site "$A/dist"
+(cd "$A" && node readme-api.mjs) >"$T/readme-api.out" 2>"$T/readme-api.err"
+check "the README's precompress() example runs" [ $? -eq 0 ]
+check "... and prints the siblings written and no error" grep -qxE '[1-9][0-9]* \[\]' "$T/readme-api.out"
+check "... which decode" all_siblings_decode "$A/dist"
+check "... .br ones among them (brotli: true)" [ -f "$A/dist/index.html.br" ]
+check "... the missing previous release one warning" \
+	[ "$(grep -c 'warning: no previous release there' "$T/readme-api.err")" -eq 1 ]
+rm -rf "$A/dist"
+
 # TypeScript: the declarations against kiln --help.
 deps=$BUILD/api-deps
-if ! { [ -x "$deps/node_modules/.bin/tsc" ] && cmp -s "$here/api/package-lock.json" "$deps/package-lock.json"; }; then
-	mkdir -p "$deps"
-	cp "$here/api/package.json" "$here/api/package-lock.json" "$deps/"
-	(cd "$deps" && timeout 300 npm ci --cache "$BUILD/npm-cache" --prefer-offline --ignore-scripts --loglevel=error) >"$T/tsc-install.log" 2>&1
-fi
-must "TypeScript installs (npm ci)" [ -x "$deps/node_modules/.bin/tsc" ]
+KILN_BUNDLERS=$deps KILN_NPM_CACHE=$BUILD/npm-cache bash "$here/../bundler/install.sh" "$here/api" >"$T/tsc-install.log" 2>&1
+must "TypeScript installs (npm ci)" "$T/tsc-install.log" [ -x "$deps/node_modules/.bin/tsc" ]
 tsc() { (cd "$A" && "$deps/node_modules/.bin/tsc" -p "$1") >"$T/tsc.out" 2>&1; }
 D=$A/node_modules/$MAIN_NAME/index.d.ts
 # Every long option kiln --help lists (but --help, --version, --json):

@@ -14,11 +14,10 @@
 #
 # Skipped (exit 77) when the cross compiler is not installed.
 . "$(dirname "$0")/../e2e/lib.sh"
-. "$(dirname "$0")/../../packaging/licence_files.sh"
+. "$(dirname "$0")/static_checks.sh"
 BUILD=${KILN_ARM64_BUILD:?KILN_ARM64_BUILD must name the arm64 build tree}
 SRC=${KILN_SOURCE:?KILN_SOURCE must name the source tree}
 A=$BUILD/kiln
-max_size=8000000 # bytes, stripped
 if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	echo "arm64.sh: skipped: no arm64 cross compiler (apt-get install gcc-aarch64-linux-gnu qemu-user-static and the :arm64 packages of the README's Quick start)" >&2
 	rm -rf "$T"
@@ -29,21 +28,9 @@ QEMU=$(command -v qemu-aarch64-static) || { echo "arm64.sh: qemu-aarch64-static 
 arm() { "$QEMU" "$A" "$@"; }
 
 # The binary.
-file -b "$A" >"$T/file"
+static_binary_checks "$A" aarch64-linux-gnu-
 check "file says ARM aarch64" grep -q 'ARM aarch64' "$T/file"
-check "file says statically linked" grep -q 'statically linked' "$T/file"
 check "ELF machine AArch64" sh -c "readelf -h '$A' | grep -q 'Machine: *AArch64'"
-check "no program interpreter" not sh -c "readelf -l '$A' | grep -q INTERP"
-check "no dynamic section" sh -c "readelf -d '$A' | grep -q 'no dynamic section'"
-aarch64-linux-gnu-strip -o "$T/kiln" "$A"
-size=$(stat -c %s "$T/kiln")
-echo "arm64.sh: stripped size $size bytes" >&2
-check "stripped, under $max_size bytes ($size)" [ "$size" -lt "$max_size" ]
-aarch64-linux-gnu-nm "$A" >"$T/nm" 2>/dev/null
-check "symbols to inspect" [ -s "$T/nm" ]
-check "no name-service lookups linked (getpwnam, getgrgid, ...)" \
-	not grep -qE ' [TtWw] (getpw(nam|uid|ent)|getgr(nam|gid|ent|ouplist)|initgroups)(_r)?$' "$T/nm"
-check "no libxml2 linked (xar left out)" not grep -qE ' [TtWw] xml[A-Z]' "$T/nm"
 check "zopfli is linked in" grep -qE ' [Tt] ZopfliDeflate$' "$T/nm"
 
 # Through qemu-user: the same kiln, the same libraries as the x86-64 one.
@@ -113,13 +100,7 @@ check "... the arm64 libarchive among them" grep -q '/aarch64-linux-gnu/libarchi
 check "... the arm64 zopfli" grep -q '/usr/lib/libzopfli\.a$' "$libs"
 check "... and the arm64 C library" grep -q '/aarch64-linux-gnu/lib/libc\.a$' "$libs"
 check "... and no x86-64 archive" not grep -q 'x86_64' "$libs"
-awk '/^## Licences/{p=1; next} p && /^## /{exit} p' "$SRC/README.md" >"$T/licences"
-while read -r lib; do
-	read -r deb copyright < <(lib_package "$lib")
-	check "$lib comes from a Debian package" [ -n "${deb:-}" ]
-	check "$lib ($deb) has a copyright file" [ -s "$copyright" ]
-	check "$lib ($deb) is in the README's licence table" grep -qF "| \`$deb\` |" "$T/licences"
-done <"$libs"
+licence_table_checks "$libs" "$SRC/README.md"
 
 # The README names the suites run against it.
 suites=${KILN_ARM64_SUITES:?KILN_ARM64_SUITES must list the end-to-end suites run against the arm64 kiln}

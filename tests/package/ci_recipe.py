@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """ci_recipe.py - run a CI recipe of the README the way its CI would.
 
-usage: ci_recipe.py README github|gitlab PROJECT   run the recipe in PROJECT
-       ci_recipe.py README github --step ID        print step ID's command
+usage: ci_recipe.py TOP github|gitlab PROJECT   run the recipe in PROJECT
+       ci_recipe.py TOP github --step ID        print step ID's command
 
-github: the YAML block under '### GitHub Actions' is a list of steps; each
+TOP is the source tree; the recipes are the README's blocks
+README.md#github-actions and README.md#gitlab-ci (tests/docs/commands.py).
+github: the YAML block is a list of steps; each
 step with `run:` runs in PROJECT with bash -e, its `env:` added and
 GITHUB_OUTPUT as the environment gives it.  The actions/cache step must
 keep the directory that the build's KILN_CACHE_DIR names, keyed by the
 output of the step with id `kiln`.
-gitlab: the block under '### GitLab CI' holds one job; its `script:` lines
+gitlab: the block holds one job; its `script:` lines
 run in PROJECT with its `variables:`, and its cache must keep the
 KILN_CACHE_DIR directory, keyed by package-lock.json.
 Exits 1 at the first recipe that does not have that shape or command that
@@ -22,15 +24,11 @@ import sys
 import yaml
 
 
-def block(readme, heading, lang):
-    """The first ```LANG block after the line HEADING."""
-    lines = open(readme, encoding="utf-8").read().split("\n")
-    start = lines.index(heading)
-    for i in range(start + 1, len(lines)):
-        if lines[i] == "```" + lang:
-            end = lines.index("```", i + 1)
-            return "\n".join(lines[i + 1:end])
-    raise SystemExit(f"ci_recipe.py: no ```{lang} block after {heading!r}")
+def block(top, ident):
+    """The text of the README's command block IDENT."""
+    sys.path.insert(0, os.path.join(top, "tests", "docs"))
+    import commands
+    return commands.find(top, ident).text
 
 
 def need(cond, what):
@@ -44,8 +42,8 @@ def run(cmd, project, env):
     need(r.returncode == 0, f"{cmd!r} exited {r.returncode}")
 
 
-def github(readme, project, step):
-    steps = yaml.safe_load(block(readme, "### GitHub Actions", "yaml"))
+def github(top, project, step):
+    steps = yaml.safe_load(block(top, "README.md#github-actions"))
     by_id = {s["id"]: s for s in steps if "id" in s}
     need("kiln" in by_id and "run" in by_id["kiln"], "a step with id kiln that runs a command")
     if step:
@@ -64,8 +62,8 @@ def github(readme, project, step):
             run(s["run"], project, {k: str(v) for k, v in s.get("env", {}).items()})
 
 
-def gitlab(readme, project):
-    jobs = yaml.safe_load(block(readme, "### GitLab CI", "yaml"))
+def gitlab(top, project):
+    jobs = yaml.safe_load(block(top, "README.md#gitlab-ci"))
     need(len(jobs) == 1, "one job")
     job = next(iter(jobs.values()))
     env = {k: str(v) for k, v in job.get("variables", {}).items()}

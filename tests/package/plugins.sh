@@ -18,36 +18,23 @@
 # and CommonJS, an unknown option throws when the plugin is made, and the
 # declarations pass `tsc --noEmit` in Vite, Rollup and webpack config files
 # typed against the bundlers' own types, and fail it on a misspelled option
-# or a wrong type.  The package README's Vite and webpack configs build.
-# A Rollup output.file in the project's root (its directory: the whole
-# project) fails the build before kiln runs.
+# or a wrong type.  The Vite and webpack configs of the package README and
+# docs/install.md build.
+# The README's Vite build is served by nginx to headless Chromium: the
+# page renders, every response is the right sibling and decodes to its
+# source, a second visit and a reload are cache hits and 304s.  A Rollup
+# output.file in the project's root (its directory: the whole project)
+# fails the build before kiln runs.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
 unset KILN_BINARY KILN_CACHE_DIR
 here=$(cd "$(dirname "$0")" && pwd)
+trap nginx_stop EXIT
 
-# must DESCRIPTION LOG COMMAND...: the rest depends on COMMAND.
-must() {
-	local what=$1 log=$2
-	shift 2
-	if "$@"; then
-		check "$what" true
-	else
-		check "$what" false
-		[ -f "$log" ] && tail -n 40 "$log" >&2
-		finish
-		exit 1
-	fi
-}
-
-# The bundlers, once per build tree.
+# The bundlers, once per build tree (tests/bundler/install.sh, npm's cache
+# shared with the other npm tests of the build).
 deps=$BUILD/plugin-deps
-if ! { [ -d "$deps/node_modules/webpack-cli" ] && cmp -s "$here/plugins/package-lock.json" "$deps/package-lock.json"; }; then
-	rm -rf "$deps"
-	mkdir -p "$deps"
-	cp "$here/plugins/package.json" "$here/plugins/package-lock.json" "$deps/"
-	(cd "$deps" && PATH="$STUBS:$PATH" timeout 500 npm ci --cache "$BUILD/npm-cache" --prefer-offline --ignore-scripts --loglevel=error) >"$T/deps.log" 2>&1
-fi
+KILN_BUNDLERS=$deps KILN_NPM_CACHE=$BUILD/npm-cache PATH="$STUBS:$PATH" bash "$here/../bundler/install.sh" "$here/plugins" >"$T/deps.log" 2>&1
 must "the bundlers install (npm ci)" "$T/deps.log" [ -d "$deps/node_modules/webpack-cli" ]
 
 A=$T/app
@@ -66,7 +53,9 @@ awk 'BEGIN { srand(7); split("alpha beta gamma delta kiln oven brick clay glaze"
 	printf "export const text = \""; for (i = 0; i < 4000; i++) printf "%s ", w[int(rand() * 9) + 1]; print "\";" }' >"$A/src/text.js"
 awk 'BEGIN { for (i = 0; i < 300; i++) printf ".c%d { color: #%06x; margin: %dpx %dpx; }\n", i, i * 7919 % 16777216, i, i % 17 }' >"$A/src/style.css"
 printf 'import { text } from "./text.js";\nconsole.log(text.length, text);\n' >"$A/src/app.js"
+# main.js writes "kiln-ran-OK" (in no file: browser.py reads it) into #out.
 printf 'import "./app.js";\nimport "./style.css";\n' >"$A/src/main.js"
+printf 'const out = document.createElement("p");\nout.id = "out";\nout.textContent = ["OK", "ran", "kiln"].reverse().join("-");\ndocument.querySelector("#app").append(out);\n' >>"$A/src/main.js"
 printf 'import "./app.js";\nimport css from "./style.css";\nconsole.log(css);\n' >"$A/src/wmain.js"
 cat >"$A/index.html" <<'EOF'
 <!doctype html>
@@ -271,26 +260,39 @@ rm -f "$A/bundle.js"
 build rollup '{}' KILN_FILE=out/bundle.js
 check "rollup: output.file in a directory of its own: kiln runs on that directory" decodes_to "$A/out/bundle.js.gz" "$A/out/bundle.js"
 
-# The package README's configs, as they are: Vite's, then webpack's (its
-# defaults: src/index.js into dist/), with .gz and .br siblings.
-readme=$A/node_modules/$MAIN_NAME/README.md
-awk '/^## Vite, Rollup and webpack plugins/ { p = 1 } p && /^## / && !/^## Vite/ { exit } p' "$readme" >"$T/readme.md"
-awk '/^```js/ { n++; b = 1; next } /^```/ { b = 0; next } b && n == 1' "$T/readme.md" >"$A/readme.vite.config.mjs"
-awk '/^```js/ { n++; b = 1; next } /^```/ { b = 0; next } b && n == 2' "$T/readme.md" >"$A/readme.webpack.config.cjs"
-check "the README has a Vite config with the plugin" grep -q "from 'kiln-precompress/vite'" "$A/readme.vite.config.mjs"
-check "the README has a webpack config with the plugin" grep -q "require('kiln-precompress/webpack')" "$A/readme.webpack.config.cjs"
+# The configs of the package README and of docs/install.md, as they are
+# (tests/docs/commands.py takes them out): Vite's, then webpack's (its
+# defaults: src/index.js into dist/), with .gz and .br siblings; the
+# README's Vite output served by nginx with kiln's snippets to headless
+# Chromium (serve_to_chromium, tests/e2e/lib.sh).  The README is the one
+# the package installed.
+DOC="/usr/bin/python3 $SRC/tests/docs/commands.py $SRC"
+check "the installed package's README is the source's" \
+	cmp -s "$A/node_modules/$MAIN_NAME/README.md" "$SRC/packaging/npm/$MAIN_NAME/README.md"
+$DOC get 'packaging/npm/kiln-precompress/README.md#vite-rollup-and-webpack-plugins:1' >"$A/readme.vite.config.mjs"
+$DOC get 'packaging/npm/kiln-precompress/README.md#vite-rollup-and-webpack-plugins:2' >"$A/readme.webpack.config.cjs"
+# docs/install.md shows both in one block, each after a "// FILE" line.
+$DOC get 'docs/install.md#with-npm:2' >"$T/install.js"
+awk '/^\/\/ vite\.config\.js/ { p = 1 } /^\/\/ webpack\.config\.js/ { p = 0 } p' "$T/install.js" >"$A/install.vite.config.mjs"
+awk '/^\/\/ webpack\.config\.js/ { p = 1 } p' "$T/install.js" >"$A/install.webpack.config.cjs"
+for f in readme install; do
+	check "$f: a Vite config with the plugin" grep -q "from 'kiln-precompress/vite'" "$A/$f.vite.config.mjs"
+	check "$f: a webpack config with the plugin" grep -q "require('kiln-precompress/webpack')" "$A/$f.webpack.config.cjs"
+done
 cp "$A/src/main.js" "$A/src/index.js"
-for cfg in vite webpack; do
+for cfg in readme.vite readme.webpack install.vite install.webpack; do
 	rm -rf "$A/dist"
 	case $cfg in
-	vite) (cd "$A" && node node_modules/vite/bin/vite.js build --config readme.vite.config.mjs) ;;
-	webpack) (cd "$A" && node node_modules/webpack-cli/bin/cli.js --config readme.webpack.config.cjs) ;;
-	esac >"$T/readme.$cfg.log" 2>&1
-	check "the README's $cfg config builds" [ $? -eq 0 ]
+	*.vite) (cd "$A" && node node_modules/vite/bin/vite.js build --config "$cfg.config.mjs") ;;
+	*.webpack) (cd "$A" && node node_modules/webpack-cli/bin/cli.js --config "$cfg.config.cjs") ;;
+	esac >"$T/$cfg.log" 2>&1
+	check "the $cfg config builds" [ $? -eq 0 ]
 	gz=$(siblings "$A/dist" | grep -c '\.gz$')
 	check "... and writes .gz siblings ($gz)" [ "$gz" -gt 0 ]
 	check "... and .br siblings (brotli: true)" [ "$(siblings "$A/dist" | grep -c '\.br$')" -gt 0 ]
 	check "... that kiln check accepts" "$A/node_modules/.bin/kiln" check -q "$A/dist"
+	# The Vite plugin's build, served by nginx to headless Chromium.
+	if [ "$cfg" = readme.vite ]; then serve_to_chromium vite-nginx "$A/dist"; fi
 done
 
 # The entry points, ESM and CommonJS; options checked when the plugin is made.

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # recipes.sh - the README's Make, GitHub Actions and GitLab CI recipes, run
-# as they stand in the README (ci_recipe.py reads them out of it) in a small
-# npm project with kiln installed from the npm tarballs: each precompresses
-# dist/, fills the cache directory it keeps, and passes `kiln check`; the
-# GitHub Actions cache key follows kiln's and its libraries' versions.
+# as they stand in the README (tests/docs/commands.py reads them out of it)
+# in a small npm project with kiln installed from the npm tarballs: each
+# precompresses dist/, fills the cache directory it keeps, and passes
+# `kiln check`; the GitHub Actions cache key follows kiln's and its
+# libraries' versions.  docs/install.md's npm install of the two tarballs
+# runs as it stands, in a project holding them.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/npm.sh"
-RECIPE="python3 $(dirname "$0")/ci_recipe.py $SRC/README.md"
+RECIPE="python3 $(dirname "$0")/ci_recipe.py $SRC"
+DOC="/usr/bin/python3 $SRC/tests/docs/commands.py $SRC"
 command -v make >/dev/null || { echo "recipes.sh: make is missing" >&2; exit 1; }
 
 # all_siblings DIR: index.html and app.js have a .gz and a .br that decode.
@@ -23,7 +26,7 @@ nonempty_dir() { [ -d "$1" ] && [ -n "$(find "$1" -type f | head -n 1)" ]; }
 # Make: the README's rule, after a `site` rule that writes dist/.
 mkdir -p "$T/make/bin"
 ln -s "$KILN" "$T/make/bin/kiln"
-awk '/^### Make$/{p=1} p && /^```make$/{b=1; next} b && /^```$/{exit} b' "$SRC/README.md" >"$T/make/Makefile"
+$DOC get 'README.md#make' >"$T/make/Makefile"
 check "the README has a Make recipe" grep -q 'kiln' "$T/make/Makefile"
 printf 'site:\n\trm -rf dist && cp -R %s dist\n' "$FIXTURES/site" >>"$T/make/Makefile"
 (cd "$T/make" && PATH="$T/make/bin:$PATH" make precompress) >"$T/make.log" 2>&1
@@ -35,13 +38,25 @@ check "make: the cache directory is filled" nonempty_dir "$T/make/.kiln-cache"
 # postbuild, and kiln installed (so that package-lock.json exists for npm ci).
 new_project "$T/app"
 cp -R "$FIXTURES/site" "$T/app/site"
-postbuild=$(awk '/^### npm `postbuild`$/{p=1} p && /^```json$/{b=1; next} b && /^```$/{exit} b' "$SRC/README.md" |
+postbuild=$($DOC get 'README.md#npm-postbuild' |
 	node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).scripts.postbuild))')
 check "the README's postbuild runs kiln" [ "${postbuild%% *}" = kiln ]
 (cd "$T/app" && npm pkg set scripts.build='rm -rf dist && cp -R site dist' scripts.postbuild="$postbuild")
 npm_install_kiln "$T/app" --offline
 check "kiln installs from the tarballs" [ $? -eq 0 ]
 cp -a "$T/app" "$T/gitlab"
+
+# docs/install.md's command that installs the two tarballs, as it stands,
+# in a project that has them: it names the version the build wrote.
+new_project "$T/doc"
+cp "$PLATFORM_TGZ" "$MAIN_TGZ" "$T/doc/"
+$DOC commands 'docs/install.md#with-npm:3' >"$T/doc.commands"
+check "docs/install.md has the command" [ -s "$T/doc.commands" ]
+while IFS= read -r -d '' c; do
+	(cd "$T/doc" && PATH="$STUBS:$PATH" npm_config_offline=true bash -e -c "$c") >"$T/doc.log" 2>&1
+	check "docs/install.md: $c" [ $? -eq 0 ]
+done <"$T/doc.commands"
+check "... installs a kiln that runs" cmp -s <("$T/doc/node_modules/.bin/kiln" --version 2>&1) <("$KILN" --version 2>&1)
 
 # GitHub Actions.
 export GITHUB_OUTPUT=$T/github_output

@@ -7,26 +7,14 @@
 # the host's gzip and brotli.  Every library it links is in the README's
 # licence table.
 . "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/static_checks.sh"
 BUILD=${KILN_BUILD:?KILN_BUILD must name the build tree}
 SRC=${KILN_SOURCE:?KILN_SOURCE must name the source tree}
-max_size=8000000 # bytes, stripped
 
 # The binary.
-file -b "$KILN" >"$T/file"
-check "file says statically linked" grep -q 'statically linked' "$T/file"
+static_binary_checks "$KILN" ""
 ldd "$KILN" >"$T/ldd" 2>&1
 check "ldd finds no dynamic dependency" grep -q 'not a dynamic executable' "$T/ldd"
-check "no program interpreter" not sh -c "readelf -l '$KILN' | grep -q INTERP"
-check "no dynamic section" sh -c "readelf -d '$KILN' | grep -q 'no dynamic section'"
-strip -o "$T/kiln" "$KILN"
-size=$(stat -c %s "$T/kiln")
-echo "static.sh: stripped size $size bytes" >&2
-check "stripped, under $max_size bytes ($size)" [ "$size" -lt "$max_size" ]
-nm "$KILN" >"$T/nm" 2>/dev/null
-check "symbols to inspect" [ -s "$T/nm" ]
-check "no name-service lookups linked (getpwnam, getgrgid, ...)" \
-	not grep -qE ' [TtWw] (getpw(nam|uid|ent)|getgr(nam|gid|ent|ouplist)|initgroups)(_r)?$' "$T/nm"
-check "no libxml2 linked (xar left out)" not grep -qE ' [TtWw] xml[A-Z]' "$T/nm"
 
 # A root holding only the binary, a site and an archive.
 R=$T/root
@@ -77,11 +65,6 @@ libs=$BUILD/static-libs.txt
 check "the build lists the libraries it linked" [ -s "$libs" ]
 check "... libarchive among them" grep -q '/libarchive\.a$' "$libs"
 check "... and the C library" grep -q '/libc\.a$' "$libs"
-awk '/^## Licences/{p=1; next} p && /^## /{exit} p' "$SRC/README.md" >"$T/licences"
-while read -r lib; do
-	deb=$( (dpkg-query -S "$lib" || dpkg-query -S "$(readlink -f "$lib")") 2>/dev/null | head -n 1 | cut -d: -f1)
-	check "$lib comes from a Debian package" [ -n "$deb" ]
-	check "$lib ($deb) is in the README's licence table" grep -qF "| \`$deb\` |" "$T/licences"
-done <"$libs"
+licence_table_checks "$libs" "$SRC/README.md"
 
 finish
