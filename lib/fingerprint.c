@@ -200,22 +200,6 @@ bool kiln_token_hashlike(const char *t, size_t len)
 	return !word;
 }
 
-bool kiln_token_changed(const char *old, const char *new, size_t len)
-{
-	size_t differ = 0;
-	bool letter = false, letters_changed = false;
-
-	if (!kiln_token_hashlike(old, len) || !kiln_token_hashlike(new, len))
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		bool d = old[i] != new[i];
-		differ += d;
-		letter |= !is_digit(old[i]) || !is_digit(new[i]);
-		letters_changed |= d && (!is_digit(old[i]) || !is_digit(new[i]));
-	}
-	return 2 * differ > len && (!letter || letters_changed);
-}
-
 /* A plain CamelCase word, maybe with a number after it ("SemiBold",
  * "darkMode", "rotateCw", "iPhone12"): lowercase letters, then runs of an
  * uppercase letter and lowercase ones, then digits.  '-' and '_' are
@@ -294,6 +278,175 @@ static bool acronym_camel(const char *t, size_t len)
 static bool camel_word(const char *t, size_t len, bool skip)
 {
 	return plain_camel(t, len, skip) || acronym_camel(t, len);
+}
+
+/* A year 1900-2099 at T (4 digits)? */
+static bool is_year(const char *t)
+{
+	return (t[0] == '1' && t[1] == '9') || (t[0] == '2' && t[1] == '0');
+}
+
+/* Words and a number or two, the way names of models, versions, dates and
+ * parts are written ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
+ * "asn1Coding"): it starts with a letter and is made of words (letter runs
+ * of 3 or more, a capital maybe, that could be spelt: spelt()), one or two
+ * numbers of 4 digits in all at most, and at most one short piece (1 or 2
+ * letters of one case: "v", "LR", "of"), with 4 letters of words or a
+ * year.  A random base64url token of 8 has this form about one time in 200
+ * (the unit test measures it); those the name alone then misses, the tree
+ * brings back. */
+static bool number_words(const char *t, size_t len)
+{
+	size_t i = 0, words = 0, shorts = 0, numbers = 0, letters = 0, digits = 0;
+	bool year = false;
+
+	if (!len || is_digit(t[0]))
+		return false;
+	while (i < len) {
+		size_t at = i, u = 0;
+		if (is_digit(t[i])) {
+			for (; i < len && is_digit(t[i]); i++)
+				;
+			year |= i - at == 4 && is_year(t + at);
+			digits += i - at;
+			numbers++;
+			continue;
+		}
+		while (i + u < len && is_upper(t[i + u]))
+			u++;
+		if (u && !(i + u < len && is_lower(t[i + u]))) { /* an acronym */
+			if (u > 2)
+				return false;
+			shorts++;
+			i += u;
+			continue;
+		}
+		if (u >= 2) { /* an acronym before a capitalised word */
+			if (u > 3)
+				return false;
+			shorts++;
+			i += u - 1;
+		}
+		at = i;
+		for (i += u > 0; i < len && is_lower(t[i]); i++)
+			;
+		if (i < len && !is_digit(t[i]) && !is_upper(t[i]))
+			return false; /* '-' or '_': kiln_token_hashlike()'s */
+		if (i - at <= 2) {
+			shorts++;
+		} else if (spelt(t + at, i - at)) {
+			words++;
+			letters += i - at;
+		} else {
+			return false;
+		}
+	}
+	return words && (letters >= 4 || year) && shorts <= 1 && numbers >= 1 && numbers <= 2 &&
+	       digits <= 4;
+}
+
+/* CamelCase of two words or more, each of 4 letters or more that could be
+ * spelt, or one after a lowercase letter, then at most 2 digits
+ * ("SemiBold", "DarkMode", "iPhone12"). */
+static bool spelt_camel(const char *t, size_t len)
+{
+	size_t i = 0, runs = 0, digits = 0;
+	bool lead = len && is_lower(t[0]);
+
+	i = lead;
+	while (i < len && is_upper(t[i])) {
+		size_t at = i;
+		for (i++; i < len && is_lower(t[i]); i++)
+			;
+		if (i - at < 4 || !spelt(t + at, i - at))
+			return false;
+		runs++;
+	}
+	for (; i < len && is_digit(t[i]); i++)
+		digits++;
+	return i == len && digits <= 2 && (runs >= 2 || (runs == 1 && lead && digits));
+}
+
+/* An upper-case word of 4 letters or more that could be spelt, then at
+ * most 2 digits ("FACEBOOK", "ENGLISH2", "SUMMER24"). */
+static bool spelt_upper(const char *t, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && is_upper(t[i]))
+		i++;
+	if (i < 4 || !spelt(t, i))
+		return false;
+	return len - i <= 2 && (len == i || (is_digit(t[i]) && (len - i == 1 || is_digit(t[i + 1]))));
+}
+
+/* A code or a counter: 1 to 4 letters of one case, maybe a '-' or '_',
+ * then 4 digits or more ("DSC01234", "DSC_0042", "EPSG4326", "SALE2024");
+ * or anything that ends in '-' or '_' and 4 digits or more ("iD4-0003"). */
+static bool code_number(const char *t, size_t len)
+{
+	size_t i = 0, letters, digits = 0;
+
+	while (i < len && is_upper(t[i]))
+		i++;
+	if (!i)
+		while (i < len && is_lower(t[i]))
+			i++;
+	letters = i;
+	if (i < len && (t[i] == '-' || t[i] == '_'))
+		i++;
+	while (i + digits < len && is_digit(t[i + digits]))
+		digits++;
+	if (letters >= 1 && letters <= 4 && digits >= 4 && i + digits == len)
+		return true;
+	for (digits = 0; digits < len && is_digit(t[len - 1 - digits]); digits++)
+		;
+	return digits >= 4 && digits < len && (t[len - 1 - digits] == '-' || t[len - 1 - digits] == '_');
+}
+
+/* Two lowercase words of 3 letters or more that could be spelt, written
+ * together ("appstore", "darkmode"), a capital maybe: spelt() keeps out
+ * four consonants in a row, which a compound may have ("ppst"). */
+static bool compound(const char *t, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!is_lower(t[i]) && !(i == 0 && is_upper(t[i])))
+			return false;
+	for (size_t k = 3; k + 3 <= len; k++)
+		if (spelt(t, k) && spelt(t + k, len - k))
+			return true;
+	return false;
+}
+
+bool kiln_token_words(const char *t, size_t len)
+{
+	return spelt_camel(t, len) || spelt_upper(t, len) || code_number(t, len) ||
+	       compound(t, len);
+}
+
+/* Written like words with or without numbers, in any of the forms above:
+ * a renamed word is a campaign or a new version, not a new hash
+ * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser"). */
+static bool worded(const char *t, size_t len)
+{
+	return kiln_token_words(t, len) || number_words(t, len) || camel_word(t, len, true);
+}
+
+bool kiln_token_changed(const char *old, const char *new, size_t len)
+{
+	size_t differ = 0;
+	bool letter = false, letters_changed = false;
+
+	if (!kiln_token_hashlike(old, len) || !kiln_token_hashlike(new, len) ||
+	    worded(old, len) || worded(new, len))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		bool d = old[i] != new[i];
+		differ += d;
+		letter |= !is_digit(old[i]) || !is_digit(new[i]);
+		letters_changed |= d && (!is_digit(old[i]) || !is_digit(new[i]));
+	}
+	return 2 * differ > len && (!letter || letters_changed);
 }
 
 static const char *base_of(const char *name)
@@ -375,6 +528,8 @@ static size_t base64url_token(const char *t)
 		return digit && !(letters >= 1 && letters + digits == 8 &&
 				  (letters <= 5 || spelt(t, letters))) ? 8 : 0;
 	}
+	if (kiln_token_words(t, 8) || number_words(t, 8))
+		return 0;
 	if (digit)
 		return upper && lower && !camel_word(t, 8, false) ? 8 : 0;
 	return mix && !camel_word(t, 8, true) ? 8 : 0;

@@ -88,6 +88,8 @@ static bool could_be(const struct member *m, unsigned alpha)
 {
 	const char *t = m->rel + m->start;
 
+	if (alpha == KILN_ALPHA_B64 && kiln_token_words(t, m->len))
+		return false; /* "Inter-SemiBold", "photo-DSC_0042" beside Vite's outputs */
 	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
 }
 
@@ -108,6 +110,40 @@ static bool strong(const char *t, size_t len, unsigned alpha)
 	if (alpha == KILN_ALPHA_B32)
 		return digit || !kiln_spelt(t, len);
 	return upper && lower;
+}
+
+/* Is the name after M's token a bundler's code: ".js", ".mjs", ".cjs" or
+ * ".css", maybe with ".chunk" before and ".map" after? */
+static bool code_output(const struct member *m)
+{
+	const char *e = m->rel + m->start + m->len, *x;
+	size_t n;
+
+	if (strncmp(e, ".chunk.", 7) == 0)
+		e += 6;
+	n = strlen(e);
+	if (n > 4 && strcmp(e + n - 4, ".map") == 0)
+		n -= 4;
+	for (x = e + 1; x < e + n && *x != '.'; x++)
+		;
+	return x == e + n && ((n == 3 && strncmp(e, ".js", 3) == 0) ||
+			      (n == 4 && (strncmp(e, ".mjs", 4) == 0 || strncmp(e, ".cjs", 4) == 0 ||
+					  strncmp(e, ".css", 4) == 0)));
+}
+
+/* May M be taken in a directory where its shape has no sample, the shape
+ * over the whole tree being proven: hexadecimal digits alone (webpack's
+ * "[contenthash:8]" without a letter, 2.3% of them) in a bundler's code
+ * output, or base32 letters that cannot be spelt (esbuild's "[hash]"
+ * without a digit, 19%)?  Base64url is never taken so: Vite and Rollup
+ * write their outputs into one directory. */
+static bool orphan(const struct member *m, unsigned alpha)
+{
+	const char *t = m->rel + m->start;
+
+	if (alpha == KILN_ALPHA_HEX)
+		return !has_letter(t, m->len) && code_output(m);
+	return alpha == KILN_ALPHA_B32 && strong(t, m->len, alpha);
 }
 
 /* A shape over the whole tree: byte before and length, per alphabet (HEX,
@@ -137,18 +173,24 @@ static void prove(const struct member *v, size_t n, unsigned alpha, int a, const
 			members++;
 			samples += v[i].sample;
 		}
-	bool own = proves(members, samples), lone;
+	bool own = proves(members, samples), lone, orphans;
 
 	/* one sample proves only a shape it is half of (an entry beside its
 	 * style sheet), and only tokens that look like hashes of its alphabet
 	 * (strong()): never a directory of camera names beside one hash */
 	lone = !own && samples && 2 * samples >= members && proves(g->members[a], g->samples[a]);
-	if (!own && !lone)
+	/* no sample at all: a directory of one or two outputs (webpack's
+	 * static/js/main.12345678.js, esbuild's entry and its style sheet at
+	 * the top), taken only in the shapes orphan() allows */
+	orphans = !own && !samples && members && members <= 2 && alpha != KILN_ALPHA_B64 &&
+		  proves(g->members[a], g->samples[a]);
+	if (!own && !lone && !orphans)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *m = &v[i];
 		if (!(m->alpha & alpha) || m->sample || out[m->i].why != KILN_WHY_NONE ||
-		    !could_be(m, alpha) || (lone && !strong(m->rel + m->start, m->len, alpha)))
+		    !could_be(m, alpha) || (lone && !strong(m->rel + m->start, m->len, alpha)) ||
+		    (orphans && !orphan(m, alpha)))
 			continue;
 		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
 	}

@@ -56,7 +56,15 @@ static const char *const no[] = {
 	/* CamelCase with a number inside or an acronym's capital (rustdoc's
 	 * struct pages), and an upper-case word with a number */
 	"logo-Web3Auth.svg", "page-Top10Tip.html", "struct.Ipv4Addr.html", "struct.BTreeMap.html",
-	"struct.AtomicU8.html", "manual-ENGLISH2.html",
+	"struct.AtomicU8.html", "manual-ENGLISH2.html", "app-Win10Pro.png",
+	/* words with a number, by kind: a version before a word, a model with
+	 * a letter code, a date with a letter, a part of a count, a device
+	 * code with a counter, an upper-case campaign */
+	"app.v2Config.js", "spec-Model3LR.png", "report-Jan2024a.pdf", "video-Part1of3.mp4",
+	"Audient-iD4-0003.conf", "banner-SUMMER24.png", "x.asn1Coding.html",
+	/* codes and counters with a letter ("DSC01234" has no lowercase: no
+	 * rule alone takes it, nor must the tree) */
+	"photo-DSC01234.jpg", "photo-DSC_0042.jpg", "img-IMG_1234.jpg",
 	/* a token must be followed by '.' and preceded by a separator that is
 	 * not the name's first byte */
 	".3f9a2c7b.js", "app.3f9a2c7b", "app_3f9a2c7b.js", "app-B2x9_kQ1js",
@@ -90,8 +98,23 @@ static void test_hashlike(void)
 		"20241399", "aB-cD_eF", "Qzxkw7tp",
 	};
 
+	static const char *const spelt_words[] = {
+		"SemiBold", "DarkMode", "iPhone12", "FACEBOOK", "ENGLISH2", "SUMMER24", "DSC01234",
+		"DSC_0042", "EPSG4326", "SALE2024", "iD4-0003", "x-000123", "appstore",
+	};
+	static const char *const not_spelt[] = {
+		"B2x9_kQ1", "DPJWWXvr", "KZ3T4RBF", "Xk9mQ2pL", "ABCDE123", "Semi-Bold",
+		"iD4-003", "SemiBo12",
+	};
+
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		CHECK_MSG(!kiln_token_hashlike(words[i], strlen(words[i])), "%s is a word", words[i]);
+	for (size_t i = 0; i < sizeof(spelt_words) / sizeof(spelt_words[0]); i++)
+		CHECK_MSG(kiln_token_words(spelt_words[i], strlen(spelt_words[i])), "%s is spelt",
+			  spelt_words[i]);
+	for (size_t i = 0; i < sizeof(not_spelt) / sizeof(not_spelt[0]); i++)
+		CHECK_MSG(!kiln_token_words(not_spelt[i], strlen(not_spelt[i])), "%s is not spelt",
+			  not_spelt[i]);
 	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
 		CHECK_MSG(kiln_token_hashlike(hashes[i], strlen(hashes[i])), "%s may be a hash",
 			  hashes[i]);
@@ -116,6 +139,9 @@ static void test_changed(void)
 		{ "v1234567", "v7654321" }, /* only the digits, beside the same letter */
 		{ "20241201", "20250101" }, /* dates */
 		{ "maskable", "Variable" }, /* words */
+		{ "SUMMER24", "WINTER25" }, { "BlackFri", "CyberMon" }, /* campaigns */
+		{ "asn1Coding", "asn2Parser" }, /* two words with numbers, not a rename */
+		{ "v2Config", "v3Loader" }, { "Jan2024a", "Feb2025b" },
 	};
 
 	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
@@ -257,7 +283,10 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 		bool letter = false, hashlike;
 		for (size_t c = 0; c < len; c++)
 			letter |= (tk[c] >= 'a' && tk[c] <= 'z') || (tk[c] >= 'A' && tk[c] <= 'Z');
-		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter);
+		/* words are never taken: as kiln_token_hashlike() says, and in
+		 * base64url as kiln_token_words() says */
+		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter) &&
+			   !(alphabet == b64 && kiln_token_words(tk, len));
 		tl->total++;
 		tl->wordlike += !hashlike;
 		if (n < 16 && hashlike && t.fp[i].why == KILN_WHY_NONE)
@@ -376,6 +405,61 @@ static void test_thresholds(void)
 	      t.fp[5].why == KILN_WHY_NONE && t.fp[7].why == KILN_WHY_NONE &&
 	      t.fp[9].why == KILN_WHY_NONE);
 	CHECK(t.fp[11].why == KILN_WHY_TREE); /* both cases: it may be */
+	tree_free(&t);
+	/* Vite's outputs beside files copied from public/ into the same
+	 * directory: words, CamelCase, an upper-case brand, camera names are
+	 * not taken, the hash without a digit is */
+	add(&t, "assets/index-B2x9_kQ1.js");
+	add(&t, "assets/vendor-Qm7pL2vX.js");
+	add(&t, "assets/index-Xk9mQ2pL.css");
+	add(&t, "assets/about-DPJWWXvr.js");
+	add(&t, "assets/Inter-SemiBold.woff2");
+	add(&t, "assets/icon-FACEBOOK.svg");
+	add(&t, "assets/photo-DSC01234.jpg");
+	add(&t, "assets/photo-DSC_0042.jpg");
+	add(&t, "assets/badge-appstore.svg");
+	decide(&t);
+	CHECK(t.fp[3].why == KILN_WHY_TREE);
+	for (size_t i = 4; i < t.n; i++)
+		CHECK_MSG(t.fp[i].why == KILN_WHY_NONE, "%s is not immutable", t.rels[i]);
+	tree_free(&t);
+	/* a directory whose one or two outputs are no sample, the tree's shape
+	 * proven elsewhere: webpack's all-digit [contenthash:8] in its code
+	 * (not a number in a document, not a date), esbuild's entry and style
+	 * sheet without a digit (not a spelt word); never base64url */
+	add(&t, "static/css/main.3f9a2c7b.css");
+	add(&t, "static/media/logo.a1b2c3d4.svg");
+	add(&t, "static/js/main.12345678.js");
+	add(&t, "static/js/main.12345678.js.map");
+	add(&t, "static/docs/invoice.10023456.pdf");
+	add(&t, "static/news/post.20240113.js");
+	add(&t, "out/chunks/a-KZ3T4RBF.js");
+	add(&t, "out/chunks/b-7QPLMZ2A.js");
+	add(&t, "out/main-VIRMOKMZ.js");
+	add(&t, "out/main-QWXJKPLZ.css");
+	add(&t, "out/img/icon-OVERVIEW.svg");
+	add(&t, "assets/index-B2x9_kQ1.js");
+	add(&t, "assets/index-Xk9mQ2pL.css");
+	add(&t, "entry-DPJWWXvr.js");
+	add(&t, "static/media/a.5e6f7a8b.svg"); /* more of the tree's shapes */
+	add(&t, "static/media/b.9c0d1e2f.svg");
+	add(&t, "out/chunks/c-M3NQ4RST.js");
+	add(&t, "out/chunks/d-W5XY6ZAB.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_TREE && t.fp[3].why == KILN_WHY_TREE);
+	CHECK(t.fp[4].why == KILN_WHY_NONE && t.fp[5].why == KILN_WHY_NONE);
+	CHECK(t.fp[8].why == KILN_WHY_TREE && t.fp[9].why == KILN_WHY_TREE);
+	CHECK(t.fp[10].why == KILN_WHY_NONE && t.fp[13].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* ... and not a directory of three such names */
+	add(&t, "static/css/main.3f9a2c7b.css");
+	add(&t, "static/media/logo.a1b2c3d4.svg");
+	add(&t, "x/a.12345678.js");
+	add(&t, "x/b.23456789.js");
+	add(&t, "x/c.34567890.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE &&
+	      t.fp[4].why == KILN_WHY_NONE);
 	tree_free(&t);
 	/* esbuild's all-letter hashes */
 	add(&t, "out/a-KZ3T4RBF.js");
