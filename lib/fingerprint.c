@@ -368,19 +368,21 @@ static bool spelt_camel(const char *t, size_t len)
 }
 
 /* An upper-case word of 4 letters or more that could be spelt, then at
- * most 2 digits ("FACEBOOK", "ENGLISH2", "SUMMER24"). */
-static bool spelt_upper(const char *t, size_t len)
+ * most DIGITS digits ("FACEBOOK"; with 2, "ENGLISH2", "SUMMER24"). */
+static bool spelt_upper(const char *t, size_t len, size_t digits)
 {
 	size_t i = 0;
 
 	while (i < len && is_upper(t[i]))
 		i++;
-	if (i < 4 || !spelt(t, i))
+	if (i < 4 || !spelt(t, i) || len - i > digits)
 		return false;
-	return len - i <= 2 && (len == i || (is_digit(t[i]) && (len - i == 1 || is_digit(t[i + 1]))));
+	for (; i < len && is_digit(t[i]); i++)
+		;
+	return i == len;
 }
 
-/* A code or a counter: 1 to 4 letters of one case, maybe a '-' or '_',
+/* A code or a counter: 2 to 4 letters of one case, maybe a '-' or '_',
  * then 4 digits or more ("DSC01234", "DSC_0042", "EPSG4326", "SALE2024");
  * or anything that ends in '-' or '_' and 4 digits or more ("iD4-0003"). */
 static bool code_number(const char *t, size_t len)
@@ -397,7 +399,7 @@ static bool code_number(const char *t, size_t len)
 		i++;
 	while (i + digits < len && is_digit(t[i + digits]))
 		digits++;
-	if (letters >= 1 && letters <= 4 && digits >= 4 && i + digits == len)
+	if (letters >= 2 && letters <= 4 && digits >= 4 && i + digits == len)
 		return true;
 	for (digits = 0; digits < len && is_digit(t[len - 1 - digits]); digits++)
 		;
@@ -420,7 +422,7 @@ static bool compound(const char *t, size_t len)
 
 bool kiln_token_words(const char *t, size_t len)
 {
-	return spelt_camel(t, len) || spelt_upper(t, len) || code_number(t, len) ||
+	return spelt_camel(t, len) || spelt_upper(t, len, 0) || code_number(t, len) ||
 	       compound(t, len);
 }
 
@@ -429,7 +431,8 @@ bool kiln_token_words(const char *t, size_t len)
  * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser"). */
 static bool worded(const char *t, size_t len)
 {
-	return kiln_token_words(t, len) || number_words(t, len) || camel_word(t, len, true);
+	return kiln_token_words(t, len) || number_words(t, len) || camel_word(t, len, true) ||
+	       spelt_upper(t, len, 2);
 }
 
 bool kiln_token_changed(const char *old, const char *new, size_t len)
@@ -528,7 +531,7 @@ static size_t base64url_token(const char *t)
 		return digit && !(letters >= 1 && letters + digits == 8 &&
 				  (letters <= 5 || spelt(t, letters))) ? 8 : 0;
 	}
-	if (kiln_token_words(t, 8) || number_words(t, 8))
+	if (kiln_token_words(t, 8) || number_words(t, 8) || spelt_upper(t, 8, 2))
 		return 0;
 	if (digit)
 		return upper && lower && !camel_word(t, 8, false) ? 8 : 0;

@@ -66,8 +66,8 @@ bool kiln_token_hashlike(const char *t, size_t len);
 /* Is the token T (LEN bytes) spelt like words rather than drawn at random,
  * in a form that a random base64url token takes well under one time in a
  * thousand: CamelCase of spelt words ("SemiBold", "iPhone12"), an
- * upper-case spelt word with at most 2 digits ("FACEBOOK", "SUMMER24"), a
- * code of at most 4 letters and 4 digits or more ("DSC01234", "DSC_0042"),
+ * upper-case spelt word ("FACEBOOK"), a code of 2 to 4 letters and 4
+ * digits or more ("DSC01234", "DSC_0042"),
  * a counter after a '-' or '_' ("iD4-0003"), or two lowercase words
  * written together ("appstore")?  The tree takes no such
  * token for a base64url hash (shape.h); hexadecimal and base32 tokens are
