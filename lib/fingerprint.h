@@ -80,6 +80,13 @@ bool kiln_token_words(const char *t, size_t len);
  * English spells often ("maskable", "OVERVIEW"; not "VIRMOKMZ")? */
 bool kiln_spelt(const char *p, size_t n);
 
+/* Does the word at P (N letters, either case) read as English spells
+ * words: kiln_spelt(), and every pair of letters one that English words
+ * spell often, most of them very often ("FACEBOOK", "LINKEDIN",
+ * "OVERVIEW")?  8 random letters do about one time in 70 (kiln_spelt():
+ * one in 14). */
+bool kiln_spelt_well(const char *p, size_t n);
+
 /* Is the change of a name's token from OLD to NEW (LEN bytes each) what a
  * new content hash makes, rather than a counter, a date or a campaign
  * ("chapter-00000041" -> "chapter-00000042", "sale-SALE2024" ->

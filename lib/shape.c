@@ -27,6 +27,8 @@ struct member {
 	char before;     /* '.', '-', or 0 at the start of the name */
 	unsigned alpha;  /* the alphabets it fits */
 	bool sample;     /* the rule on the name alone's token */
+	unsigned lonely; /* the alphabets of its shapes with no sample in its
+			  * directory and at most 2 members */
 };
 
 static int member_cmp(const void *a, const void *b)
@@ -70,7 +72,7 @@ static bool add_members(const char *rel, size_t i, struct member **v, size_t *n,
 		}
 		(*v)[(*n)++] = (struct member){ rel, base, i, p, len, p > base ? rel[p - 1] : 0,
 						kiln_token_alphabets(rel + p, len),
-						named && s0 == p && l0 == len };
+						named && s0 == p && l0 == len, 0 };
 	}
 	return true;
 }
@@ -90,6 +92,8 @@ static bool could_be(const struct member *m, unsigned alpha)
 
 	if (alpha == KILN_ALPHA_B64 && kiln_token_words(t, m->len))
 		return false; /* "Inter-SemiBold", "photo-DSC_0042" beside Vite's outputs */
+	if (alpha == KILN_ALPHA_B32 && kiln_spelt_well(t, m->len))
+		return false; /* "icon-FACEBOOK" beside esbuild's: 0.3% of its hashes */
 	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
 }
 
@@ -162,7 +166,7 @@ static bool proves(size_t members, size_t samples)
 /* The shape of alphabet ALPHA (index A) among V[0..N), one directory, byte
  * before and length: mark its other members in OUT if its samples prove
  * it, or if it has one and the tree's shape G proves it. */
-static void prove(const struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
+static void prove(struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
 		  struct kiln_fp *out)
 {
 	size_t members = 0, samples = 0;
@@ -184,6 +188,9 @@ static void prove(const struct member *v, size_t n, unsigned alpha, int a, const
 	 * the top), taken only in the shapes orphan() allows */
 	orphans = !own && !samples && members && members <= 2 && alpha != KILN_ALPHA_B64 &&
 		  proves(g->members[a], g->samples[a]);
+	if (!own && !samples && members && members <= 2 && alpha != KILN_ALPHA_B64)
+		for (size_t i = 0; i < n; i++)
+			v[i].lonely |= alpha;
 	if (!own && !lone && !orphans)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -194,6 +201,65 @@ static void prove(const struct member *v, size_t n, unsigned alpha, int a, const
 			continue;
 		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
 	}
+}
+
+/* The base name of M before its token (with the byte before), and the
+ * token's length: a logical name and its hash's shape. */
+static int stem_cmp(const struct member *x, const struct member *y)
+{
+	size_t nx = x->start - x->dir, ny = y->start - y->dir;
+	int c = memcmp(x->rel + x->dir, y->rel + y->dir, nx < ny ? nx : ny);
+
+	if (c)
+		return c;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int stem_ptr_cmp(const void *a, const void *b)
+{
+	return stem_cmp(*(const struct member *const *)a, *(const struct member *const *)b);
+}
+
+/* A lonely member (no sample in its directory's shape) is a hash when a
+ * sample elsewhere in the tree has its logical name and the shape of its
+ * hash and it is a token orphan() allows: webpack's static/css/main.HASH.css
+ * beside static/js/main.3f9a2c7b.js, the only two outputs of the build. */
+static bool kin(struct member *v, size_t nv, struct kiln_fp *out)
+{
+	const struct member **s = malloc((nv + 1) * sizeof(*s));
+	size_t ns = 0;
+
+	if (!s)
+		return false;
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].sample)
+			s[ns++] = &v[i];
+	qsort(s, ns, sizeof(*s), stem_ptr_cmp);
+	for (size_t i = 0; i < nv && ns; i++) {
+		const struct member *m = &v[i], *key = m;
+		size_t lo = 0, hi = ns;
+		if (!m->lonely || out[m->i].why != KILN_WHY_NONE)
+			continue;
+		while (lo < hi) { /* the first sample of M's stem */
+			size_t mid = lo + (hi - lo) / 2;
+			if (stem_cmp(s[mid], key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < ns && stem_cmp(s[lo], key) == 0 && out[m->i].why == KILN_WHY_NONE; lo++)
+			for (unsigned alpha = KILN_ALPHA_HEX; alpha <= KILN_ALPHA_B32; alpha <<= 1)
+				if (m->lonely & alpha & s[lo]->alpha && could_be(m, alpha) &&
+				    orphan(m, alpha)) {
+					out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start,
+								      (uint32_t)m->len };
+					break;
+				}
+	}
+	free(s);
+	return true;
 }
 
 /* The tree's shapes, counted from V[0..NV): malloc'ed, *NG of them. */
@@ -230,6 +296,7 @@ bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out)
 	struct member *v = NULL;
 	struct global *g;
 	size_t nv = 0, cap = 0, ng;
+	bool ok;
 
 	for (size_t i = 0; i < n; i++)
 		if (!add_members(rels[i], i, &v, &nv, &cap)) {
@@ -253,6 +320,7 @@ bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out)
 		prove(v + a, b - a, KILN_ALPHA_B64, 2, shape, out);
 	}
 	free(g);
+	ok = kin(v, nv, out);
 	free(v);
-	return true;
+	return ok;
 }

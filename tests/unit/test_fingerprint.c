@@ -283,10 +283,12 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 		bool letter = false, hashlike;
 		for (size_t c = 0; c < len; c++)
 			letter |= (tk[c] >= 'a' && tk[c] <= 'z') || (tk[c] >= 'A' && tk[c] <= 'Z');
-		/* words are never taken: as kiln_token_hashlike() says, and in
-		 * base64url as kiln_token_words() says */
+		/* words are never taken: as kiln_token_hashlike() says, in
+		 * base64url as kiln_token_words() says, in base32 as
+		 * kiln_spelt_well() */
 		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter) &&
-			   !(alphabet == b64 && kiln_token_words(tk, len));
+			   !(alphabet == b64 && kiln_token_words(tk, len)) &&
+			   !(alphabet == b32 && kiln_spelt_well(tk, len));
 		tl->total++;
 		tl->wordlike += !hashlike;
 		if (n < 16 && hashlike && t.fp[i].why == KILN_WHY_NONE)
@@ -450,6 +452,21 @@ static void test_thresholds(void)
 	CHECK(t.fp[4].why == KILN_WHY_NONE && t.fp[5].why == KILN_WHY_NONE);
 	CHECK(t.fp[8].why == KILN_WHY_TREE && t.fp[9].why == KILN_WHY_TREE);
 	CHECK(t.fp[10].why == KILN_WHY_NONE && t.fp[13].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* a build of two outputs: the script's hash proves its style sheet's
+	 * of the same logical name, all digits; not another name's, not a
+	 * document's */
+	add(&t, "static/js/main.3f9a2c7b.js");
+	add(&t, "static/css/main.86028049.css");
+	add(&t, "static/css/other.86028049.css");
+	add(&t, "static/docs/main.86028049.pdf");
+	add(&t, "out/main-K2ZT4RBQ.js");
+	add(&t, "out/css/main-VIRMOKMZ.css");
+	add(&t, "out/css/main-OVERVIEW.css");
+	decide(&t);
+	CHECK(t.fp[1].why == KILN_WHY_TREE && t.fp[1].start == 16 && t.fp[1].len == 8);
+	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE);
+	CHECK(t.fp[5].why == KILN_WHY_TREE && t.fp[6].why == KILN_WHY_NONE);
 	tree_free(&t);
 	/* ... and not a directory of three such names */
 	add(&t, "static/css/main.3f9a2c7b.css");
