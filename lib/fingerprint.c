@@ -19,8 +19,10 @@
  *      ("styles.KZ3T4RBF.css"); or base64url with both an uppercase and a
  *      lowercase letter and a digit, or with no digit but a lowercase
  *      letter directly followed by an uppercase one, and not a CamelCase
- *      word ("SemiBold", "iPhone12", "Web3Auth", "BTreeMap"): Vite and
- *      Rollup ("index-B2x9_kQ1.js"); or
+ *      word ("SemiBold", "iPhone12", "Web3Auth", "BTreeMap"), nor words
+ *      with numbers ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
+ *      "SUMMER24"), codes and counters ("iD4-0003"): Vite and Rollup
+ *      ("index-B2x9_kQ1.js"); or
  *  (c) the base name starts with 16 or more lowercase hexadecimal digits,
  *      a digit and a letter among them, followed by a '.': webpack's
  *      "[hash][ext]" ("3f9a2c7b1d4e5f6a7b8c.svg").

@@ -11,7 +11,9 @@
  * other members, and so does a shape with one sample that is half of it
  * when the same shape over the whole tree has enough (an entry alone beside
  * its style sheet at the top of esbuild's output), for its members that
- * look like hashes of its alphabet (strong()).  docs/cache-control.md, "Cache-Control", has the
+ * look like hashes of its alphabet (strong()); and a directory's one or
+ * two members with no sample, when the tree's shape is proven or a sample
+ * has their logical name (orphan(), kin()).  docs/cache-control.md, "Cache-Control", has the
  * numbers that chose KILN_SHAPE_SEVERAL and "half".
  */
 #include "shape.h"
