@@ -343,9 +343,10 @@ static bool is_year(const char *t)
  * of 3 or more, a capital maybe, that could be spelt: spelt()), one or two
  * numbers of 4 digits in all at most, and at most one short piece (1 or 2
  * letters of one case: "v", "LR", "of"), with 4 letters of words or a
- * year.  A random base64url token of 8 has this form about one time in 200
- * (the unit test measures it); those the name alone then misses, the tree
- * brings back. */
+ * year.  With this form and the spelt upper-case word with digits among
+ * the words, the rule on the name alone takes 91.2% of random base64url
+ * tokens of 8, without them 91.5% (the unit test measures the first);
+ * the tree brings the others back. */
 static bool number_words(const char *t, size_t len)
 {
 	size_t i = 0, words = 0, shorts = 0, numbers = 0, letters = 0, digits = 0;

@@ -326,6 +326,33 @@ static void test_shapes(void)
 	CHECK(tl.wordlike * 100 < tl.total && tl.small * 100 < tl.total);
 }
 
+/* How often random hashes look like words: the rule on the name alone
+ * must still take nine Vite hashes in ten (the tree the rest), and what
+ * nothing but a manifest brings back must stay rare. */
+static void test_random_names(void)
+{
+	size_t n = 200000, named = 0, words = 0, letters = 0, spelt_well = 0;
+	char tok[16], rel[32];
+
+	for (size_t i = 0; i < n; i++) {
+		random_token(tok, b64, 8);
+		snprintf(rel, sizeof(rel), "a-%s.js", tok);
+		named += kiln_fingerprinted(rel);
+		words += kiln_token_words(tok, 8);
+		random_token(tok, b32, 8);
+		if (strcspn(tok, "234567") == 8) {
+			letters++;
+			spelt_well += kiln_spelt_well(tok, 8);
+		}
+	}
+	fprintf(stderr, "test_fingerprint: random base64url: %.2f%% by name, %.3f%% spelt words; "
+		"base32 without a digit: %.2f%% spelt well\n", 100.0 * (double)named / (double)n,
+		100.0 * (double)words / (double)n, 100.0 * (double)spelt_well / (double)letters);
+	CHECK(named * 100 >= n * 90);
+	CHECK(words * 1000 < n);
+	CHECK(spelt_well * 50 < letters);
+}
+
 /* The thresholds, one by one. */
 static void test_thresholds(void)
 {
@@ -654,6 +681,7 @@ int main(int argc, char **argv)
 	test_changed();
 	test_family();
 	test_shapes();
+	test_random_names();
 	test_thresholds();
 	test_corpus(argc > 1 ? argv[1] : KILN_TEST_DATA "/unhashed-names.txt");
 	test_bundlers();
