@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # small.sh - kiln's immutable files on small real builds, where a directory
 # holds a handful of outputs and the tree's shapes have little to go on.
-# Vite 8: six apps of app.py (1 to 3 lazily loaded pages: 2 to 4 chunks, a
+# Vite 8: six apps of app.py (1 or 2 lazily loaded pages: 2 to 4 chunks, a
 # style sheet or two, an image or two), each with a public/assets/ folder
 # of names a site ships (font weights, brands in capitals, camera files,
 # badges), copied by Vite into dist/assets beside its outputs; kiln must
@@ -33,8 +33,8 @@ public_assets() { # public_assets DIR
 # ---- Vite
 roots=()
 n=0
-for pages in 1 2 3; do
-	for seed in 1 2; do
+for pages in 1 2; do
+	for seed in 1 2 3; do
 		n=$((n + 1))
 		A=$T/vite$n
 		app vite $((seed + 10 * pages)) "$pages" "$A"
@@ -63,7 +63,7 @@ for e in json.load(open(sys.argv[1])).values():
 print("\n".join(sorted(out)))
 PY
 	chunks=$(grep -c '\.js$' "$T/vhashed$i")
-	check "vite app $i: 2 to 4 chunks" [ "$chunks" -ge 2 ] && [ "$chunks" -le 4 ]
+	check "vite app $i: 2 to 4 chunks" [ "$chunks" -ge 2 -a "$chunks" -le 4 ]
 	mv "$D/.vite" "$T/vmeta$i"
 	check "kiln on small vite app $i (no manifest)" "$KILN" -q "$D"
 	hashed_check "small vite app $i, the tree alone" "$D" "$T/vhashed$i" name tree
@@ -115,7 +115,7 @@ child = stats["children"][int(sys.argv[2])]
 print("\n".join(sorted(a["name"] for a in child["assets"] if a.get("info", {}).get("immutable"))))
 PY
 	outputs=$(wc -l <"$T/whashed$i")
-	check "webpack app $i: one or two outputs" [ "$outputs" -ge 1 ] && [ "$outputs" -le 2 ]
+	check "webpack app $i: one or two outputs" [ "$outputs" -ge 1 -a "$outputs" -le 2 ]
 	mkdir -p "$D/assets"
 	cp "$T/vite1/public/assets/"* "$D/assets/"
 	cp "$T/vite1/public/robots.txt" "$T/vite1/public/favicon.ico" "$D/"
