@@ -497,12 +497,14 @@ bool kiln_token_words(const char *t, size_t len)
 	       compound(t, len);
 }
 
-/* Written like words with or without numbers, in any of the forms above:
- * a renamed word is a campaign or a new version, not a new hash
+/* Written like words with or without numbers, in the forms above whose
+ * letters are spelt (not plain_camel(): a Vite hash without a digit is
+ * often a capital and lowercase letters, which a rename must find): a
+ * renamed word is a campaign or a new version, not a new hash
  * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser"). */
 static bool worded(const char *t, size_t len)
 {
-	return kiln_token_words(t, len) || number_words(t, len) || camel_word(t, len, true) ||
+	return kiln_token_words(t, len) || number_words(t, len) || acronym_camel(t, len) ||
 	       spelt_upper(t, len, 2);
 }
 

@@ -131,6 +131,9 @@ static void test_changed(void)
 	static const char *const hashes[][2] = {
 		{ "KQXWPZvr", "DPJWWXvr" }, { "3f9a2c7b", "8e1d0a4f" }, { "12345678", "90817263" },
 		{ "KZ3T4RBF", "VIRMOKMZ" }, { "3f9a2c7b1d4e5f6a7b8c", "0e1d2c3b4a5f6e7d8c9b" },
+		/* a capital and lowercase letters, as Vite's hashes without a
+		 * digit often are: not CamelCase words */
+		{ "Kqxwpzvr", "Dhmtqwxz" }, { "Bjxkwqpz", "CvnzrtkW" },
 	};
 	static const char *const not_hashes[][2] = {
 		{ "SALE2024", "SALE2025" }, { "00000041", "00000042" }, { "00000041", "00000100" },
