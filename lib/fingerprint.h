@@ -63,10 +63,30 @@ unsigned kiln_token_alphabets(const char *t, size_t len);
  * a-f, and a hex hash is often letters then digits. */
 bool kiln_token_hashlike(const char *t, size_t len);
 
+/* Is the token T (LEN bytes) spelt like words rather than drawn at random,
+ * in a form that a random base64url token takes well under one time in a
+ * thousand: CamelCase of spelt words ("SemiBold", "iPhone12"), an
+ * upper-case spelt word ("FACEBOOK"), a code of 2 to 4 letters and 4
+ * digits or more ("DSC01234", "DSC_0042"),
+ * a counter after a '-' or '_' ("iD4-0003"), or two lowercase words
+ * written together ("appstore")?  The tree takes no such
+ * token for a base64url hash (shape.h); hexadecimal and base32 tokens are
+ * not checked by it (upper-case letters that spell are 1.1% of esbuild's
+ * hashes). */
+bool kiln_token_words(const char *t, size_t len);
+
 /* Could the N letters at P (either case) be spelt in a language: a vowel
  * other than y, never four consonants in a row, only pairs of letters
- * English spells often ("maskable", "OVERVIEW"; not "VIRMOKMZ")? */
+ * English spells often, and from 3 letters on a first pair English words
+ * start with ("maskable", "OVERVIEW"; not "VIRMOKMZ", "Ggertfo")? */
 bool kiln_spelt(const char *p, size_t n);
+
+/* Does the word at P (N letters, either case) read as English spells
+ * words: kiln_spelt(), and every pair of letters one that English words
+ * spell often, most of them very often ("FACEBOOK", "LINKEDIN",
+ * "OVERVIEW")?  8 random letters do about one time in 70 (kiln_spelt():
+ * one in 17). */
+bool kiln_spelt_well(const char *p, size_t n);
 
 /* Is the change of a name's token from OLD to NEW (LEN bytes each) what a
  * new content hash makes, rather than a counter, a date or a campaign

@@ -11,7 +11,9 @@
  * other members, and so does a shape with one sample that is half of it
  * when the same shape over the whole tree has enough (an entry alone beside
  * its style sheet at the top of esbuild's output), for its members that
- * look like hashes of its alphabet (strong()).  docs/cache-control.md, "Cache-Control", has the
+ * look like hashes of its alphabet (strong()); and a directory's one or
+ * two members with no sample, when the tree's shape is proven or a sample
+ * has their logical name (orphan(), kin()).  docs/cache-control.md, "Cache-Control", has the
  * numbers that chose KILN_SHAPE_SEVERAL and "half".
  */
 #include "shape.h"
@@ -27,6 +29,8 @@ struct member {
 	char before;     /* '.', '-', or 0 at the start of the name */
 	unsigned alpha;  /* the alphabets it fits */
 	bool sample;     /* the rule on the name alone's token */
+	unsigned lonely; /* the alphabets of its shapes with no sample in its
+			  * directory and at most 2 members */
 };
 
 static int member_cmp(const void *a, const void *b)
@@ -70,7 +74,7 @@ static bool add_members(const char *rel, size_t i, struct member **v, size_t *n,
 		}
 		(*v)[(*n)++] = (struct member){ rel, base, i, p, len, p > base ? rel[p - 1] : 0,
 						kiln_token_alphabets(rel + p, len),
-						named && s0 == p && l0 == len };
+						named && s0 == p && l0 == len, 0 };
 	}
 	return true;
 }
@@ -88,6 +92,10 @@ static bool could_be(const struct member *m, unsigned alpha)
 {
 	const char *t = m->rel + m->start;
 
+	if (alpha == KILN_ALPHA_B64 && kiln_token_words(t, m->len))
+		return false; /* "Inter-SemiBold", "photo-DSC_0042" beside Vite's outputs */
+	if (alpha == KILN_ALPHA_B32 && kiln_spelt_well(t, m->len))
+		return false; /* "icon-FACEBOOK" beside esbuild's: 0.3% of its hashes */
 	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
 }
 
@@ -110,6 +118,40 @@ static bool strong(const char *t, size_t len, unsigned alpha)
 	return upper && lower;
 }
 
+/* Is the name after M's token a bundler's code: ".js", ".mjs", ".cjs" or
+ * ".css", maybe with ".chunk" before and ".map" after? */
+static bool code_output(const struct member *m)
+{
+	const char *e = m->rel + m->start + m->len, *x;
+	size_t n;
+
+	if (strncmp(e, ".chunk.", 7) == 0)
+		e += 6;
+	n = strlen(e);
+	if (n > 4 && strcmp(e + n - 4, ".map") == 0)
+		n -= 4;
+	for (x = e + 1; x < e + n && *x != '.'; x++)
+		;
+	return x == e + n && ((n == 3 && strncmp(e, ".js", 3) == 0) ||
+			      (n == 4 && (strncmp(e, ".mjs", 4) == 0 || strncmp(e, ".cjs", 4) == 0 ||
+					  strncmp(e, ".css", 4) == 0)));
+}
+
+/* May M be taken in a directory where its shape has no sample, the shape
+ * over the whole tree being proven: hexadecimal digits alone (webpack's
+ * "[contenthash:8]" without a letter, 2.3% of them) in a bundler's code
+ * output, or base32 letters that cannot be spelt (esbuild's "[hash]"
+ * without a digit, 19%)?  Base64url is never taken so: Vite and Rollup
+ * write their outputs into one directory. */
+static bool orphan(const struct member *m, unsigned alpha)
+{
+	const char *t = m->rel + m->start;
+
+	if (alpha == KILN_ALPHA_HEX)
+		return !has_letter(t, m->len) && code_output(m);
+	return alpha == KILN_ALPHA_B32 && strong(t, m->len, alpha);
+}
+
 /* A shape over the whole tree: byte before and length, per alphabet (HEX,
  * B32, B64: 0, 1, 2) its members that may be hashes and its samples. */
 struct global {
@@ -126,7 +168,7 @@ static bool proves(size_t members, size_t samples)
 /* The shape of alphabet ALPHA (index A) among V[0..N), one directory, byte
  * before and length: mark its other members in OUT if its samples prove
  * it, or if it has one and the tree's shape G proves it. */
-static void prove(const struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
+static void prove(struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
 		  struct kiln_fp *out)
 {
 	size_t members = 0, samples = 0;
@@ -137,21 +179,89 @@ static void prove(const struct member *v, size_t n, unsigned alpha, int a, const
 			members++;
 			samples += v[i].sample;
 		}
-	bool own = proves(members, samples), lone;
+	bool own = proves(members, samples), lone, orphans;
 
 	/* one sample proves only a shape it is half of (an entry beside its
 	 * style sheet), and only tokens that look like hashes of its alphabet
 	 * (strong()): never a directory of camera names beside one hash */
 	lone = !own && samples && 2 * samples >= members && proves(g->members[a], g->samples[a]);
-	if (!own && !lone)
+	/* no sample at all: a directory of one or two outputs (webpack's
+	 * static/js/main.12345678.js, esbuild's entry and its style sheet at
+	 * the top), taken only in the shapes orphan() allows */
+	orphans = !own && !samples && members && members <= 2 && alpha != KILN_ALPHA_B64 &&
+		  proves(g->members[a], g->samples[a]);
+	if (!own && !samples && members && members <= 2 && alpha != KILN_ALPHA_B64)
+		for (size_t i = 0; i < n; i++)
+			v[i].lonely |= alpha;
+	if (!own && !lone && !orphans)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *m = &v[i];
 		if (!(m->alpha & alpha) || m->sample || out[m->i].why != KILN_WHY_NONE ||
-		    !could_be(m, alpha) || (lone && !strong(m->rel + m->start, m->len, alpha)))
+		    !could_be(m, alpha) || (lone && !strong(m->rel + m->start, m->len, alpha)) ||
+		    (orphans && !orphan(m, alpha)))
 			continue;
 		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
 	}
+}
+
+/* The base name of M before its token (with the byte before), and the
+ * token's length: a logical name and its hash's shape. */
+static int stem_cmp(const struct member *x, const struct member *y)
+{
+	size_t nx = x->start - x->dir, ny = y->start - y->dir;
+	int c = memcmp(x->rel + x->dir, y->rel + y->dir, nx < ny ? nx : ny);
+
+	if (c)
+		return c;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int stem_ptr_cmp(const void *a, const void *b)
+{
+	return stem_cmp(*(const struct member *const *)a, *(const struct member *const *)b);
+}
+
+/* A lonely member (no sample in its directory's shape) is a hash when a
+ * sample elsewhere in the tree has its logical name and the shape of its
+ * hash and it is a token orphan() allows: webpack's static/css/main.HASH.css
+ * beside static/js/main.3f9a2c7b.js, the only two outputs of the build. */
+static bool kin(struct member *v, size_t nv, struct kiln_fp *out)
+{
+	const struct member **s = malloc((nv + 1) * sizeof(*s));
+	size_t ns = 0;
+
+	if (!s)
+		return false;
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].sample)
+			s[ns++] = &v[i];
+	qsort(s, ns, sizeof(*s), stem_ptr_cmp);
+	for (size_t i = 0; i < nv && ns; i++) {
+		const struct member *m = &v[i], *key = m;
+		size_t lo = 0, hi = ns;
+		if (!m->lonely || out[m->i].why != KILN_WHY_NONE)
+			continue;
+		while (lo < hi) { /* the first sample of M's stem */
+			size_t mid = lo + (hi - lo) / 2;
+			if (stem_cmp(s[mid], key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < ns && stem_cmp(s[lo], key) == 0 && out[m->i].why == KILN_WHY_NONE; lo++)
+			for (unsigned alpha = KILN_ALPHA_HEX; alpha <= KILN_ALPHA_B32; alpha <<= 1)
+				if (m->lonely & alpha & s[lo]->alpha && could_be(m, alpha) &&
+				    orphan(m, alpha)) {
+					out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start,
+								      (uint32_t)m->len };
+					break;
+				}
+	}
+	free(s);
+	return true;
 }
 
 /* The tree's shapes, counted from V[0..NV): malloc'ed, *NG of them. */
@@ -188,6 +298,7 @@ bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out)
 	struct member *v = NULL;
 	struct global *g;
 	size_t nv = 0, cap = 0, ng;
+	bool ok;
 
 	for (size_t i = 0; i < n; i++)
 		if (!add_members(rels[i], i, &v, &nv, &cap)) {
@@ -211,6 +322,7 @@ bool kiln_shape_prove(const char *const *rels, size_t n, struct kiln_fp *out)
 		prove(v + a, b - a, KILN_ALPHA_B64, 2, shape, out);
 	}
 	free(g);
+	ok = kin(v, nv, out);
 	free(v);
-	return true;
+	return ok;
 }

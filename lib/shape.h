@@ -27,8 +27,17 @@
  * passes, is half of them, and the same shape over the whole tree (any
  * directory) is proven so (then only tokens that look like hashes of the
  * alphabet are taken: both cases in base64url, a digit and a letter in
- * hex, a digit or letters that cannot be spelt in base32).  Those are then
- * hashes too; words are never taken (nor counted).
+ * hex, a digit or letters that cannot be spelt in base32).  A shape of a
+ * directory with no sample and at most 2 members, in hexadecimal or
+ * base32, takes its tokens that are all digits in a bundler's code
+ * (".js", ".css") or, in base32, letters that cannot be spelt, when the
+ * same shape over the whole tree is proven or a sample elsewhere has the
+ * same base name before its token and the same length (a script's
+ * style sheet: "static/css/main.86028049.css" beside
+ * "static/js/main.3f9a2c7b.js").  Those are then hashes too; words are
+ * never taken: hexadecimal dates, kiln_token_hashlike()'s words, in
+ * base64url kiln_token_words()'s ("SemiBold", "FACEBOOK", "DSC_0042"), in
+ * base32 kiln_spelt_well()'s ("LINKEDIN").
  * False
  * when out of memory (OUT unchanged).  Pure; thread-safe.
  */

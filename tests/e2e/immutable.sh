@@ -99,12 +99,15 @@ check "--fingerprints with an empty name is a usage error" not "$KILN" -q --fing
 V=$T/vp
 mkdir -p "$V/assets"
 for f in index-B2x9_kQ1.js vendor-Qm7pL2vX.js index-DPJWWXvr.css app-KQXWPZvr.js \
-	chunk-Xk9mQ2pL.js about-Zt4wRq8n.js app-KQXWPZvr.js.map badge-appstore.svg; do
+	chunk-Xk9mQ2pL.js about-Zt4wRq8n.js app-KQXWPZvr.js.map badge-appstore.svg qr-QRCODEzx.svg \
+	Inter-SemiBold.woff2 photo-DSC_0042.jpg; do
 	text "$V/assets/$f" 3000 "$f"
 done
 "$KILN" -q "$V"
-check "without a manifest the tree takes the public/ copy" \
-	[ "$(why "$V" assets/badge-appstore.svg)" = "tree appstore" ]
+check "without a manifest the tree takes a public/ copy whose name may be a hash" \
+	[ "$(why "$V" assets/qr-QRCODEzx.svg)" = "tree QRCODEzx" ]
+check "... but none whose name is words" sh -c "[ '$(why "$V" assets/badge-appstore.svg)' = '- -' ] &&
+	[ '$(why "$V" assets/Inter-SemiBold.woff2)' = '- -' ] && [ '$(why "$V" assets/photo-DSC_0042.jpg)' = '- -' ]"
 mkdir -p "$V/.vite"
 cat >"$V/.vite/manifest.json" <<'JSON'
 {"index.html": {"file": "assets/index-B2x9_kQ1.js", "name": "index", "src": "index.html",
@@ -113,7 +116,7 @@ cat >"$V/.vite/manifest.json" <<'JSON'
  "src/app.ts": {"file": "assets/app-KQXWPZvr.js", "name": "app", "src": "src/app.ts"}}
 JSON
 "$KILN" -q "$V"
-check "with Vite's manifest, not" [ "$(why "$V" assets/badge-appstore.svg)" = "- -" ]
+check "with Vite's manifest, not" [ "$(why "$V" assets/qr-QRCODEzx.svg)" = "- -" ]
 check "... and its outputs are the bundler's" [ "$(why "$V" assets/index-DPJWWXvr.css)" = "bundler DPJWWXvr" ]
 check "... their source maps too" [ "$(why "$V" assets/app-KQXWPZvr.js.map)" = "bundler KQXWPZvr" ]
 check "... and the name's stay the name's" [ "$(why "$V" assets/index-B2x9_kQ1.js)" = "name B2x9_kQ1" ]

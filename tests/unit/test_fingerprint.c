@@ -56,7 +56,15 @@ static const char *const no[] = {
 	/* CamelCase with a number inside or an acronym's capital (rustdoc's
 	 * struct pages), and an upper-case word with a number */
 	"logo-Web3Auth.svg", "page-Top10Tip.html", "struct.Ipv4Addr.html", "struct.BTreeMap.html",
-	"struct.AtomicU8.html", "manual-ENGLISH2.html",
+	"struct.AtomicU8.html", "manual-ENGLISH2.html", "app-Win10Pro.png",
+	/* words with a number, by kind: a version before a word, a model with
+	 * a letter code, a date with a letter, a part of a count, a device
+	 * code with a counter, an upper-case campaign */
+	"app.v2Config.js", "spec-Model3LR.png", "report-Jan2024a.pdf", "video-Part1of3.mp4",
+	"Audient-iD4-0003.conf", "banner-SUMMER24.png", "x.asn1Coding.html",
+	/* codes and counters with a letter ("DSC01234" has no lowercase: no
+	 * rule alone takes it, nor must the tree) */
+	"photo-DSC01234.jpg", "photo-DSC_0042.jpg", "img-IMG_1234.jpg",
 	/* a token must be followed by '.' and preceded by a separator that is
 	 * not the name's first byte */
 	".3f9a2c7b.js", "app.3f9a2c7b", "app_3f9a2c7b.js", "app-B2x9_kQ1js",
@@ -90,8 +98,23 @@ static void test_hashlike(void)
 		"20241399", "aB-cD_eF", "Qzxkw7tp",
 	};
 
+	static const char *const spelt_words[] = {
+		"SemiBold", "DarkMode", "iPhone12", "FACEBOOK", "OVERVIEW", "DSC01234",
+		"DSC_0042", "EPSG4326", "SALE2024", "iD4-0003", "x-000123", "appstore",
+	};
+	static const char *const not_spelt[] = {
+		"B2x9_kQ1", "DPJWWXvr", "KZ3T4RBF", "Xk9mQ2pL", "ABCDE123", "B1060985", "DJUAHNH9", "Semi-Bold",
+		"iD4-003", "SemiBo12",
+	};
+
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		CHECK_MSG(!kiln_token_hashlike(words[i], strlen(words[i])), "%s is a word", words[i]);
+	for (size_t i = 0; i < sizeof(spelt_words) / sizeof(spelt_words[0]); i++)
+		CHECK_MSG(kiln_token_words(spelt_words[i], strlen(spelt_words[i])), "%s is spelt",
+			  spelt_words[i]);
+	for (size_t i = 0; i < sizeof(not_spelt) / sizeof(not_spelt[0]); i++)
+		CHECK_MSG(!kiln_token_words(not_spelt[i], strlen(not_spelt[i])), "%s is not spelt",
+			  not_spelt[i]);
 	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
 		CHECK_MSG(kiln_token_hashlike(hashes[i], strlen(hashes[i])), "%s may be a hash",
 			  hashes[i]);
@@ -108,6 +131,9 @@ static void test_changed(void)
 	static const char *const hashes[][2] = {
 		{ "KQXWPZvr", "DPJWWXvr" }, { "3f9a2c7b", "8e1d0a4f" }, { "12345678", "90817263" },
 		{ "KZ3T4RBF", "VIRMOKMZ" }, { "3f9a2c7b1d4e5f6a7b8c", "0e1d2c3b4a5f6e7d8c9b" },
+		/* a capital and lowercase letters, as Vite's hashes without a
+		 * digit often are: not CamelCase words */
+		{ "Kqxwpzvr", "Dhmtqwxz" }, { "Bjxkwqpz", "CvnzrtkW" },
 	};
 	static const char *const not_hashes[][2] = {
 		{ "SALE2024", "SALE2025" }, { "00000041", "00000042" }, { "00000041", "00000100" },
@@ -116,6 +142,9 @@ static void test_changed(void)
 		{ "v1234567", "v7654321" }, /* only the digits, beside the same letter */
 		{ "20241201", "20250101" }, /* dates */
 		{ "maskable", "Variable" }, /* words */
+		{ "SUMMER24", "WINTER25" }, { "BlackFri", "CyberMon" }, /* campaigns */
+		{ "asn1Coding", "asn2Parser" }, /* two words with numbers, not a rename */
+		{ "v2Config", "v3Loader" }, { "Jan2024a", "Feb2025b" },
 	};
 
 	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
@@ -257,7 +286,12 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 		bool letter = false, hashlike;
 		for (size_t c = 0; c < len; c++)
 			letter |= (tk[c] >= 'a' && tk[c] <= 'z') || (tk[c] >= 'A' && tk[c] <= 'Z');
-		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter);
+		/* words are never taken: as kiln_token_hashlike() says, in
+		 * base64url as kiln_token_words() says, in base32 as
+		 * kiln_spelt_well() */
+		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter) &&
+			   !(alphabet == b64 && kiln_token_words(tk, len)) &&
+			   !(alphabet == b32 && kiln_spelt_well(tk, len));
 		tl->total++;
 		tl->wordlike += !hashlike;
 		if (n < 16 && hashlike && t.fp[i].why == KILN_WHY_NONE)
@@ -293,6 +327,33 @@ static void test_shapes(void)
 		100.0 * (double)tl.small / (double)tl.total);
 	/* both are rare draws: under 1% of these hashes each */
 	CHECK(tl.wordlike * 100 < tl.total && tl.small * 100 < tl.total);
+}
+
+/* How often random hashes look like words: the rule on the name alone
+ * must still take nine Vite hashes in ten (the tree the rest), and what
+ * nothing but a manifest brings back must stay rare. */
+static void test_random_names(void)
+{
+	size_t n = 200000, named = 0, words = 0, letters = 0, spelt_well = 0;
+	char tok[16], rel[32];
+
+	for (size_t i = 0; i < n; i++) {
+		random_token(tok, b64, 8);
+		snprintf(rel, sizeof(rel), "a-%s.js", tok);
+		named += kiln_fingerprinted(rel);
+		words += kiln_token_words(tok, 8);
+		random_token(tok, b32, 8);
+		if (strcspn(tok, "234567") == 8) {
+			letters++;
+			spelt_well += kiln_spelt_well(tok, 8);
+		}
+	}
+	fprintf(stderr, "test_fingerprint: random base64url: %.2f%% by name, %.3f%% spelt words; "
+		"base32 without a digit: %.2f%% spelt well\n", 100.0 * (double)named / (double)n,
+		100.0 * (double)words / (double)n, 100.0 * (double)spelt_well / (double)letters);
+	CHECK(named * 100 >= n * 90);
+	CHECK(words * 1000 < n);
+	CHECK(spelt_well * 50 < letters);
 }
 
 /* The thresholds, one by one. */
@@ -376,6 +437,76 @@ static void test_thresholds(void)
 	      t.fp[5].why == KILN_WHY_NONE && t.fp[7].why == KILN_WHY_NONE &&
 	      t.fp[9].why == KILN_WHY_NONE);
 	CHECK(t.fp[11].why == KILN_WHY_TREE); /* both cases: it may be */
+	tree_free(&t);
+	/* Vite's outputs beside files copied from public/ into the same
+	 * directory: words, CamelCase, an upper-case brand, camera names are
+	 * not taken, the hash without a digit is */
+	add(&t, "assets/index-B2x9_kQ1.js");
+	add(&t, "assets/vendor-Qm7pL2vX.js");
+	add(&t, "assets/index-Xk9mQ2pL.css");
+	add(&t, "assets/about-DPJWWXvr.js");
+	add(&t, "assets/Inter-SemiBold.woff2");
+	add(&t, "assets/icon-FACEBOOK.svg");
+	add(&t, "assets/photo-DSC01234.jpg");
+	add(&t, "assets/photo-DSC_0042.jpg");
+	add(&t, "assets/badge-appstore.svg");
+	decide(&t);
+	CHECK(t.fp[3].why == KILN_WHY_TREE);
+	for (size_t i = 4; i < t.n; i++)
+		CHECK_MSG(t.fp[i].why == KILN_WHY_NONE, "%s is not immutable", t.rels[i]);
+	tree_free(&t);
+	/* a directory whose one or two outputs are no sample, the tree's shape
+	 * proven elsewhere: webpack's all-digit [contenthash:8] in its code
+	 * (not a number in a document, not a date), esbuild's entry and style
+	 * sheet without a digit (not a spelt word); never base64url */
+	add(&t, "static/css/main.3f9a2c7b.css");
+	add(&t, "static/media/logo.a1b2c3d4.svg");
+	add(&t, "static/js/main.12345678.js");
+	add(&t, "static/js/main.12345678.js.map");
+	add(&t, "static/docs/invoice.10023456.pdf");
+	add(&t, "static/news/post.20240113.js");
+	add(&t, "out/chunks/a-KZ3T4RBF.js");
+	add(&t, "out/chunks/b-7QPLMZ2A.js");
+	add(&t, "out/main-VIRMOKMZ.js");
+	add(&t, "out/main-QWXJKPLZ.css");
+	add(&t, "out/img/icon-OVERVIEW.svg");
+	add(&t, "assets/index-B2x9_kQ1.js");
+	add(&t, "assets/index-Xk9mQ2pL.css");
+	add(&t, "entry-DPJWWXvr.js");
+	add(&t, "static/media/a.5e6f7a8b.svg"); /* more of the tree's shapes */
+	add(&t, "static/media/b.9c0d1e2f.svg");
+	add(&t, "out/chunks/c-M3NQ4RST.js");
+	add(&t, "out/chunks/d-W5XY6ZAB.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_TREE && t.fp[3].why == KILN_WHY_TREE);
+	CHECK(t.fp[4].why == KILN_WHY_NONE && t.fp[5].why == KILN_WHY_NONE);
+	CHECK(t.fp[8].why == KILN_WHY_TREE && t.fp[9].why == KILN_WHY_TREE);
+	CHECK(t.fp[10].why == KILN_WHY_NONE && t.fp[13].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* a build of two outputs: the script's hash proves its style sheet's
+	 * of the same logical name, all digits; not another name's, not a
+	 * document's */
+	add(&t, "static/js/main.3f9a2c7b.js");
+	add(&t, "static/css/main.86028049.css");
+	add(&t, "static/css/other.86028049.css");
+	add(&t, "static/docs/main.86028049.pdf");
+	add(&t, "out/main-K2ZT4RBQ.js");
+	add(&t, "out/css/main-VIRMOKMZ.css");
+	add(&t, "out/css/main-OVERVIEW.css");
+	decide(&t);
+	CHECK(t.fp[1].why == KILN_WHY_TREE && t.fp[1].start == 16 && t.fp[1].len == 8);
+	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE);
+	CHECK(t.fp[5].why == KILN_WHY_TREE && t.fp[6].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* ... and not a directory of three such names */
+	add(&t, "static/css/main.3f9a2c7b.css");
+	add(&t, "static/media/logo.a1b2c3d4.svg");
+	add(&t, "x/a.12345678.js");
+	add(&t, "x/b.23456789.js");
+	add(&t, "x/c.34567890.js");
+	decide(&t);
+	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE &&
+	      t.fp[4].why == KILN_WHY_NONE);
 	tree_free(&t);
 	/* esbuild's all-letter hashes */
 	add(&t, "out/a-KZ3T4RBF.js");
@@ -553,6 +684,7 @@ int main(int argc, char **argv)
 	test_changed();
 	test_family();
 	test_shapes();
+	test_random_names();
 	test_thresholds();
 	test_corpus(argc > 1 ? argv[1] : KILN_TEST_DATA "/unhashed-names.txt");
 	test_bundlers();

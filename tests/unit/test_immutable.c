@@ -82,6 +82,10 @@ int main(void)
 	put("prev/d/page-KQXWPZvr.html", "page ");
 	put("prev/kept/x-Zyxwvuts.js", "kept ");
 	put("prev/kept/x-Qwertzui.js", "kept ");
+	put("prev/c/banner-SUMMER24.png", "summer ");
+	put("prev/c/promo-BlackFri.html", "black friday ");
+	put("prev/asn/asn1Coding.html", "asn.1 coding ");
+	put("prev/v/notes-v2Config.html", "version 2 ");
 	/* release 2 */
 	put("site/lone/app-DPJWWXvr.js", "release two ");       /* a new hash, new bytes */
 	put("site/same/lib-ZMXNCBvq.js", "the same bytes ");    /* a new hash, same bytes */
@@ -89,6 +93,10 @@ int main(void)
 	put("site/d/chapter-00000042.html", "chapter 42 ");     /* a counter */
 	put("site/d/page-KQXWPZvq.html", "page two ");          /* one character */
 	put("site/kept/x-Zyxwvuts.js", "kept, changed ");       /* there in both */
+	put("site/c/banner-WINTER25.png", "winter ");            /* campaigns */
+	put("site/c/promo-CyberMon.html", "cyber monday ");
+	put("site/asn/asn2Parser.html", "asn.2 parser ");       /* another page */
+	put("site/v/notes-v3Loader.html", "version 3 ");        /* another version */
 	put("site/fonts/inter.woff2", "font ");                 /* --immutable */
 	put("site/fonts/bold.woff2", "bold ");                  /* ... and --mutable */
 	put("site/named/index-B2x9_kQ1.js", "index ");          /* name, and --mutable */
@@ -119,6 +127,10 @@ int main(void)
 	CHECK(is(&t, "d/sale-SALE2025.html", KILN_WHY_NONE, ""));
 	CHECK(is(&t, "d/chapter-00000042.html", KILN_WHY_NONE, ""));
 	CHECK(is(&t, "d/page-KQXWPZvq.html", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "c/banner-WINTER25.png", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "c/promo-CyberMon.html", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "asn/asn2Parser.html", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "v/notes-v3Loader.html", KILN_WHY_NONE, ""));
 	/* a name of both releases is no rename, though its bytes changed */
 	CHECK(is(&t, "kept/x-Zyxwvuts.js", KILN_WHY_NONE, ""));
 	/* glob, and --mutable over a glob and over the name */
