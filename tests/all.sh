@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # all.sh - every test, in every build CI runs: the normal build (warnings
-# as errors), AddressSanitizer + UndefinedBehaviorSanitizer, ThreadSanitizer
-# (the whole suite under each, end-to-end tests included, since they run the
-# instrumented binary), the fully static build (the end-to-end suite again,
-# against the static binary, then its npm packages in a Vite project served
-# to Chromium, cmake --install and the README's recipes), the static arm64
-# binary (cross-built, its tests and part of the end-to-end suite under
-# qemu-user, and its npm package), and the libFuzzer targets for a bounded
-# time.
+# as errors, every suite), the fully static build (the end-to-end suite
+# again, against the static binary, but for the server-configuration,
+# benchmark, randomized and sharding suites, then its npm packages in a
+# Vite project served to Chromium, cmake --install and the README's
+# recipes), the static arm64 binary (cross-built, its tests and part of the
+# end-to-end suite under qemu-user, and its npm package),
+# AddressSanitizer + UndefinedBehaviorSanitizer (every suite that runs
+# kiln's code, end-to-end ones included, since they run the instrumented
+# binary), ThreadSanitizer (the unit tests and the suites where threads
+# meet), and the libFuzzer targets for a bounded time.
 # A sanitizer report makes the instrumented program exit non-zero, which
 # fails the test that ran it.
 #
@@ -49,8 +51,11 @@ arm64=$(command -v aarch64-linux-gnu-gcc || true)
 if [ -n "$arm64" ]; then
 	timeout 300 bash packaging/arm64/build.sh . build-static/arm64 "$jobs"
 fi
+# Not again here: the suites that test server configuration and the
+# benchmark harness, and the randomized and sharding suites: the code they
+# test is the same in both binaries, and the normal build ran them.
 SIGNAL_ROUNDS=$rounds timeout 1500 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 600 \
-	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64)$'
+	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|e2e_serve_names|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
 
 step "arm64 static binary under qemu-user: the binary, end-to-end suites, its npm package"
 # Its own budget: 10 minutes at most, 5 for any one test (measured: 5.5
@@ -66,12 +71,19 @@ fi
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DKILN_WERROR=ON -DKILN_SANITIZE=address -DKILN_SEQUENCE_SECONDS="$seq_seconds"
 cmake --build build-asan -j "$jobs"
-SIGNAL_ROUNDS=$rounds ctest --test-dir build-asan -j "$jobs" --output-on-failure
+# (not the tests that run no instrumented code: documentation, layout)
+no_code='layout|man_lint|readme_ci|docs_links|docs_coverage|install'
+SIGNAL_ROUNDS=$rounds ctest --test-dir build-asan -j "$jobs" --output-on-failure -E "^($no_code)\$"
 
 step "ThreadSanitizer"
 cmake -S . -B build-tsan -DKILN_WERROR=ON -DKILN_SANITIZE=thread -DKILN_SEQUENCE_SECONDS="$seq_seconds"
 cmake --build build-tsan -j "$jobs"
-SIGNAL_ROUNDS=$rounds ctest --test-dir build-tsan -j "$jobs" --output-on-failure
+# The suites where threads meet: the unit tests (the pool, the ledger, the
+# cache) and the end-to-end suites that encode many files at once, change
+# them under a run, stop it, or shard it; not the ones that check messages,
+# options and names, whose threads do what the others' do.
+SIGNAL_ROUNDS=$rounds ctest --test-dir build-tsan -j "$jobs" --output-on-failure \
+	-R '^(unit_.*|e2e_(site|incremental|signals|stream|archive|codings|consistency|everyday|shard|sequence))$'
 
 step "libFuzzer, ${fuzz_seconds} s per target"
 CC=clang cmake -S . -B build-fuzz -DKILN_SANITIZE=fuzz -DKILN_FUZZ_SECONDS="$fuzz_seconds"
