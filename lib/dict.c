@@ -23,7 +23,6 @@
 #include "error.h"
 #include "hash.h"
 #include "immutable.h"
-#include "pool.h"
 #include "release.h"
 #include "sibling.h"
 #include "source.h"
@@ -56,15 +55,14 @@ struct job {
 	size_t len;        /* its fingerprint's length */
 };
 
-struct dict_run {
+/* What the pool's workers read (kiln_dict_file()): set by main before the
+ * pool, read-only while it runs (t->dict_plan). */
+struct kiln_dict_plan {
 	struct kiln_tree *t;
-	struct member *m;
+	struct member *m;  /* every earlier release's members, sorted by family */
 	size_t nm;
-	struct job *jobs;
-	size_t njobs;
 	struct family *fams; /* the tree's, sorted and unique */
 	size_t nfams;
-	atomic_size_t next;
 };
 
 /* The family of a fingerprinted asset, and its fingerprint's length. */
@@ -95,7 +93,7 @@ static int member_cmp(const void *a, const void *b)
 
 /* Add member M to D (which then owns its family); false when out of
  * memory (then freed). */
-static bool add_member(struct dict_run *d, struct member m)
+static bool add_member(struct kiln_dict_plan *d, struct member m)
 {
 	struct member *v = realloc(d->m, (d->nm + 1) * sizeof(*v));
 
@@ -128,8 +126,9 @@ void kiln_dict_begin(struct kiln_tree *t)
 	}
 }
 
-/* The families of the tree's fingerprinted, compressible assets. */
-static bool list_families(struct dict_run *d)
+/* The families of the tree's fingerprinted assets the pool will try to
+ * compress (before it runs: the candidates it takes). */
+static bool list_families(struct kiln_dict_plan *d)
 {
 	struct kiln_tree *t = d->t;
 	size_t n = 0;
@@ -138,8 +137,7 @@ static bool list_families(struct dict_run *d)
 		return false;
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_fp fp = kiln_immutable_of(t, k);
-		kiln_outcome o = t->reports[k].outcome;
-		if (!fp.len || (o != KILN_OUTCOME_COMPRESSED && o != KILN_OUTCOME_NO_GAIN))
+		if (!fp.len || t->walk.v[k].outcome != KILN_OUTCOME_CANDIDATE || !t->walk.v[k].queued)
 			continue;
 		if (!(d->fams[n].family = kiln_family_at(t->walk.v[k].rel, fp.start, fp.len)))
 			goto nomem;
@@ -160,7 +158,7 @@ nomem:
 }
 
 /* Release I's files that are members of a family of the tree, into D. */
-static bool list_members(struct dict_run *d, size_t i)
+static bool list_members(struct kiln_dict_plan *d, size_t i)
 {
 	const struct kiln_release *r = &d->t->releases[i];
 
@@ -184,7 +182,7 @@ static bool list_members(struct dict_run *d, size_t i)
 
 /* Does the tree have the family FAM (fingerprint LEN) one directory further
  * down (DOWN: a family X/FAM), or further up (FAM is X/family)? */
-static bool family_shifted(const struct dict_run *d, const char *fam, size_t len, bool down)
+static bool family_shifted(const struct kiln_dict_plan *d, const char *fam, size_t len, bool down)
 {
 	const char *s = strchr(fam, '/');
 	struct family key = { (char *)(s ? s + 1 : ""), len };
@@ -201,7 +199,7 @@ static bool family_shifted(const struct dict_run *d, const char *fam, size_t len
 
 /* Release I shares no family with the tree: a warning naming the likely
  * mistake, a path given one directory too deep or too high. */
-static void warn_unshared(struct dict_run *d, size_t i)
+static void warn_unshared(struct kiln_dict_plan *d, size_t i)
 {
 	const struct kiln_release *r = &d->t->releases[i];
 	const char *path = d->t->opt->previous[i];
@@ -420,7 +418,7 @@ out:
 	free(path);
 }
 
-static void work_one(struct dict_run *d, const struct job *j)
+static void work_one(struct kiln_dict_plan *d, const struct job *j)
 {
 	struct kiln_tree *t = d->t;
 	struct asset a = { .t = t, .e = &t->walk.v[j->k], .r = &t->reports[j->k] };
@@ -481,48 +479,42 @@ out:
 	t->dicts[j->k] = a.kept;
 }
 
-static void worker(void *arg, unsigned w)
-{
-	struct dict_run *d = arg;
-
-	(void)w;
-	for (;;) {
-		size_t i = atomic_fetch_add(&d->next, 1);
-		if (i >= d->njobs)
-			return;
-		work_one(d, &d->jobs[i]);
-	}
-}
-
-/* The assets that may get deltas, each with its family's members. */
-static bool plan(struct dict_run *d)
+/* Entry K's job: its family's members, when it may get deltas (false
+ * when it may not). */
+static bool job_of(const struct kiln_dict_plan *d, size_t k, struct job *j)
 {
 	struct kiln_tree *t = d->t;
+	kiln_outcome o = t->reports[k].outcome;
+	struct kiln_fp fp = kiln_immutable_of(t, k);
+	char *family;
+	size_t lo = 0, hi = d->nm;
 
-	if (!(d->jobs = calloc(t->walk.n + 1, sizeof(*d->jobs))))
+	if ((o != KILN_OUTCOME_COMPRESSED && o != KILN_OUTCOME_NO_GAIN) || !fp.len || !d->nm)
 		return false;
-	for (size_t k = 0; k < t->walk.n; k++) {
-		kiln_outcome o = t->reports[k].outcome;
-		struct kiln_fp fp = kiln_immutable_of(t, k);
-		struct member key = { 0 };
-		size_t lo = 0, hi = d->nm;
-		if ((o != KILN_OUTCOME_COMPRESSED && o != KILN_OUTCOME_NO_GAIN) || !fp.len ||
-		    !(key.family = kiln_family_at(t->walk.v[k].rel, fp.start, fp.len)))
-			continue;
-		while (lo < hi) { /* the first member of the family */
-			size_t mid = lo + (hi - lo) / 2;
-			if (strcmp(d->m[mid].family, key.family) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (hi = lo; hi < d->nm && strcmp(d->m[hi].family, key.family) == 0; hi++)
-			;
-		if (hi > lo)
-			d->jobs[d->njobs++] = (struct job){ k, lo, hi - lo, fp.len };
-		free(key.family);
+	if (!(family = kiln_family_at(t->walk.v[k].rel, fp.start, fp.len))) {
+		kiln_ledger_lost(&t->ledger);
+		return false;
 	}
-	return true;
+	while (lo < hi) { /* the first member of the family */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(d->m[mid].family, family) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi < d->nm && strcmp(d->m[hi].family, family) == 0; hi++)
+		;
+	free(family);
+	*j = (struct job){ k, lo, hi - lo, fp.len };
+	return hi > lo;
+}
+
+void kiln_dict_file(struct kiln_tree *t, size_t k)
+{
+	struct job j;
+
+	if (t->dict_plan && t->dicts && job_of(t->dict_plan, k, &j))
+		work_one(t->dict_plan, &j);
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -606,38 +598,56 @@ nomem:
 	free(kept);
 }
 
-void kiln_dict_run(struct kiln_tree *t)
+/* Free D. */
+static void plan_free(struct kiln_dict_plan *d)
 {
-	struct dict_run d = { .t = t };
-	bool listed = true;
+	for (size_t i = 0; i < d->nm; i++)
+		free(d->m[i].family);
+	free(d->m);
+	for (size_t i = 0; i < d->nfams; i++)
+		free(d->fams[i].family);
+	free(d->fams);
+	free(d);
+}
 
-	if (!(t->dicts = calloc(t->walk.n + 1, sizeof(*t->dicts)))) {
+void kiln_dict_plan(struct kiln_tree *t)
+{
+	struct kiln_dict_plan *d = calloc(1, sizeof(*d));
+	bool listed;
+
+	if (!d || !(t->dicts = calloc(t->walk.n + 1, sizeof(*t->dicts)))) {
+		free(d);
 		kiln_ledger_lost(&t->ledger);
 		return;
 	}
-	listed = list_families(&d);
+	d->t = t;
+	listed = list_families(d);
 	for (size_t i = 0; listed && i < t->opt->n_previous; i++) {
-		size_t before = d.nm;
-		listed = list_members(&d, i);
-		if (listed && d.nm == before && d.nfams && !t->dict_failed &&
+		size_t before = d->nm;
+		listed = list_members(d, i);
+		if (listed && d->nm == before && d->nfams && !t->dict_failed &&
 		    !t->release_absent[i])
-			warn_unshared(&d, i);
+			warn_unshared(d, i);
 	}
 	if (!listed) { /* no delta rather than some */
 		kiln_ledger_lost(&t->ledger);
-		for (size_t i = 0; i < d.nm; i++)
-			free(d.m[i].family);
-		d.nm = 0;
+		for (size_t i = 0; i < d->nm; i++)
+			free(d->m[i].family);
+		d->nm = 0;
 	}
-	if (d.nm > 1)
-		qsort(d.m, d.nm, sizeof(*d.m), member_cmp);
-	if (!plan(&d)) {
-		kiln_ledger_lost(&t->ledger);
-	} else if (d.njobs) {
-		atomic_store(&d.next, 0);
-		kiln_pool_run(t->run->nworkers < d.njobs ? t->run->nworkers : (unsigned)d.njobs,
-			      worker, &d);
+	if (d->nm > 1)
+		qsort(d->m, d->nm, sizeof(*d->m), member_cmp);
+	t->dict_plan = d;
+}
+
+void kiln_dict_finish(struct kiln_tree *t)
+{
+	if (t->dict_plan) {
+		plan_free(t->dict_plan);
+		t->dict_plan = NULL;
 	}
+	if (!t->dicts)
+		return;
 	remove_unkept(t);
 	for (size_t k = 0; k < t->walk.n; k++)
 		for (size_t i = 0; i < t->dicts[k].n; i++) {
@@ -650,13 +660,6 @@ void kiln_dict_run(struct kiln_tree *t)
 	/* each record holds exactly the deltas on disk now */
 	for (size_t k = 0; k < t->walk.n; k++)
 		kiln_ledger_set_dicts(&t->ledger, k, t->dicts[k].v, t->dicts[k].n);
-	for (size_t i = 0; i < d.nm; i++)
-		free(d.m[i].family);
-	free(d.m);
-	free(d.jobs);
-	for (size_t i = 0; i < d.nfams; i++)
-		free(d.fams[i].family);
-	free(d.fams);
 }
 
 const struct kiln_dict_record *kiln_dict_of(const struct kiln_tree *t, size_t k, size_t *n)
@@ -667,6 +670,10 @@ const struct kiln_dict_record *kiln_dict_of(const struct kiln_tree *t, size_t k,
 
 void kiln_dict_end(struct kiln_tree *t)
 {
+	if (t->dict_plan) { /* a run that stopped before the end of the pool */
+		plan_free(t->dict_plan);
+		t->dict_plan = NULL;
+	}
 	for (size_t k = 0; t->dicts && k < t->walk.n; k++) {
 		for (size_t i = 0; i < t->dicts[k].n; i++)
 			free(t->dicts[k].v[i].dict_path);

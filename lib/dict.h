@@ -2,9 +2,10 @@
  * dict.h - dictionary deltas (RFC 9842): each fingerprinted asset encoded
  * against its own earlier versions, which returning visitors hold.
  *
- * Run after the pool has settled every file's siblings and records, before
- * the manifest and snippets are written.  The rules (docs/dictionary-deltas.md,
- * "Dictionary deltas"):
+ * Made in the one pipeline: each file's deltas by the worker that settled
+ * its siblings and record, as its last step (kiln_dict_file()), from a
+ * plan main makes before the pool; what no file kept is removed after it.
+ * The rules (docs/dictionary-deltas.md, "Dictionary deltas"):
  *  - a file's family is its name with the fingerprint (immutable.h)
  *    replaced by '*'; its members in an earlier release
  *    (kiln_options.previous) are the files named so with a token of the
@@ -32,18 +33,36 @@
 void kiln_dict_begin(struct kiln_tree *t);
 
 /*
- * Make, keep and remove T's dictionary deltas as above, on the run's
- * workers, and set the records' lists.  Failures are reported through T's
- * callbacks (an unreadable earlier release: on_file with its path as root;
- * a removal: on_event) and flagged in T.  Main thread, after the pool.
+ * Plan T's deltas: the families of the tree's fingerprinted assets, and
+ * their members in every earlier release (t->dict_plan, read-only while
+ * the pool runs); a release that shares no family with the tree is
+ * warned about.  Out of memory: no delta, and the ledger lost.  Main
+ * thread, after kiln_immutable_decide(), before the pool (on every run:
+ * without --previous every delta goes).
  */
-void kiln_dict_run(struct kiln_tree *t);
+void kiln_dict_plan(struct kiln_tree *t);
 
-/* The deltas of walk entry K after kiln_dict_run() (for the snippets,
+/*
+ * Make or keep walk entry K's deltas, as above, once its siblings and
+ * record are settled (its report's outcome and sizes): the last step of
+ * kiln_pipeline_file().  Writes t->dicts[k] only; failures are reported
+ * through T's callbacks.  Worker K.
+ */
+void kiln_dict_file(struct kiln_tree *t, size_t k);
+
+/*
+ * After the pool: remove every file named like a delta that no asset kept
+ * now (failures through on_event, flagged in the ledger), report each kept
+ * delta, and give each record exactly its deltas.  Frees the plan.  Main
+ * thread.
+ */
+void kiln_dict_finish(struct kiln_tree *t);
+
+/* The deltas of walk entry K after kiln_dict_finish() (for the snippets,
  * with or without a record); *N their count.  NULL when none. */
 const struct kiln_dict_record *kiln_dict_of(const struct kiln_tree *t, size_t k, size_t *n);
 
-/* Free what kiln_dict_run() kept in T.  Main thread. */
+/* Free what the deltas' steps kept in T.  Main thread. */
 void kiln_dict_end(struct kiln_tree *t);
 
 #endif

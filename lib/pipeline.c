@@ -27,6 +27,7 @@
  */
 #include "pipeline.h"
 #include "beneath.h"
+#include "dict.h"
 
 #include "classify.h"
 #include "decide.h"
@@ -560,6 +561,8 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 		goto out;
 	}
 	process_open(wk);
+	/* its dictionary deltas, last: they must be smaller than what it kept */
+	kiln_dict_file(t, k);
 out:
 	if (wk) {
 		for (unsigned c = 0; c < kiln_ncodecs; c++)

@@ -457,9 +457,10 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	kiln_immutable_decide(t);
 	if ((ret = plan(t)) != KILN_OK)
 		return ret;
+	kiln_dict_plan(t);
 	atomic_store(&t->next, 0);
 	kiln_pool_run(t->run->nworkers, work, t);
-	kiln_dict_run(t);
+	kiln_dict_finish(t);
 	kiln_prev_finish(t);
 	if (!opt->dry_run)
 		kiln_tree_write_artifacts(t);

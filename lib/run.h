@@ -100,6 +100,9 @@ struct kiln_tree {
 	/* Main, after the pool (dict.c): per walk entry, its dictionary
 	 * deltas, walk.n lists or NULL. */
 	struct kiln_dict_list *dicts;
+	/* Main, before the pool (dict.c), read-only while it runs, freed
+	 * after it: what each file's deltas are made against. */
+	struct kiln_dict_plan *dict_plan;
 	/* Main only. */
 	bool dict_failed;     /* an earlier release (opt.previous) unreadable */
 	bool fingerprints_failed; /* an opt.fingerprints file unreadable */

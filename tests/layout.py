@@ -28,6 +28,9 @@
      unlink, unlinkat, kiln_beneath_unlink, chmod, fchmod, fchmodat,
      futimens, utimensat or utimes; a sibling is removed, and its mode and
      mtime changed, by lib/sibling.c alone.
+ 10. One per-file pipeline: only lib/run.c starts the thread pool
+     (kiln_pool_run); dictionary deltas and every other per-file step run
+     on its workers, through kiln_pipeline_file.
 Prints one line per problem; exits 1 if there is any.
 """
 import os
@@ -111,6 +114,8 @@ def main():
                 if m:
                     problem(f"lib/{f}:{lineno}: calls {m.group(1)} (siblings are removed and "
                             "changed by lib/sibling.c; see FILE_CHANGERS)")
+        if f.endswith(".c") and f not in ("run.c", "pool.c") and re.search(r"\bkiln_pool_run\s*\(", code):
+            problem(f"lib/{f}: starts a thread pool of its own (only lib/run.c may)")
         if f.startswith("codec"):
             continue
         for lineno, line in enumerate(code.split("\n"), 1):
