@@ -41,7 +41,31 @@ struct check {
 	bool io_failed, busy;
 	struct found *found;
 	size_t nfound, cap;
+	/* the tree's top and its manifest as the check began (a run that
+	 * starts and ends while the check reads changes one of them: it
+	 * writes its journal at the top and renames its manifest into place) */
+	struct stat top0, man0;
+	bool has_top0, has_man0;
 };
+
+/* The trace a run leaves that the check can see after it: has the top
+ * directory or the manifest changed since the check began? */
+static bool changed_since(const struct check *k)
+{
+	struct stat top, man;
+	bool has_top = stat(k->t->root, &top) == 0, has_man = stat(k->t->manifest_path, &man) == 0;
+
+	if (has_top != k->has_top0 || has_man != k->has_man0)
+		return true;
+	if (has_top && (top.st_mtim.tv_sec != k->top0.st_mtim.tv_sec ||
+			top.st_mtim.tv_nsec != k->top0.st_mtim.tv_nsec ||
+			top.st_ctim.tv_sec != k->top0.st_ctim.tv_sec ||
+			top.st_ctim.tv_nsec != k->top0.st_ctim.tv_nsec))
+		return true;
+	return has_man && (man.st_ino != k->man0.st_ino || man.st_dev != k->man0.st_dev ||
+			   man.st_ctim.tv_sec != k->man0.st_ctim.tv_sec ||
+			   man.st_ctim.tv_nsec != k->man0.st_ctim.tv_nsec);
+}
 
 static void problem(struct check *k, kiln_event ev, const char *path, int coding,
 		    const char *detail)
@@ -80,7 +104,7 @@ static void tell(struct check *k, long before)
 {
 	long now = kiln_lock_holder(k->t->root);
 
-	if (before >= 0 || now >= 0) {
+	if (before >= 0 || now >= 0 || (k->problems && changed_since(k))) {
 		static __thread char text[160];
 		struct kiln_error err = { KILN_ERR_BUSY, 0, text, "" };
 		long pid = now > 0 ? now : before;
@@ -89,6 +113,10 @@ static void tell(struct check *k, long before)
 			snprintf(text, sizeof(text),
 				 "another kiln (pid %ld) is changing this tree: checked nothing; "
 				 "check again once it is done", pid);
+		else if (before < 0 && now < 0)
+			snprintf(text, sizeof(text), "the tree changed while it was checked (a run "
+						     "began and ended meanwhile?): checked nothing; "
+						     "check again");
 		else
 			snprintf(text, sizeof(text), "another kiln is changing this tree: checked "
 						     "nothing; check again once it is done");
@@ -379,6 +407,8 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
 	if ((ret = kiln_tree_begin(&t, run, root, &run->cb)) != KILN_OK)
 		goto out;
 	before = kiln_lock_holder(t.root);
+	k.has_top0 = stat(t.root, &k.top0) == 0;
+	k.has_man0 = stat(t.manifest_path, &k.man0) == 0;
 	if (stat(t.manifest_path, &own) == 0)
 		nown = 1;
 	opt.n_include = opt.n_exclude = 0; /* every file is an asset of the manifest */

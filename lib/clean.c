@@ -13,6 +13,7 @@
 #include "run.h"
 
 #include "beneath.h"
+#include "error.h"
 #include "classify.h"
 #include "codec.h"
 #include "lock.h"
@@ -158,6 +159,17 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	*removed = 0;
 	if ((ret = kiln_tree_begin(&t, run, root, &run->cb)) != KILN_OK)
 		goto out;
+	{
+		/* a DIR that is not there (a typo in CI) is an error, not an
+		 * empty record */
+		int top = kiln_beneath_top(t.root);
+		if (top < 0) {
+			ret = kiln_fail(&err, KILN_ERR_IO, errno, "cannot open directory");
+			kiln_tree_root_error(&t, &err);
+			goto out;
+		}
+		close(top);
+	}
 	if (!run->opt.dry_run && (ret = kiln_lock_take(&t, &err)) != KILN_OK) {
 		kiln_tree_root_error(&t, &err);
 		goto out;

@@ -64,13 +64,13 @@ static bool unlockable(int e)
 }
 
 /* Lock the directory DIR (an open descriptor, closed here on failure) for
- * T, whose top is WHERE's tree (the path the waiting event names).  KILN_OK
- * with *HELD set (false: the file system cannot lock, DIR closed), or as
- * kiln_lock_take(). */
-static kiln_status lock_dir(struct kiln_tree *t, int dir, const char *where, bool *held,
-			    struct kiln_error *err)
+ * T: WHAT names it in --no-wait's message ("this tree"), WAITING is said
+ * after "waiting for another kiln (pid N)".  KILN_OK with *HELD set (false:
+ * the file system cannot lock, DIR closed), or as kiln_lock_take(). */
+static kiln_status lock_dir_as(struct kiln_tree *t, int dir, const char *what, const char *waiting,
+			       bool *held, struct kiln_error *err)
 {
-	static __thread char text[128]; /* read before the next tree */
+	static __thread char text[160]; /* read before the next tree */
 	char who[32] = "";
 	bool told = false;
 	struct stat st;
@@ -96,14 +96,12 @@ static kiln_status lock_dir(struct kiln_tree *t, int dir, const char *where, boo
 		if (t->opt->no_wait) {
 			close(dir);
 			snprintf(text, sizeof(text),
-				 "another kiln%s is changing %s; not waiting (--no-wait)", who,
-				 where == t->root ? "this tree" : "the tree around it");
+				 "another kiln%s is changing %s; not waiting (--no-wait)", who, what);
 			return kiln_fail(err, KILN_ERR_BUSY, 0, text);
 		}
 		if (!told) {
 			struct kiln_error why = { KILN_OK, 0, text, "" };
-			snprintf(text, sizeof(text), "waiting for another kiln%s%s", who,
-				 where == t->root ? "" : " changing the tree around it");
+			snprintf(text, sizeof(text), "waiting for another kiln%s%s", who, waiting);
 			kiln_tree_event(t, KILN_EVENT_WAITING, t->root, -1, &why);
 			told = true;
 		}
@@ -111,6 +109,17 @@ static kiln_status lock_dir(struct kiln_tree *t, int dir, const char *where, boo
 	}
 	*held = true;
 	return KILN_OK;
+}
+
+/* Lock the directory DIR (an open descriptor, closed here on failure) for
+ * T, whose top is WHERE's tree (the path the waiting event names).  KILN_OK
+ * with *HELD set (false: the file system cannot lock, DIR closed), or as
+ * kiln_lock_take(). */
+static kiln_status lock_dir(struct kiln_tree *t, int dir, const char *where, bool *held,
+			    struct kiln_error *err)
+{
+	return lock_dir_as(t, dir, where == t->root ? "this tree" : "the tree around it",
+			   where == t->root ? "" : " changing the tree around it", held, err);
 }
 
 /* The directories above T's top (outermost first) that hold a manifest at
@@ -155,6 +164,7 @@ kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err)
 	bool held;
 
 	t->lock_fd = -1;
+	t->record_lock_fd = -1;
 	t->nouter_lock = 0;
 	if ((dir = kiln_beneath_top(t->root)) < 0)
 		return KILN_OK; /* the walk says what is wrong with ROOT */
@@ -181,6 +191,31 @@ kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err)
 		return ret;
 	}
 	t->lock_fd = held ? dir : -1;
+	/* a record kept elsewhere (--manifest, --artifacts) may be named by
+	 * another tree's run too: its directory is locked last, so that the
+	 * check of whose record it is and its write are one step */
+	if (t->opt->manifest_path) {
+		char *rdir = NULL, *rtop = realpath(t->root, NULL);
+		const char *slash = strrchr(t->manifest_path, '/');
+		char *d = slash ? strndup(t->manifest_path, (size_t)(slash - t->manifest_path) +
+							    (slash == t->manifest_path))
+				: strdup(".");
+		int fd = -1;
+		if (d && (rdir = realpath(d, NULL)) && (!rtop || strcmp(rdir, rtop) != 0))
+			fd = open(rdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(d);
+		free(rdir);
+		free(rtop);
+		if (fd >= 0) {
+			ret = lock_dir_as(t, fd, "the directory of this tree's manifest",
+					  " changing the directory of this tree's manifest", &held, err);
+			if (ret != KILN_OK) {
+				kiln_lock_drop(t);
+				return ret;
+			}
+			t->record_lock_fd = held ? fd : -1;
+		}
+	}
 	return KILN_OK;
 }
 
@@ -189,6 +224,9 @@ void kiln_lock_drop(struct kiln_tree *t)
 	if (t->lock_fd >= 0)
 		close(t->lock_fd); /* and the lock with it */
 	t->lock_fd = -1;
+	if (t->record_lock_fd >= 0)
+		close(t->record_lock_fd);
+	t->record_lock_fd = -1;
 	while (t->nouter_lock > 0)
 		close(t->outer_lock_fd[--t->nouter_lock]);
 }

@@ -7,6 +7,7 @@
 #include "codec.h"
 #include "classify.h"
 #include "error.h"
+#include "paths.h"
 #include "server.h"
 #include "state.h"
 
@@ -46,6 +47,7 @@ bool kiln_is_kiln_snippet(const char *path)
  * name at the tree's top), and its path. */
 struct output {
 	const char *option;
+	const char *names; /* the option that would name it ("--nginx-conf") */
 	char *path;
 	bool snippet;
 	char *key; /* its directory resolved, and its name: one file, one key */
@@ -112,6 +114,34 @@ static bool beneath_root(const char *rdir, const char *rroot)
 	return strncmp(rdir, rroot, n) == 0 && (rdir[n] == '\0' || rdir[n] == '/' || n == 1);
 }
 
+/* Does the directory of PATH (which resolves outside the tree RROOT) go
+ * through the tree on the way, by a link in it to somewhere else
+ * ("dist/conf/x.conf" with dist/conf -> /etc/nginx)?  kiln writes in the
+ * tree only beneath its top, never through a link, so such a path could
+ * not be written at the end of the run. */
+static bool through_tree(const char *path, const char *rroot)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path)) : NULL;
+	bool through = false;
+
+	for (char *p = dir ? dir + 1 : NULL; p && !through;) {
+		char *cut = strchr(p, '/'), *real;
+		if (!cut)
+			break; /* the whole directory: resolved outside */
+		*cut = '\0';
+		/* a ".." further on may leave the tree by itself */
+		if (!strstr(cut + 1, "..") && (real = realpath(dir, NULL))) {
+			through = beneath_root(real, rroot);
+			free(real);
+		}
+		*cut = '/';
+		p = cut + 1;
+	}
+	free(dir);
+	return through;
+}
+
 /* Why O's path, inside the tree, is not used: kiln's files live in the tree
  * only under kiln's own names at its top, which the walk never takes for
  * sources and every snippet hides.  Under any other name one would be
@@ -130,12 +160,43 @@ static struct refusal inside(const struct output *o, const char *rroot, const ch
 					 "a path in an existing directory" };
 	in = rroot && beneath_root(rdir, rroot);
 	free(rdir);
+	if (!in && rroot && through_tree(o->path, rroot))
+		return (struct refusal){ "reached through a link inside the tree, which kiln never "
+					 "writes through, so not used",
+					 "the path the link leads to" };
 	if (!in || (default_key && strcmp(o->key, default_key) == 0))
 		return (struct refusal){ NULL, NULL };
 	return (struct refusal){ "inside the tree, where a server could send it: kiln keeps its "
 				 "files in the tree only under its own names at the top, so not "
 				 "used",
 				 "a path outside the tree" };
+}
+
+/* Why the cache directory DIR (which kiln makes when it is not there) is
+ * not used: inside the tree a server would send its entries, the encoded
+ * bytes of sources long gone; or a link in the tree leads to it. */
+static struct refusal cache_inside(const char *dir, const char *rroot)
+{
+	char *probe = kiln_path_join(dir, "x", ""); /* DIR as the parent of a file */
+	char *rdir = probe ? real_dir_of(probe) : NULL;
+	bool in = false, through = false;
+
+	if (rdir)
+		in = beneath_root(rdir, rroot);
+	else if (probe)
+		/* not there yet: where it would be made */
+		in = (rdir = real_dir_of(dir)) && beneath_root(rdir, rroot);
+	through = !in && probe && through_tree(probe, rroot);
+	free(rdir);
+	free(probe);
+	if (in)
+		return (struct refusal){ "inside the tree, where a server could send its entries "
+					 "(the encoded bytes of sources since gone), so not used",
+					 "a directory outside the tree" };
+	if (through)
+		return (struct refusal){ "reached through a link inside the tree, so not used",
+					 "the path the link leads to" };
+	return (struct refusal){ NULL, NULL };
 }
 
 /* Why the file at O's path is not kiln's to replace, or NULL.  RROOT: the
@@ -148,8 +209,17 @@ static struct refusal not_replaced(const struct output *o, const char *rroot,
 	struct stat st;
 	struct refusal r;
 
-	if (!o->option)
-		return (struct refusal){ NULL, NULL }; /* kiln's own name */
+	if (!o->option) {
+		/* kiln's own name, but a snippet there that kiln did not write
+		 * is someone's (the manifest's own check is previous.c's) */
+		if (!o->snippet || lstat(o->path, &st) != 0)
+			return (struct refusal){ NULL, NULL };
+		if (!S_ISREG(st.st_mode))
+			return (struct refusal){ "not a regular file, so not replaced", NEW_PATH };
+		if (!kiln_is_kiln_snippet(o->path))
+			return (struct refusal){ "not a kiln snippet, so not replaced", NEW_PATH };
+		return (struct refusal){ NULL, NULL };
+	}
 	if (kiln_sibling_base_len(base))
 		return (struct refusal){ o->snippet ? "named like a sibling, so not used for a snippet"
 						    : "named like a sibling, so not used for the manifest",
@@ -183,6 +253,7 @@ static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
 			      : t->run->artifacts_manifest ? "--artifacts"
 							   : "--manifest";
 		v[n].snippet = false;
+		v[n].names = "--manifest";
 		v[n].default_key = kiln_path_join(t->root, KILN_MANIFEST_NAME, "");
 		v[n++].path = strdup(t->manifest_path);
 	}
@@ -194,6 +265,7 @@ static size_t list(struct kiln_tree *t, struct output *v, bool *nomem)
 				      : t->run->artifacts_servers & (1u << sv) ? "--artifacts"
 									       : kiln_servers[sv]->option;
 			v[n].snippet = true;
+			v[n].names = kiln_servers[sv]->option;
 			v[n].default_key = kiln_path_join(t->root, kiln_servers[sv]->files[f].name, "");
 			v[n++].path = kiln_server_file_path(opt, t->root, sv, f);
 		}
@@ -237,6 +309,12 @@ kiln_status kiln_outputs_check(struct kiln_tree *t, struct kiln_error *err, char
 			goto out;
 		}
 	}
+	if (t->opt->cache_dir && rroot && (why = cache_inside(t->opt->cache_dir, rroot)).why) {
+		snprintf(text, sizeof(text), "%s (give --cache %s)", why.why, why.hint);
+		*where = strdup(t->opt->cache_dir);
+		ret = kiln_fail(err, *where ? KILN_ERR_INVALID : KILN_ERR_NOMEM, 0, text);
+		goto out;
+	}
 	for (size_t i = 0; i < n && ret == KILN_OK; i++) {
 		for (size_t k = i + 1; k < n && ret == KILN_OK; k++) {
 			if (!same_file(&v[i], &v[k]))
@@ -249,8 +327,8 @@ kiln_status kiln_outputs_check(struct kiln_tree *t, struct kiln_error *err, char
 					"a path each");
 		}
 		if (ret == KILN_OK && (why = not_replaced(&v[i], rroot, v[i].default_key)).why) {
-			snprintf(text, sizeof(text), "%s (give %s %s)", why.why, v[i].option,
-				 why.hint);
+			snprintf(text, sizeof(text), "%s (give %s %s)", why.why,
+				 v[i].option ? v[i].option : v[i].names, why.hint);
 			*where = v[i].path;
 			v[i].path = NULL;
 			ret = kiln_fail(err, KILN_ERR_INVALID, 0, text);

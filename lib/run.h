@@ -66,6 +66,7 @@ struct kiln_tree {
 	bool hashing;                    /* records will be written */
 	bool pinned;                     /* ROOT pinned (beneath.h) */
 	int lock_fd;                     /* lock.h: held while >= 0 */
+	int record_lock_fd;              /* lock.h: the manifest's directory, kept elsewhere */
 	int outer_lock_fd[8];            /* lock.h: the trees around it, held (KILN_LOCK_OUTER) */
 	size_t nouter_lock;
 	char *manifest_path;             /* where the record is read and written */

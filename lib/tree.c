@@ -65,6 +65,7 @@ kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const cha
 	pthread_mutex_init(&t->cb_lock, NULL);
 	kiln_ledger_init(&t->ledger);
 	t->lock_fd = -1;
+	t->record_lock_fd = -1;
 	t->root = kiln_root_normalise(root_arg);
 	kiln_journal_init(&t->journal, t->root, true);
 	if (!t->root || !(t->manifest_path = kiln_tree_manifest_path(run, t->root)))

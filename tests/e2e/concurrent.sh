@@ -160,6 +160,46 @@ check "snapshot under the lock: no journal or temporary file of the run" \
 check "snapshot under the lock: the run's .br siblings in it" test -e "$T/snap/js/m1.js.br"
 rm -rf "$T/snap"
 
+# two trees given one --artifacts directory (or --manifest) at once: the
+# record's directory is locked too, so the second waits, then is refused
+# (the record of another tree), and the first's record is whole
+for opt in --artifacts --manifest; do
+	mk_tree "$T/ta"
+	mk_tree "$T/tb"
+	rm -rf "$T/art"
+	mkdir "$T/art"
+	if [ "$opt" = --artifacts ]; then where=$T/art; else where=$T/art/m.json; fi
+	"${SLOW[@]}" -q "$opt" "$where" "$T/ta" &
+	xpid=$!
+	wait_lock "$T/ta" "$xpid" || fail "$opt shared: the slow run never held the lock"
+	"$KILN" "$opt" "$where" "$T/tb" >"$T/tb.out" 2>&1
+	rc=$?
+	wait "$xpid"
+	xrc=$?
+	check "$opt shared at once: the first succeeded (got $xrc)" test "$xrc" -eq 0
+	check "$opt shared at once: the second waited for it" grep -qF "waiting for another kiln (pid $xpid)" "$T/tb.out"
+	check "$opt shared at once: the second refused (got $rc)" test "$rc" -eq 1
+	check "$opt shared at once: ... as another tree's record" grep -qF "the record of another tree" "$T/tb.out"
+	check "$opt shared at once: the first tree matches its record" "$KILN" check -q "$opt" "$where" "$T/ta"
+	check "$opt shared at once: the second wrote nothing" test -z "$(find "$T/tb" -name '*.gz')"
+done
+
+# a run that begins and ends while a (slow) check reads: the check saw
+# the tree half changed, so it reports that, not the problems it found
+mk_tree "$D"
+"$KILN" -q "$D"
+env LD_PRELOAD="$SHIM" KILN_FAULT_SLOW_OPEN_MS=100 "$KILN" check "$D" >"$T/slowcheck.out" 2>&1 &
+cpid=$!
+sleep 0.3
+"$KILN" -q --no-gzip --zstd "$D" || fail "run during a slow check"
+check "run inside a check: the check still runs" kill -0 "$cpid"
+wait "$cpid"
+crc=$?
+check "run inside a check: exit 1, not 3 (got $crc)" test "$crc" -eq 1
+check "run inside a check: says the tree changed" grep -qF "the tree changed while it was checked" "$T/slowcheck.out"
+check "run inside a check: no problem told" not grep -q 'missing gzip sibling' "$T/slowcheck.out"
+check "run inside a check: a check after it passes" "$KILN" check -q "$D"
+
 # a dry run takes no lock, and says another kiln is changing the tree
 for y in compress clean; do
 	mk_tree "$D"

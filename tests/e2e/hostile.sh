@@ -166,6 +166,15 @@ check "a file as DIR: said so, and points to -o" grep -qF "kiln: $H/ok.js: not a
 "$KILN" -q "$T/missing" 2>"$T/d.log"
 check "missing DIR: exit 1" [ $? -eq 1 ]
 check "missing DIR: said so" grep -qF "kiln: $T/missing: cannot open directory: No such file or directory" "$T/d.log"
+# clean and its dry run too: a typo in CI is no empty record
+for c in "clean" "clean -n"; do
+	# shellcheck disable=SC2086
+	"$KILN" $c "$T/missing" 2>"$T/d.log"
+	rc=$?
+	check "$c of a missing DIR: exit 1 (got $rc)" test "$rc" -eq 1
+	check "$c of a missing DIR: said so" grep -qF "kiln: $T/missing: cannot open directory: No such file or directory" "$T/d.log"
+	check "$c of a missing DIR: no manifest warning" not grep -q "no manifest" "$T/d.log"
+done
 # the same DIR twice, or one inside another, in one command: refused
 # (tests/e2e/everyday.sh has the details); in separate runs, a tree and a
 # subtree of it each keep their own manifest

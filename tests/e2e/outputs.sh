@@ -213,15 +213,42 @@ seq 1 4500 >"$S/a.js"
 "$KILN" -v "$S" >"$T/out.txt" 2>&1
 check "-v changed: manifest written" grep -q 'kiln-manifest.json: manifest written' "$T/out.txt"
 
-# a --cache directory inside the tree is kiln's: never walked, compressed
-# or recorded as assets
+# a --cache directory inside the tree is refused, there or not yet: a
+# server would send its entries, the encoded bytes of sources long gone;
+# so is one reached through a link in the tree; outside, it is used
 mk_tree "$S"
-"$KILN" -q --cache "$S/.kiln-cache" "$S" || fail "--cache inside: first run"
-seq 1 4100 >"$S/a.js"
-"$KILN" -q --cache "$S/.kiln-cache" "$S" || fail "--cache inside: second run"
-check "--cache inside: entries there" test -n "$(find "$S/.kiln-cache" -type f)"
-check "--cache inside: no sibling of an entry" test -z "$(find "$S/.kiln-cache" -name '*.gz')"
-check "--cache inside: no entry in the manifest" not grep -q 'kiln-cache' "$S/kiln-manifest.json"
-check "--cache inside: check passes" "$KILN" check -q --cache "$S/.kiln-cache" "$S"
+refused "--cache inside, not there yet" "inside the tree, where a server could send its entries" \
+	-q --cache "$S/.kiln-cache" "$S"
+check "--cache inside: not made" test ! -e "$S/.kiln-cache"
+refused "--cache an asset directory" "inside the tree, where a server could send its entries" \
+	-q --cache "$S/sub" "$S"
+mkdir -p "$T/cache.out"
+ln -s "$T/cache.out" "$S/clink"
+refused "--cache through a link in the tree" "reached through a link inside the tree" \
+	-q --cache "$S/clink/c" "$S"
+rm "$S/clink"
+"$KILN" -q --cache "$T/cache.out/c" "$S" || fail "--cache outside: run"
+check "--cache outside: entries there" test -n "$(find "$T/cache.out/c" -type f)"
+
+# every output option reached through a link in the tree (to a directory
+# outside it) is refused before the run: kiln never writes through a link
+# in the tree, so it could not be written at the end
+mkdir -p "$T/conf.out"
+for o in "${opts[@]}"; do
+	mk_tree "$S"
+	ln -s "$T/conf.out" "$S/conf"
+	refused "$o through a link in the tree" "reached through a link inside the tree" "$o" "$S/conf/x.conf" "$S"
+	rm "$S/conf"
+done
+
+# kiln's own snippet names at the top holding a user's file: not replaced
+for f in kiln.nginx.conf:nginx:--nginx-conf kiln.caddy.conf:caddy:--caddy-conf kiln.apache.conf:apache:--apache-conf; do
+	name=${f%%:*} rest=${f#*:} server=${rest%%:*} option=${rest#*:}
+	mk_tree "$S"
+	echo "# the user's own $server configuration" >"$S/$name"
+	refused "a user's $name at the top" "not a kiln snippet, so not replaced (give $option a new path" \
+		-q --server "$server" "$S"
+	check "a user's $name: kept" grep -q "the user's own" "$S/$name"
+done
 
 finish

@@ -19,6 +19,9 @@
  * KILN_FAULT_SLOW_MS=N makes every rename, renameat and unlinkat wait N milliseconds
  * first (a run slow enough that another can be started while it holds the
  * tree's lock: concurrent.sh).
+ * KILN_FAULT_SLOW_OPEN_MS=N makes every openat of a file (not a directory,
+ * nothing created) wait N milliseconds first (a check slow enough that a
+ * whole run fits inside it: concurrent.sh).
  * write and close faults only hit regular files (siblings, temporary files,
  * the manifest, cache entries), never the terminal or pipes.
  *
@@ -235,6 +238,12 @@ int openat(int dir, const char *path, int flags, ...)
 	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) && should_fail("create")) {
 		errno = fault_errno;
 		return -1;
+	}
+	if (!(flags & (O_CREAT | O_DIRECTORY)) && getenv("KILN_FAULT_SLOW_OPEN_MS")) {
+		long n = atol(getenv("KILN_FAULT_SLOW_OPEN_MS"));
+		struct timespec ts = { n / 1000, (n % 1000) * 1000000L };
+		if (n > 0)
+			nanosleep(&ts, NULL);
 	}
 	if (!(flags & (O_CREAT | O_DIRECTORY)) && getenv("KILN_FAULT_VANISH")) {
 		/* the whole path, for KILN_FAULT_VANISH's matching */
