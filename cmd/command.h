@@ -1,11 +1,11 @@
 /*
  * command.h - which command a kiln command line names: compress (the
- * default), check, clean or merge.
+ * default), check, clean, merge or serve.
  */
 #ifndef KILN_COMMAND_H
 #define KILN_COMMAND_H
 
-enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN, CMD_MERGE };
+enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN, CMD_MERGE, CMD_SERVE };
 
 /* The command the word S names, or -1 if it names none. */
 int command_word(const char *s);

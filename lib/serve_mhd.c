@@ -1,0 +1,440 @@
+/*
+ * serve_mhd.c - `kiln serve`'s HTTP side: libmicrohttpd parses and frames,
+ * the table (serve.h) decides, sendfile(2) sends.
+ *
+ * libmicrohttpd owns the connection: request line and header parsing,
+ * limits (a request whose header block does not fit a connection's memory
+ * is refused with 431 or 414), keep-alive, pipelining, HTTP/1.0, HEAD
+ * (headers and Content-Length without the body), Date, and the timeouts
+ * that close idle or slow connections.  Its URL unescaping is turned off:
+ * the raw path is decoded here (serve_negotiate.c), so that an encoded
+ * NUL or slash is refused rather than cut or split.
+ *
+ * A request takes a reference on the current table, so a reload can swap
+ * the table under running requests (kiln_httpd_reload()); the file is
+ * opened beneath the tree's top with no link followed and checked against
+ * the table (a regular file of the recorded size) before a byte is sent,
+ * and the response holds its own descriptor: a deploy that replaces files
+ * never makes a response mix two versions.
+ */
+#include "serve.h"
+
+#include "beneath.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Longest URL path key; a longer path names no file kiln keeps. */
+#define KEY_MAX 4096
+/* Longest Accept-Encoding or If-None-Match value read (all fields of the
+ * name joined); the rest is ignored. */
+#define FIELD_MAX 2048
+
+struct kiln_httpd {
+	char *root;
+	struct kiln_httpd_options opt;
+	struct MHD_Daemon *d;
+	pthread_mutex_t lock; /* guards table */
+	struct kiln_srv_table *table;
+	unsigned port;
+};
+
+static struct kiln_srv_table *table_get(struct kiln_httpd *h)
+{
+	struct kiln_srv_table *t;
+
+	pthread_mutex_lock(&h->lock);
+	t = h->table;
+	kiln_srv_table_ref(t);
+	pthread_mutex_unlock(&h->lock);
+	return t;
+}
+
+/* The fields a request's answer depends on. */
+struct fields {
+	char ae[FIELD_MAX], inm[FIELD_MAX];
+	bool has_ae, has_inm;
+	const char *range, *if_range, *ims;
+	unsigned nrange;
+};
+
+/* Join VALUE onto BUF (", " between), as a recipient combines a field
+ * listed several times (RFC 9110 section 5.3). */
+static void join(char *buf, bool *has, const char *value)
+{
+	size_t n = strlen(buf);
+
+	if (*has && n + 2 < FIELD_MAX) {
+		memcpy(buf + n, ", ", 3);
+		n += 2;
+	}
+	*has = true;
+	snprintf(buf + n, FIELD_MAX - n, "%s", value);
+}
+
+static enum MHD_Result one_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	struct fields *f = cls;
+
+	(void)kind;
+	if (!value)
+		return MHD_YES;
+	if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) == 0)
+		join(f->ae, &f->has_ae, value);
+	else if (strcasecmp(key, MHD_HTTP_HEADER_IF_NONE_MATCH) == 0)
+		join(f->inm, &f->has_inm, value);
+	else if (strcasecmp(key, MHD_HTTP_HEADER_RANGE) == 0) {
+		f->range = value;
+		f->nrange++;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_IF_RANGE) == 0)
+		f->if_range = value;
+	else if (strcasecmp(key, MHD_HTTP_HEADER_IF_MODIFIED_SINCE) == 0)
+		f->ims = value;
+	return MHD_YES;
+}
+
+static enum MHD_Result plain(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ok;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ok = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
+static enum MHD_Result redirect(struct MHD_Connection *c, const char *url)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	size_t n = strlen(url);
+	char *loc = malloc(n + 2);
+	enum MHD_Result ok = MHD_NO;
+
+	if (r && loc) {
+		memcpy(loc, url, n);
+		memcpy(loc + n, "/", 2);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, loc);
+		ok = MHD_queue_response(c, MHD_HTTP_MOVED_PERMANENTLY, r);
+	}
+	free(loc);
+	if (r)
+		MHD_destroy_response(r);
+	return ok;
+}
+
+/* The headers every answer about representation REP of A carries. */
+static void rep_headers(struct MHD_Response *r, const struct kiln_httpd *h,
+			const struct kiln_srv_asset *a, const struct kiln_srv_rep *rep,
+			const char *lastmod)
+{
+	if (a->nreps > 1)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, rep->etag);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_LAST_MODIFIED, lastmod);
+	if (h->opt.cache_control)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+					a->immutable ? "public, max-age=31536000, immutable"
+						     : "no-cache");
+}
+
+/*
+ * Open REP of A beneath the top: the descriptor of a regular file of the
+ * recorded size (*SB its status), or -1 with *STATUS the answer to give
+ * instead (404 when it is gone, 503 when it has other bytes than the
+ * manifest says: the tree is being changed under the server).
+ */
+static int open_rep(const struct kiln_srv_table *t, const struct kiln_srv_rep *rep,
+		    struct stat *sb, unsigned *status)
+{
+	int fd = kiln_beneath_openat(t->topfd, rep->rel, O_RDONLY | O_NONBLOCK);
+
+	if (fd < 0) {
+		*status = MHD_HTTP_NOT_FOUND;
+		return -1;
+	}
+	if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+		close(fd);
+		*status = MHD_HTTP_NOT_FOUND;
+		return -1;
+	}
+	if ((uint64_t)sb->st_size != rep->size) {
+		close(fd);
+		*status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		return -1;
+	}
+	return fd;
+}
+
+static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c,
+				  const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+				  const struct fields *f)
+{
+	unsigned accept = kiln_srv_accepted(f->has_ae ? f->ae : NULL), status = MHD_HTTP_OK;
+	const struct kiln_srv_rep *rep;
+	struct MHD_Response *r;
+	struct stat sb;
+	char lastmod[30], cr[80];
+	uint64_t first = 0, last = 0;
+	int fd = -1, range = 0;
+	enum MHD_Result ok;
+
+	/* the chosen sibling, or the next one when its file is not right */
+	for (;;) {
+		rep = kiln_srv_choose(a, accept);
+		if ((fd = open_rep(t, rep, &sb, &status)) >= 0 || rep->coding < 0)
+			break;
+		accept &= ~(1u << rep->coding);
+	}
+	if (fd < 0)
+		return plain(c, status, status == MHD_HTTP_NOT_FOUND ? "not found\n"
+								      : "changing, try again\n");
+	kiln_srv_format_date(sb.st_mtim.tv_sec, lastmod);
+	if ((f->has_inm && kiln_srv_etag_listed(f->inm, rep->etag)) ||
+	    (!f->has_inm && f->ims && kiln_srv_parse_date(f->ims) >= 0 &&
+	     sb.st_mtim.tv_sec <= kiln_srv_parse_date(f->ims))) {
+		close(fd);
+		if (!(r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)))
+			return MHD_NO;
+		rep_headers(r, h, a, rep, lastmod);
+		ok = MHD_queue_response(c, MHD_HTTP_NOT_MODIFIED, r);
+		MHD_destroy_response(r);
+		return ok;
+	}
+	if (f->nrange == 1 && (!f->if_range || strcmp(f->if_range, rep->etag) == 0))
+		range = kiln_srv_range(f->range, rep->size, &first, &last);
+	if (range < 0) {
+		close(fd);
+		snprintf(cr, sizeof(cr), "bytes */%llu", (unsigned long long)rep->size);
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		status = MHD_HTTP_RANGE_NOT_SATISFIABLE;
+	} else if (rep->size == 0) {
+		close(fd);
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	} else if (range > 0) {
+		snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)first,
+			 (unsigned long long)last, (unsigned long long)rep->size);
+		r = MHD_create_response_from_fd_at_offset64(last - first + 1, fd, first);
+		status = MHD_HTTP_PARTIAL_CONTENT;
+	} else {
+		/* libmicrohttpd sends it with sendfile(2) and closes FD */
+		r = MHD_create_response_from_fd64(rep->size, fd);
+	}
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
+	if (rep->token && range >= 0)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, rep->token);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	if (range != 0)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
+	rep_headers(r, h, a, rep, lastmod);
+	ok = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
+static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, const char *url)
+{
+	struct kiln_srv_table *t;
+	const struct kiln_srv_asset *a;
+	struct fields *f;
+	char *key;
+	size_t len;
+	int kind;
+	enum MHD_Result ok;
+
+	key = malloc(KEY_MAX + sizeof("/index.html"));
+	f = calloc(1, sizeof(*f));
+	if (!key || !f) {
+		free(key);
+		free(f);
+		return MHD_NO;
+	}
+	kind = kiln_srv_url_key(url, key, KEY_MAX, &len);
+	t = table_get(h);
+	if (kind == 2) {
+		memcpy(key + len, "index.html", sizeof("index.html"));
+		len += sizeof("index.html") - 1;
+	}
+	a = kind ? kiln_srv_find(t, key, len) : NULL;
+	if (a) {
+		MHD_get_connection_values(c, MHD_HEADER_KIND, one_field, f);
+		ok = send_asset(h, c, t, a, f);
+	} else if (kind == 1 && (memcpy(key + len, "/index.html", sizeof("/index.html")),
+				 kiln_srv_find(t, key, len + sizeof("/index.html") - 1))) {
+		ok = redirect(c, url); /* a directory, named without its '/' */
+	} else {
+		ok = plain(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	}
+	kiln_srv_table_unref(t);
+	free(key);
+	free(f);
+	return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+	static int started;
+
+	(void)version;
+	(void)upload_data;
+	if (!*req_cls) {
+		*req_cls = &started; /* answered once the header block is in */
+		return MHD_YES;
+	}
+	*upload_data_size = 0; /* a body is read and dropped */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return plain(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	return answer(cls, c, url);
+}
+
+/* The URL as it came: decoded by kiln_srv_url_key(), never here. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls;
+	(void)c;
+	return strlen(s);
+}
+
+kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *opt,
+			     struct kiln_httpd **out, struct kiln_error *err)
+{
+	struct kiln_httpd *h = calloc(1, sizeof(*h));
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+	kiln_status st;
+	const union MHD_DaemonInfo *info;
+
+	*out = NULL;
+	if (!h || !(h->root = strdup(root))) {
+		free(h);
+		return KILN_ERR_NOMEM;
+	}
+	h->opt = *opt;
+	pthread_mutex_init(&h->lock, NULL);
+	if ((st = kiln_srv_table_load(root, &h->table, err)) != KILN_OK)
+		goto fail;
+	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)opt->port);
+	} else if (inet_pton(AF_INET6, opt->address, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)opt->port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		err->status = st = KILN_ERR_INVALID;
+		err->errnum = 0;
+		err->what = "--listen: not a numeric IPv4 or IPv6 address";
+		err->suffix = "";
+		goto fail;
+	}
+	h->d = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_THREAD_POOL_SIZE,
+		(unsigned)(opt->threads ? opt->threads : 1), MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)(opt->max_connections ? opt->max_connections : 1024),
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_STRICT_FOR_CLIENT,
+		(int)1, MHD_OPTION_END);
+	if (!h->d) {
+		err->status = st = KILN_ERR_IO;
+		err->errnum = errno;
+		err->what = "cannot listen on the --listen address";
+		err->suffix = "";
+		goto fail;
+	}
+	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : opt->port;
+	*out = h;
+	return KILN_OK;
+fail:
+	kiln_srv_table_unref(h->table);
+	pthread_mutex_destroy(&h->lock);
+	free(h->root);
+	free(h);
+	return st;
+}
+
+void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
+{
+	struct kiln_srv_table *t = table_get(h);
+
+	info->port = h->port;
+	info->assets = t->n;
+	info->siblings = t->nsiblings;
+	info->missing = t->missing;
+	info->codings = t->codings;
+	kiln_srv_table_unref(t);
+}
+
+kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
+			      struct kiln_error *err)
+{
+	struct kiln_srv_table *t, *old;
+	kiln_status st;
+
+	*reloaded = false;
+	if (if_changed) {
+		t = table_get(h);
+		bool stale = kiln_srv_table_stale(t, h->root);
+		kiln_srv_table_unref(t);
+		if (!stale)
+			return KILN_OK;
+	}
+	if ((st = kiln_srv_table_load(h->root, &t, err)) != KILN_OK)
+		return st; /* the old table goes on serving */
+	pthread_mutex_lock(&h->lock);
+	old = h->table;
+	h->table = t;
+	pthread_mutex_unlock(&h->lock);
+	kiln_srv_table_unref(old);
+	*reloaded = true;
+	return KILN_OK;
+}
+
+void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
+{
+	if (!h)
+		return;
+	if (h->d) {
+		MHD_socket s = MHD_quiesce_daemon(h->d); /* no new connections */
+		for (unsigned waited = 0; waited < grace_ms; waited += 50) {
+			const union MHD_DaemonInfo *i =
+				MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+			if (!i || i->num_connections == 0)
+				break;
+			usleep(50 * 1000);
+		}
+		MHD_stop_daemon(h->d);
+		if (s != MHD_INVALID_SOCKET)
+			close(s);
+	}
+	kiln_srv_table_unref(h->table);
+	pthread_mutex_destroy(&h->lock);
+	free(h->root);
+	free(h);
+}

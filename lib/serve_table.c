@@ -1,0 +1,277 @@
+/*
+ * serve_table.c - a tree's manifest read into the table `kiln serve`
+ * answers from (serve.h).
+ *
+ * The manifest is read by the same reader every other command uses
+ * (state.c), which trusts nothing in it: malformed entries are dropped and
+ * every path stays inside the tree.  What it adds here is what serving
+ * needs: each representation's file, size and ETag, the media type, and a
+ * check that each recorded sibling is on disk with its recorded size, so
+ * that a sibling the table offers is one that was there at load (the file
+ * is checked again when a request opens it).
+ */
+#include "serve.h"
+
+#include "beneath.h"
+#include "codec.h"
+#include "mime.h"
+#include "paths.h"
+#include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST_NAME "kiln-manifest.json"
+
+static void set_err(struct kiln_error *err, kiln_status st, int errnum, const char *what)
+{
+	err->status = st;
+	err->errnum = errnum;
+	err->what = what;
+	err->suffix = "";
+}
+
+static void etag_of(const uint8_t sha[32], char out[24])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	out[0] = '"';
+	for (int i = 0; i < 10; i++) {
+		out[1 + 2 * i] = hex[sha[i] >> 4];
+		out[2 + 2 * i] = hex[sha[i] & 15];
+	}
+	out[21] = '"';
+	out[22] = '\0';
+}
+
+/* Is REL a regular file beneath TOPFD of exactly SIZE bytes? */
+static bool on_disk(int topfd, const char *rel, uint64_t size)
+{
+	struct stat sb;
+	int fd = kiln_beneath_openat(topfd, rel, O_RDONLY | O_NONBLOCK);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == size;
+	close(fd);
+	return ok;
+}
+
+static void asset_free(struct kiln_srv_asset *a)
+{
+	for (unsigned i = 1; i < a->nreps; i++)
+		free(a->rep[i].rel);
+	free(a->rel);
+}
+
+static void table_free(struct kiln_srv_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		asset_free(&t->v[i]);
+	free(t->v);
+	if (t->topfd >= 0)
+		close(t->topfd);
+	free(t);
+}
+
+/* Entry PE of the manifest into *A (zeroed); false when out of memory. */
+static bool asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
+		     struct kiln_srv_asset *a)
+{
+	const struct kiln_record *r = &pe->rec;
+	struct kiln_srv_rep *id = &a->rep[0];
+
+	if (!(a->rel = strdup(r->rel)))
+		return false;
+	a->type = kiln_media_type(r->rel);
+	a->immutable = r->fp.why != KILN_WHY_NONE;
+	id->coding = -1;
+	id->rel = a->rel;
+	id->size = r->size;
+	etag_of(r->sha256, id->etag);
+	a->nreps = 1;
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct kiln_coding_record *cr = &r->coding[c];
+		struct kiln_srv_rep *rep = &a->rep[a->nreps];
+		const struct kiln_codec *k = kiln_codec((kiln_coding)c);
+
+		if (cr->outcome != KILN_CODING_KEPT)
+			continue;
+		if (!(rep->rel = malloc(strlen(r->rel) + strlen(k->info.suffix) + 1)))
+			return false;
+		strcpy(rep->rel, r->rel);
+		strcat(rep->rel, k->info.suffix);
+		if (!on_disk(t->topfd, rep->rel, cr->size)) {
+			free(rep->rel);
+			rep->rel = NULL;
+			t->missing++;
+			continue;
+		}
+		rep->coding = (kiln_coding)c;
+		rep->token = k->info.name;
+		rep->size = cr->size;
+		etag_of(cr->sha256, rep->etag);
+		a->nreps++;
+		t->nsiblings++;
+		t->codings |= 1u << c;
+	}
+	return true;
+}
+
+/* Is the manifest of ROOT (read into *ST) this tree's record?  A manifest
+ * inside its tree names none, or names the tree itself. */
+static bool owns_tree(const struct kiln_state *st, int topfd, const char *root)
+{
+	struct stat a, b;
+	char *p;
+	bool same;
+
+	if (!st->tree)
+		return true;
+	if (!(p = malloc(strlen(root) + strlen(st->tree) + 2)))
+		return false;
+	sprintf(p, "%s/%s", root, st->tree);
+	same = stat(p, &a) == 0 && fstat(topfd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+	free(p);
+	return same;
+}
+
+kiln_status kiln_srv_table_load(const char *root, struct kiln_srv_table **out,
+				struct kiln_error *err)
+{
+	struct kiln_srv_table *t = calloc(1, sizeof(*t));
+	struct kiln_state st = { 0 };
+	struct stat sb;
+	kiln_status rc;
+	int mfd = -1;
+	char *text = NULL;
+
+	*out = NULL;
+	if (!t)
+		return KILN_ERR_NOMEM;
+	atomic_init(&t->refs, 1);
+	if ((t->topfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		set_err(err, KILN_ERR_IO, errno, "cannot open the directory");
+		rc = KILN_ERR_IO;
+		goto fail;
+	}
+	/* the manifest, read through the descriptor it is checked by */
+	mfd = kiln_beneath_openat(t->topfd, MANIFEST_NAME, O_RDONLY);
+	if (mfd < 0 || fstat(mfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		set_err(err, KILN_ERR_IO, mfd < 0 ? errno : EINVAL,
+			"has no kiln-manifest.json to serve from (run kiln on it first)");
+		rc = KILN_ERR_IO;
+		goto fail;
+	}
+	t->m_dev = (uint64_t)sb.st_dev;
+	t->m_ino = (uint64_t)sb.st_ino;
+	t->m_size = (uint64_t)sb.st_size;
+	t->m_mtime = sb.st_mtim;
+	if (!(text = malloc((size_t)sb.st_size + 1))) {
+		rc = KILN_ERR_NOMEM;
+		goto fail;
+	}
+	if (kiln_pread_full(mfd, (uint8_t *)text, (size_t)sb.st_size, 0) != (ssize_t)sb.st_size) {
+		set_err(err, KILN_ERR_IO, errno ? errno : EIO, "cannot read kiln-manifest.json");
+		rc = KILN_ERR_IO;
+		goto fail;
+	}
+	rc = kiln_state_parse(text, (size_t)sb.st_size, &st);
+	if (rc == KILN_ERR_INVALID) {
+		set_err(err, rc, 0, "kiln-manifest.json is not a manifest this kiln reads");
+		goto fail;
+	}
+	if (rc != KILN_OK)
+		goto fail;
+	if (!owns_tree(&st, t->topfd, root)) {
+		set_err(err, KILN_ERR_INVALID, 0,
+			"kiln-manifest.json is another tree's record (its \"tree\" names another directory)");
+		rc = KILN_ERR_INVALID;
+		goto fail;
+	}
+	if (st.n && !(t->v = calloc(st.n, sizeof(*t->v)))) {
+		rc = KILN_ERR_NOMEM;
+		goto fail;
+	}
+	/* st.v is sorted by rel, bytewise: so is the table */
+	for (size_t i = 0; i < st.n; i++) {
+		if (!st.v[i].in_manifest)
+			continue;
+		if (!asset_of(t, &st.v[i], &t->v[t->n])) {
+			asset_free(&t->v[t->n]);
+			rc = KILN_ERR_NOMEM;
+			goto fail;
+		}
+		t->n++;
+	}
+	kiln_state_free(&st);
+	free(text);
+	close(mfd);
+	*out = t;
+	return KILN_OK;
+fail:
+	kiln_state_free(&st);
+	free(text);
+	if (mfd >= 0)
+		close(mfd);
+	table_free(t);
+	return rc;
+}
+
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root)
+{
+	struct stat sb;
+	char *p = malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
+	bool changed;
+
+	if (!p)
+		return false;
+	sprintf(p, "%s/%s", root, MANIFEST_NAME);
+	changed = stat(p, &sb) == 0 &&
+		  ((uint64_t)sb.st_dev != t->m_dev || (uint64_t)sb.st_ino != t->m_ino ||
+		   (uint64_t)sb.st_size != t->m_size || sb.st_mtim.tv_sec != t->m_mtime.tv_sec ||
+		   sb.st_mtim.tv_nsec != t->m_mtime.tv_nsec);
+	free(p);
+	return changed;
+}
+
+void kiln_srv_table_ref(struct kiln_srv_table *t)
+{
+	atomic_fetch_add(&t->refs, 1);
+}
+
+void kiln_srv_table_unref(struct kiln_srv_table *t)
+{
+	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+		table_free(t);
+}
+
+const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const char *key,
+					   size_t len)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *r = t->v[mid].rel;
+		size_t rl = strlen(r);
+		int c = memcmp(r, key, rl < len ? rl : len);
+
+		if (c == 0)
+			c = rl < len ? -1 : rl > len ? 1 : 0;
+		if (c == 0)
+			return &t->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
