@@ -16,6 +16,7 @@
 #include "ui.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,7 +31,7 @@ static int serve_usage(const char *msg)
 	if (msg)
 		fprintf(stderr, "kiln: %s\n", msg);
 	fputs("usage: kiln serve [--listen ADDR:PORT] [--threads N] [--poll SECONDS]\n"
-	      "                  [--no-cache-control] [-q] DIR\n",
+	      "                  [--access-log FILE] [--no-cache-control] [-q] DIR\n",
 	      msg ? stderr : stdout);
 	return msg ? EXIT_USAGE : EXIT_OK;
 }
@@ -106,12 +107,13 @@ int serve_main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "poll", required_argument, NULL, 'p' },
 		{ "no-cache-control", no_argument, NULL, 'C' },
+		{ "access-log", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kiln_httpd_options o = { .address = "127.0.0.1", .port = 8080, .threads = 2,
-					.cache_control = true };
+					.cache_control = true, .access_log_fd = -1 };
 	struct kiln_httpd *h = NULL;
 	struct kiln_error err = { 0 };
 	char addr[64] = "127.0.0.1";
@@ -143,6 +145,19 @@ int serve_main(int argc, char **argv)
 			break;
 		case 'C':
 			o.cache_control = false;
+			break;
+		case 'a':
+			if (o.access_log_fd >= 0 && o.access_log_fd != STDOUT_FILENO)
+				close(o.access_log_fd);
+			o.access_log_fd = strcmp(optarg, "-") == 0
+						  ? STDOUT_FILENO
+						  : open(optarg, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+			if (o.access_log_fd < 0) {
+				fputs("kiln: ", stderr);
+				ui_put_escaped(stderr, optarg);
+				fprintf(stderr, ": cannot open the access log: %s\n", strerror(errno));
+				return EXIT_FAILED;
+			}
 			break;
 		case 'q':
 			quiet = true;

@@ -491,6 +491,10 @@ struct kiln_httpd_options {
 	unsigned max_connections;  /* 0: 1024 */
 	unsigned timeout;          /* seconds a connection may be idle; 0: 30 */
 	bool cache_control;        /* send the snippets' Cache-Control */
+	/* Where one line per request goes, or -1: "ADDR [DATE] method="M"
+	 * uri="U" status=N ce="C" ae="A" bytes=B", bytes outside printable
+	 * ASCII and '"' '\\' as \xHH, "-" for none; each line one write(2). */
+	int access_log_fd;
 };
 
 struct kiln_httpd_info {

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Longest URL path key; a longer path names no file kiln keeps. */
@@ -60,8 +61,12 @@ static struct kiln_srv_table *table_get(struct kiln_httpd *h)
 	return t;
 }
 
-/* The fields a request's answer depends on. */
+/* The fields a request's answer depends on, and what it got (for the
+ * access log). */
 struct fields {
+	unsigned status;
+	const char *ce;
+	uint64_t bytes;
 	char ae[FIELD_MAX], inm[FIELD_MAX];
 	bool has_ae, has_inm;
 	const char *range, *if_range, *ims;
@@ -104,7 +109,8 @@ static enum MHD_Result one_field(void *cls, enum MHD_ValueKind kind, const char 
 	return MHD_YES;
 }
 
-static enum MHD_Result plain(struct MHD_Connection *c, unsigned status, const char *text)
+static enum MHD_Result plain(struct MHD_Connection *c, struct fields *f, unsigned status,
+			     const char *text)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
@@ -117,10 +123,12 @@ static enum MHD_Result plain(struct MHD_Connection *c, unsigned status, const ch
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ok = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	f->status = status;
+	f->bytes = strlen(text);
 	return ok;
 }
 
-static enum MHD_Result redirect(struct MHD_Connection *c, const char *url)
+static enum MHD_Result redirect(struct MHD_Connection *c, struct fields *f, const char *url)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -133,6 +141,7 @@ static enum MHD_Result redirect(struct MHD_Connection *c, const char *url)
 		memcpy(loc + n, "/", 2);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, loc);
 		ok = MHD_queue_response(c, MHD_HTTP_MOVED_PERMANENTLY, r);
+		f->status = MHD_HTTP_MOVED_PERMANENTLY;
 	}
 	free(loc);
 	if (r)
@@ -185,7 +194,7 @@ static int open_rep(const struct kiln_srv_table *t, const struct kiln_srv_rep *r
 
 static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c,
 				  const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
-				  const struct fields *f)
+				  struct fields *f)
 {
 	unsigned accept = kiln_srv_accepted(f->has_ae ? f->ae : NULL), status = MHD_HTTP_OK;
 	const struct kiln_srv_rep *rep;
@@ -203,9 +212,11 @@ static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c
 			break;
 		accept &= ~(1u << rep->coding);
 	}
+	if (fd >= 0)
+		status = MHD_HTTP_OK;
 	if (fd < 0)
-		return plain(c, status, status == MHD_HTTP_NOT_FOUND ? "not found\n"
-								      : "changing, try again\n");
+		return plain(c, f, status, status == MHD_HTTP_NOT_FOUND ? "not found\n"
+									 : "changing, try again\n");
 	kiln_srv_format_date(sb.st_mtim.tv_sec, lastmod);
 	if ((f->has_inm && kiln_srv_etag_listed(f->inm, rep->etag)) ||
 	    (!f->has_inm && f->ims && kiln_srv_parse_date(f->ims) >= 0 &&
@@ -216,6 +227,7 @@ static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c
 		rep_headers(r, h, a, rep, lastmod);
 		ok = MHD_queue_response(c, MHD_HTTP_NOT_MODIFIED, r);
 		MHD_destroy_response(r);
+		f->status = MHD_HTTP_NOT_MODIFIED;
 		return ok;
 	}
 	if (f->nrange == 1 && (!f->if_range || strcmp(f->if_range, rep->etag) == 0))
@@ -250,26 +262,24 @@ static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c
 	rep_headers(r, h, a, rep, lastmod);
 	ok = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	f->status = status;
+	f->ce = range >= 0 ? rep->token : NULL;
+	f->bytes = range < 0 ? 0 : range > 0 ? last - first + 1 : rep->size;
 	return ok;
 }
 
-static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, const char *url)
+static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, const char *url,
+			       struct fields *f)
 {
 	struct kiln_srv_table *t;
 	const struct kiln_srv_asset *a;
-	struct fields *f;
 	char *key;
 	size_t len;
 	int kind;
 	enum MHD_Result ok;
 
-	key = malloc(KEY_MAX + sizeof("/index.html"));
-	f = calloc(1, sizeof(*f));
-	if (!key || !f) {
-		free(key);
-		free(f);
+	if (!(key = malloc(KEY_MAX + sizeof("/index.html"))))
 		return MHD_NO;
-	}
 	kind = kiln_srv_url_key(url, key, KEY_MAX, &len);
 	t = table_get(h);
 	if (kind == 2) {
@@ -278,25 +288,78 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 	}
 	a = kind ? kiln_srv_find(t, key, len) : NULL;
 	if (a) {
-		MHD_get_connection_values(c, MHD_HEADER_KIND, one_field, f);
 		ok = send_asset(h, c, t, a, f);
 	} else if (kind == 1 && (memcpy(key + len, "/index.html", sizeof("/index.html")),
 				 kiln_srv_find(t, key, len + sizeof("/index.html") - 1))) {
-		ok = redirect(c, url); /* a directory, named without its '/' */
+		ok = redirect(c, f, url); /* a directory, named without its '/' */
 	} else {
-		ok = plain(c, MHD_HTTP_NOT_FOUND, "not found\n");
+		ok = plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
 	}
 	kiln_srv_table_unref(t);
 	free(key);
-	free(f);
 	return ok;
+}
+
+/* S, quoted for the access log: bytes outside printable ASCII, '"' and
+ * '\\' as \xHH, at most CAP - 1 bytes. */
+static size_t log_quote(char *out, size_t cap, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (; s && *s && n + 5 < cap; s++) {
+		unsigned char b = (unsigned char)*s;
+		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\') {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[b >> 4];
+			out[n++] = hex[b & 15];
+		} else {
+			out[n++] = (char)b;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* One line per request, written with one write(2) so that lines from
+ * several threads never interleave:
+ * ADDR [DATE] method="M" uri="U" status=N ce="C" ae="A" bytes=B */
+static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
+			const char *method, const char *url, const struct fields *f)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char addr[INET6_ADDRSTRLEN] = "-", date[30], m[64], u[1024], ae[512], line[1800];
+	int n;
+
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, addr,
+			  sizeof(addr));
+	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
+			  addr, sizeof(addr));
+	kiln_srv_format_date(time(NULL), date);
+	log_quote(m, sizeof(m), method);
+	log_quote(u, sizeof(u), url);
+	log_quote(ae, sizeof(ae), f->has_ae ? f->ae : "-");
+	n = snprintf(line, sizeof(line),
+		     "%s [%s] method=\"%s\" uri=\"%s\" status=%u ce=\"%s\" ae=\"%s\" bytes=%llu\n",
+		     addr, date, m, u, f->status, f->ce ? f->ce : "-", ae,
+		     (unsigned long long)f->bytes);
+	if (n > 0 && write(h->opt.access_log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
+		/* a log that cannot be written does not stop the serving */
+	}
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
 {
-	static int started;
+	static int started, answered;
+	struct kiln_httpd *h = cls;
+	struct fields *f;
+	enum MHD_Result ok;
 
 	(void)version;
 	(void)upload_data;
@@ -304,10 +367,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*req_cls = &started; /* answered once the header block is in */
 		return MHD_YES;
 	}
-	*upload_data_size = 0; /* a body is read and dropped */
+	if (*upload_data_size) {
+		*upload_data_size = 0; /* a body is read and dropped */
+		return MHD_YES;
+	}
+	if (*req_cls == &answered)
+		return MHD_YES;
+	*req_cls = &answered; /* the whole request is in: answer it */
+	if (!(f = calloc(1, sizeof(*f))))
+		return MHD_NO;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, one_field, f);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-		return plain(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-	return answer(cls, c, url);
+		ok = plain(c, f, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	else
+		ok = answer(h, c, url, f);
+	if (h->opt.access_log_fd >= 0)
+		log_request(h, c, method, url, f);
+	free(f);
+	return ok;
 }
 
 /* The URL as it came: decoded by kiln_srv_url_key(), never here. */
