@@ -30,8 +30,9 @@ static int serve_usage(const char *msg)
 {
 	if (msg)
 		fprintf(stderr, "kiln: %s\n", msg);
-	fputs("usage: kiln serve [--listen ADDR:PORT] [--threads N] [--poll SECONDS]\n"
-	      "                  [--access-log FILE] [--no-cache-control] [-q] DIR\n",
+	fputs("usage: kiln serve [--listen ADDR:PORT] [--threads N] [--max-connections N]\n"
+	      "                  [--timeout SECONDS] [--poll SECONDS] [--access-log FILE]\n"
+	      "                  [--no-cache-control] [-q] DIR\n",
 	      msg ? stderr : stdout);
 	return msg ? EXIT_USAGE : EXIT_OK;
 }
@@ -106,6 +107,8 @@ int serve_main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "poll", required_argument, NULL, 'p' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "max-connections", required_argument, NULL, 'm' },
 		{ "no-cache-control", no_argument, NULL, 'C' },
 		{ "access-log", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -137,6 +140,18 @@ int serve_main(int argc, char **argv)
 			if (*end || n < 1 || n > 256)
 				return serve_usage("--threads: want 1 to 256");
 			o.threads = (unsigned)n;
+			break;
+		case 'T':
+			n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 3600)
+				return serve_usage("--timeout: want 1 to 3600 seconds");
+			o.timeout = (unsigned)n;
+			break;
+		case 'm':
+			n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 65536)
+				return serve_usage("--max-connections: want 1 to 65536");
+			o.max_connections = (unsigned)n;
 			break;
 		case 'p':
 			poll_s = strtol(optarg, &end, 10);
