@@ -20,4 +20,9 @@ int command_word(const char *s);
  */
 int command_after_options(char *const *orig, int argc, char *const *argv, int first);
 
+/* Run `kiln serve` (serve.c) with ARGV (ARGV[0] the word serve, then its
+ * options and DIR); returns the exit status: 0 after SIGTERM or SIGINT, 1
+ * when the tree cannot be served, 2 for a usage error. */
+int serve_main(int argc, char **argv);
+
 #endif

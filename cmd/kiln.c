@@ -19,7 +19,6 @@
 
 #include "args.h"
 #include "command.h"
-#include "serve.h"
 #include "signals.h"
 #include "ui.h"
 

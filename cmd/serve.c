@@ -12,7 +12,7 @@
 #include "kiln.h"
 
 #include "args.h"
-#include "serve.h"
+#include "command.h"
 #include "ui.h"
 
 #include <errno.h>
