@@ -96,6 +96,8 @@ static void say_serving(const char *dir, const char *addr, struct kiln_httpd *h,
 			fprintf(stderr, "%s%s", first ? ", " : "/", kiln_coding_info((kiln_coding)c)->name);
 			first = false;
 		}
+	if (in.deltas)
+		fprintf(stderr, ", %zu deltas", in.deltas);
 	if (in.missing)
 		fprintf(stderr, "; %zu recorded siblings not on disk, not served", in.missing);
 	fputs(")\n", stderr);

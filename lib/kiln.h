@@ -492,8 +492,9 @@ struct kiln_httpd_options {
 	unsigned timeout;          /* seconds a connection may be idle; 0: 30 */
 	bool cache_control;        /* send the snippets' Cache-Control */
 	/* Where one line per request goes, or -1: "ADDR [DATE] method="M"
-	 * uri="U" status=N ce="C" ae="A" bytes=B", bytes outside printable
-	 * ASCII and '"' '\\' as \xHH, "-" for none; each line one write(2). */
+	 * uri="U" status=N ce="C" ae="A" ad="D" bytes=B" (D: the request's
+	 * Available-Dictionary), bytes outside printable ASCII and '"' '\\'
+	 * as \xHH, "-" for none; each line one write(2). */
 	int access_log_fd;
 };
 
@@ -501,6 +502,7 @@ struct kiln_httpd_info {
 	unsigned port;             /* the port listened on */
 	size_t assets;             /* the manifest's assets */
 	size_t siblings;           /* siblings on disk as recorded */
+	size_t deltas;             /* dictionary deltas on disk as recorded */
 	size_t missing;            /* recorded siblings not on disk as recorded: never sent */
 	unsigned codings;          /* bit set (1u << kiln_coding) of the codings served */
 };

@@ -43,6 +43,14 @@ struct kiln_srv_rep {
 	char etag[24];        /* "\"" 20 hex digits of its SHA-256 "\"" */
 };
 
+/* A dictionary delta (RFC 9842 dcz) of an asset, against the dictionary
+ * whose SHA-256 is DICT: sent when a request's Available-Dictionary names
+ * it and its Accept-Encoding lists dcz. */
+struct kiln_srv_delta {
+	struct kiln_srv_rep rep; /* coding -1, token "dcz" */
+	uint8_t dict[32];
+};
+
 /* One asset: its URL path is the prefix + REL. */
 struct kiln_srv_asset {
 	char *rel;            /* manifest key's exact bytes; owned */
@@ -50,6 +58,13 @@ struct kiln_srv_asset {
 	bool immutable;
 	unsigned nreps;       /* rep[0] is identity; the rest by coding */
 	struct kiln_srv_rep rep[1 + KILN_MAX_CODINGS];
+	/* Use-As-Dictionary's value (match="/family"), for a fingerprinted
+	 * compressible asset whose URL pattern needs no escaping; owned, or
+	 * NULL.  Its responses, and those of an asset with deltas, vary on
+	 * Available-Dictionary too. */
+	char *use_as_dictionary;
+	struct kiln_srv_delta *deltas; /* owned, sorted by dict */
+	size_t ndeltas;
 };
 
 /* A loaded manifest. */
@@ -59,6 +74,7 @@ struct kiln_srv_table {
 	size_t n;
 	unsigned codings;     /* bit set of the codings some asset has */
 	size_t nsiblings;     /* representations besides identity */
+	size_t ndeltas;       /* dictionary deltas on disk as recorded */
 	size_t missing;       /* recorded siblings left out: not on disk as recorded */
 	/* the manifest file as loaded, to notice a new one */
 	uint64_t m_dev, m_ino, m_size;
@@ -103,6 +119,20 @@ int kiln_srv_url_key(const char *raw, char *out, size_t cap, size_t *len);
 /* The codings Accept-Encoding value AE (NULL: no header) accepts, as a bit
  * set of (1u << coding); identity is not in it (always the fallback). */
 unsigned kiln_srv_accepted(const char *ae);
+
+/* Does Accept-Encoding value AE (NULL: none) list the coding TOKEN by
+ * name with a q other than 0 (a "*" does not count: the dictionary
+ * codings are offered by name)? */
+bool kiln_srv_lists(const char *ae, const char *token);
+
+/* The 32 bytes an Available-Dictionary value AV holds (an RFC 8941 byte
+ * sequence, ":" base64 ":" with optional spaces around); false if it is
+ * not one of 32 bytes. */
+bool kiln_srv_available_dictionary(const char *av, uint8_t out[32]);
+
+/* The delta of A against dictionary DICT, or NULL. */
+const struct kiln_srv_delta *kiln_srv_delta_for(const struct kiln_srv_asset *a,
+						const uint8_t dict[32]);
 
 /* The representation of A to send for the accepted set ACCEPT. */
 const struct kiln_srv_rep *kiln_srv_choose(const struct kiln_srv_asset *a, unsigned accept);

@@ -20,6 +20,7 @@
 #include "serve.h"
 
 #include "beneath.h"
+#include "codec.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -69,7 +70,7 @@ struct fields {
 	uint64_t bytes;
 	char ae[FIELD_MAX], inm[FIELD_MAX];
 	bool has_ae, has_inm;
-	const char *range, *if_range, *ims;
+	const char *range, *if_range, *ims, *ad;
 	unsigned nrange;
 };
 
@@ -106,6 +107,8 @@ static enum MHD_Result one_field(void *cls, enum MHD_ValueKind kind, const char 
 		f->if_range = value;
 	else if (strcasecmp(key, MHD_HTTP_HEADER_IF_MODIFIED_SINCE) == 0)
 		f->ims = value;
+	else if (strcasecmp(key, "Available-Dictionary") == 0)
+		f->ad = value;
 	return MHD_YES;
 }
 
@@ -154,8 +157,13 @@ static void rep_headers(struct MHD_Response *r, const struct kiln_httpd *h,
 			const struct kiln_srv_asset *a, const struct kiln_srv_rep *rep,
 			const char *lastmod)
 {
-	if (a->nreps > 1)
+	if (a->use_as_dictionary || a->ndeltas)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+					"Accept-Encoding, Available-Dictionary");
+	else if (a->nreps > 1)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (a->use_as_dictionary)
+		MHD_add_response_header(r, "Use-As-Dictionary", a->use_as_dictionary);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, rep->etag);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_LAST_MODIFIED, lastmod);
 	if (h->opt.cache_control)
@@ -205,8 +213,18 @@ static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c
 	int fd = -1, range = 0;
 	enum MHD_Result ok;
 
-	/* the chosen sibling, or the next one when its file is not right */
-	for (;;) {
+	/* a delta against the dictionary the client has (RFC 9842), when it
+	 * takes dcz and asks for no range; else the chosen sibling, or the
+	 * next one when its file is not right */
+	if (a->ndeltas && f->ad && !f->nrange && kiln_srv_lists(f->has_ae ? f->ae : NULL,
+								  kiln_codec_dcz.name)) {
+		uint8_t dict[32];
+		const struct kiln_srv_delta *dz =
+			kiln_srv_available_dictionary(f->ad, dict) ? kiln_srv_delta_for(a, dict) : NULL;
+		if (dz && (fd = open_rep(t, &dz->rep, &sb, &status)) >= 0)
+			rep = &dz->rep;
+	}
+	while (fd < 0) {
 		rep = kiln_srv_choose(a, accept);
 		if ((fd = open_rep(t, rep, &sb, &status)) >= 0 || rep->coding < 0)
 			break;
@@ -324,13 +342,13 @@ static size_t log_quote(char *out, size_t cap, const char *s)
 
 /* One line per request, written with one write(2) so that lines from
  * several threads never interleave:
- * ADDR [DATE] method="M" uri="U" status=N ce="C" ae="A" bytes=B */
+ * ADDR [DATE] method="M" uri="U" status=N ce="C" ae="A" ad="D" bytes=B */
 static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
 			const char *method, const char *url, const struct fields *f)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	char addr[INET6_ADDRSTRLEN] = "-", date[30], m[64], u[1024], ae[512], line[1800];
+	char addr[INET6_ADDRSTRLEN] = "-", date[30], m[64], u[1024], ae[512], ad[128], line[1900];
 	int n;
 
 	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
@@ -343,9 +361,10 @@ static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
 	log_quote(m, sizeof(m), method);
 	log_quote(u, sizeof(u), url);
 	log_quote(ae, sizeof(ae), f->has_ae ? f->ae : "-");
+	log_quote(ad, sizeof(ad), f->ad ? f->ad : "-");
 	n = snprintf(line, sizeof(line),
-		     "%s [%s] method=\"%s\" uri=\"%s\" status=%u ce=\"%s\" ae=\"%s\" bytes=%llu\n",
-		     addr, date, m, u, f->status, f->ce ? f->ce : "-", ae,
+		     "%s [%s] method=\"%s\" uri=\"%s\" status=%u ce=\"%s\" ae=\"%s\" ad=\"%s\" bytes=%llu\n",
+		     addr, date, m, u, f->status, f->ce ? f->ce : "-", ae, ad,
 		     (unsigned long long)f->bytes);
 	if (n > 0 && write(h->opt.access_log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
 		/* a log that cannot be written does not stop the serving */
@@ -463,6 +482,7 @@ void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
 	info->port = h->port;
 	info->assets = t->n;
 	info->siblings = t->nsiblings;
+	info->deltas = t->ndeltas;
 	info->missing = t->missing;
 	info->codings = t->codings;
 	kiln_srv_table_unref(t);

@@ -117,18 +117,20 @@ static int coding_named(const char *s, size_t n)
 	return -1;
 }
 
-unsigned kiln_srv_accepted(const char *ae)
+/*
+ * Each well-formed member of Accept-Encoding value AE, in order: NAME
+ * (LEN bytes, not NUL-terminated) and its weight Q (0..1000), given to
+ * EACH with ARG.  Malformed members and empty list elements are skipped.
+ */
+static void each_member(const char *ae, void (*each)(void *arg, const char *name, size_t len, int q),
+			void *arg)
 {
-	unsigned listed = 0, yes = 0;
-	bool star_listed = false, star = false;
 	const char *p = ae;
 
-	if (!ae)
-		return 0;
 	while (*p) {
 		const char *name, *end = p + strcspn(p, ",");
 		size_t nlen;
-		int q = 1000, which;
+		int q = 1000;
 		bool ok = true;
 
 		while (p < end && ows(*p))
@@ -176,23 +178,118 @@ unsigned kiln_srv_accepted(const char *ae)
 				ok = false;
 		}
 		p = *end ? end + 1 : end;
-		if (!ok || nlen == 0)
-			continue; /* malformed, or an empty list element */
-		which = coding_named(name, nlen);
-		if (which == -2 && !star_listed) {
-			star_listed = true;
-			star = q > 0;
-		} else if (which >= 0 && !(listed & (1u << which))) {
-			listed |= 1u << which; /* the first weight counts */
-			if (q > 0)
-				yes |= 1u << which;
+		if (ok && nlen > 0) /* else malformed, or an empty list element */
+			each(arg, name, nlen, q);
+	}
+}
+
+struct accepted {
+	unsigned listed, yes;
+	bool star_listed, star;
+};
+
+static void accept_one(void *arg, const char *name, size_t len, int q)
+{
+	struct accepted *a = arg;
+	int which = coding_named(name, len);
+
+	if (which == -2 && !a->star_listed) {
+		a->star_listed = true;
+		a->star = q > 0;
+	} else if (which >= 0 && !(a->listed & (1u << which))) {
+		a->listed |= 1u << which; /* the first weight counts */
+		if (q > 0)
+			a->yes |= 1u << which;
+	}
+}
+
+unsigned kiln_srv_accepted(const char *ae)
+{
+	struct accepted a = { 0 };
+
+	if (!ae)
+		return 0;
+	each_member(ae, accept_one, &a);
+	if (a.star)
+		for (unsigned c = 0; c < kiln_ncodecs; c++)
+			if (!(a.listed & (1u << c)))
+				a.yes |= 1u << c;
+	return a.yes;
+}
+
+struct listed {
+	const char *token;
+	bool seen, yes;
+};
+
+static void list_one(void *arg, const char *name, size_t len, int q)
+{
+	struct listed *l = arg;
+
+	if (!l->seen && strlen(l->token) == len && strncasecmp(l->token, name, len) == 0) {
+		l->seen = true;
+		l->yes = q > 0;
+	}
+}
+
+bool kiln_srv_lists(const char *ae, const char *token)
+{
+	struct listed l = { token, false, false };
+
+	if (ae)
+		each_member(ae, list_one, &l);
+	return l.yes;
+}
+
+static int b64val(char c)
+{
+	return c >= 'A' && c <= 'Z'   ? c - 'A'
+	       : c >= 'a' && c <= 'z' ? c - 'a' + 26
+	       : c >= '0' && c <= '9' ? c - '0' + 52
+	       : c == '+'	      ? 62
+	       : c == '/'	      ? 63
+				      : -1;
+}
+
+bool kiln_srv_available_dictionary(const char *av, uint8_t out[32])
+{
+	const char *p = av;
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t n = 0;
+
+	while (ows(*p))
+		p++;
+	if (*p++ != ':')
+		return false;
+	/* 32 bytes: 43 base64 digits and one '=' */
+	for (int i = 0; i < 43; i++, p++) {
+		int v = b64val(*p);
+		if (v < 0)
+			return false;
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n < 32)
+				out[n++] = (uint8_t)(acc >> bits);
+			acc &= (1u << bits) - 1;
 		}
 	}
-	if (star)
-		for (unsigned c = 0; c < kiln_ncodecs; c++)
-			if (!(listed & (1u << c)))
-				yes |= 1u << c;
-	return yes;
+	if (n != 32 || acc != 0 || *p++ != '=' || *p++ != ':')
+		return false;
+	while (ows(*p))
+		p++;
+	return *p == '\0';
+}
+
+const struct kiln_srv_delta *kiln_srv_delta_for(const struct kiln_srv_asset *a,
+						const uint8_t dict[32])
+{
+	for (size_t i = 0; i < a->ndeltas; i++)
+		if (memcmp(a->deltas[i].dict, dict, 32) == 0)
+			return &a->deltas[i];
+	return NULL;
 }
 
 const struct kiln_srv_rep *kiln_srv_choose(const struct kiln_srv_asset *a, unsigned accept)

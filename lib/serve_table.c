@@ -16,6 +16,7 @@
 #include "codec.h"
 #include "mime.h"
 #include "paths.h"
+#include "server.h"
 #include "state.h"
 
 #include <errno.h>
@@ -67,7 +68,53 @@ static void asset_free(struct kiln_srv_asset *a)
 {
 	for (unsigned i = 1; i < a->nreps; i++)
 		free(a->rep[i].rel);
+	for (size_t i = 0; i < a->ndeltas; i++)
+		free(a->deltas[i].rep.rel);
+	free(a->deltas);
+	free(a->use_as_dictionary);
 	free(a->rel);
+}
+
+/* R's dictionary role and deltas into *A: false when out of memory. */
+static bool dicts_of(struct kiln_srv_table *t, const struct kiln_record *r,
+		     struct kiln_srv_asset *a)
+{
+	struct kiln_serve s = { .url_prefix = "/" };
+	struct kiln_serve_asset sa = { .rel = r->rel };
+	char *family = NULL;
+
+	sa.dictionary = r->fp.len && (r->outcome == KILN_OUTCOME_COMPRESSED ||
+				      r->outcome == KILN_OUTCOME_NO_GAIN);
+	if (sa.dictionary) {
+		if (!(family = kiln_family_at(r->rel, r->fp.start, r->fp.len)))
+			return false;
+		sa.family = family;
+		a->use_as_dictionary = kiln_serve_match(&s, &sa); /* NULL: none */
+		free(family);
+	}
+	if (r->ndicts && !(a->deltas = calloc(r->ndicts, sizeof(*a->deltas))))
+		return false;
+	for (size_t i = 0; i < r->ndicts; i++) {
+		const struct kiln_dict_record *d = &r->dicts[i];
+		struct kiln_srv_delta *x = &a->deltas[a->ndeltas];
+		char *p = kiln_dict_sibling_path("", r->rel, d->dict_sha256);
+
+		if (!p)
+			return false;
+		memmove(p, p + 1, strlen(p)); /* "/REL..." -> "REL..." */
+		if (!on_disk(t->topfd, p, d->size)) {
+			free(p);
+			t->missing++;
+			continue;
+		}
+		x->rep = (struct kiln_srv_rep){ .coding = -1, .token = kiln_codec_dcz.name,
+						.rel = p, .size = d->size };
+		etag_of(d->sha256, x->rep.etag);
+		memcpy(x->dict, d->dict_sha256, 32);
+		a->ndeltas++;
+		t->ndeltas++;
+	}
+	return true;
 }
 
 static void table_free(struct kiln_srv_table *t)
@@ -121,7 +168,7 @@ static bool asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		t->nsiblings++;
 		t->codings |= 1u << c;
 	}
-	return true;
+	return dicts_of(t, r, a);
 }
 
 /* Is the manifest of ROOT (read into *ST) this tree's record?  A manifest

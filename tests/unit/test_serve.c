@@ -114,6 +114,31 @@ static void test_accepted(void)
 	CHECK(kiln_srv_accepted("gzip;;q=0") == 0);
 }
 
+static void test_dictionary_fields(void)
+{
+	uint8_t d[32], want[32];
+
+	CHECK(kiln_srv_lists("gzip, dcz", "dcz"));
+	CHECK(kiln_srv_lists("DCZ;q=0.5", "dcz"));
+	CHECK(!kiln_srv_lists("*", "dcz"));
+	CHECK(!kiln_srv_lists("dcz;q=0", "dcz"));
+	CHECK(!kiln_srv_lists("*, dcz; q=0.000", "dcz"));
+	CHECK(!kiln_srv_lists("dczx, xdcz", "dcz"));
+	CHECK(!kiln_srv_lists(NULL, "dcz"));
+	/* 32 bytes 0x00..0x1f, base64 by hand: AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8= */
+	for (int i = 0; i < 32; i++)
+		want[i] = (uint8_t)i;
+	CHECK(kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=:", d) &&
+	      memcmp(d, want, 32) == 0);
+	CHECK(kiln_srv_available_dictionary("  :AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=: ", d));
+	CHECK(!kiln_srv_available_dictionary("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", d));
+	CHECK(!kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8:", d));
+	CHECK(!kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh9=:", d)); /* stray bits */
+	CHECK(!kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=:x", d));
+	CHECK(!kiln_srv_available_dictionary(":AAEC:", d));
+	CHECK(!kiln_srv_available_dictionary("", d));
+}
+
 static void test_choose(void)
 {
 	struct kiln_srv_asset a = { 0 };
@@ -274,6 +299,7 @@ int main(void)
 	test_url_key();
 	test_accepted();
 	test_choose();
+	test_dictionary_fields();
 	test_etag();
 	test_range();
 	test_dates();
