@@ -146,6 +146,23 @@ if kiln_serve_start "$T/live"; then
 	kiln_serve_stop
 fi
 
+# ---- 4b. Deploys under load: a link flipped between two releases, SIGHUP
+# each time, while threads ask every asset: no failed request, no body
+# that is not the representation its ETag names, every body a release's.
+cp -a "$T/site" "$T/rel-a" && cp -a "$T/site" "$T/rel-b"
+for f in settings.js data.json index.html assets/app.3f9a2c7b.js; do
+	printf '\n/* release b */\n' >>"$T/rel-b/$f"
+done
+"$KILN" -q --brotli --zstd "$T/rel-a" && "$KILN" -q --brotli --zstd "$T/rel-b"
+ln -sfn "$T/rel-a" "$T/current"
+if kiln_serve_start "$T/current" --poll 0 --threads 4; then
+	check "serve_deploy.py: 5 flips a second under 8 threads, every response whole and a release's" \
+		$PY "$E2E/serve_deploy.py" --port "$PORT" --link "$T/current" --a "$T/rel-a" --b "$T/rel-b" \
+		--pid "$SERVE_PID" --seconds 3
+	kiln_serve_stop
+	check "... and it exits 0 on SIGTERM after ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
+fi
+
 # ---- 5. --no-cache-control: none at all.
 if kiln_serve_start "$T/site" --no-cache-control; then
 	check "--no-cache-control: serve_check, no Cache-Control" \
