@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,6 +102,19 @@ static void say_serving(const char *dir, const char *addr, struct kiln_httpd *h,
 	if (in.missing)
 		fprintf(stderr, "; %zu recorded siblings not on disk, not served", in.missing);
 	fputs(")\n", stderr);
+}
+
+/* The server keeps each file it has sent open (and its response built)
+ * until the next manifest: as many descriptors as the system lets it
+ * have. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 int serve_main(int argc, char **argv)
@@ -188,6 +202,7 @@ int serve_main(int argc, char **argv)
 	if (argc - optind != 1)
 		return serve_usage(argc - optind ? "serve takes one DIR" : "no DIR given");
 	o.address = addr;
+	raise_fd_limit();
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);

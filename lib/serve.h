@@ -41,6 +41,10 @@ struct kiln_srv_rep {
 	char *rel;            /* the file, relative to the top; owned */
 	uint64_t size;        /* bytes, as the manifest records them */
 	char etag[24];        /* "\"" 20 hex digits of its SHA-256 "\"" */
+	/* The HTTP side's own state for it (its file kept open and its
+	 * responses prebuilt, serve_mhd.c), set once by whichever request
+	 * comes first; freed with the table by the table's cache_free. */
+	_Atomic(void *) cache;
 };
 
 /* A dictionary delta (RFC 9842 dcz) of an asset, against the dictionary
@@ -80,6 +84,7 @@ struct kiln_srv_table {
 	uint64_t m_dev, m_ino, m_size;
 	struct timespec m_mtime;
 	atomic_uint refs;     /* requests and the server holding it */
+	void (*cache_free)(void *cache); /* for each representation's cache */
 };
 
 /*

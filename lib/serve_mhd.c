@@ -184,7 +184,11 @@ static int open_rep(const struct kiln_srv_table *t, const struct kiln_srv_rep *r
 	int fd = kiln_beneath_openat(t->topfd, rep->rel, O_RDONLY | O_NONBLOCK);
 
 	if (fd < 0) {
-		*status = MHD_HTTP_NOT_FOUND;
+		/* not there (or a link, or unreadable) is 404; out of
+		 * descriptors or memory is the server's trouble, not the tree's */
+		*status = errno == EMFILE || errno == ENFILE || errno == ENOMEM
+				  ? MHD_HTTP_SERVICE_UNAVAILABLE
+				  : MHD_HTTP_NOT_FOUND;
 		return -1;
 	}
 	if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
@@ -198,6 +202,101 @@ static int open_rep(const struct kiln_srv_table *t, const struct kiln_srv_rep *r
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * A representation's file, opened once and kept, with its two responses
+ * (200 and 304) built once and queued for every request that gets them
+ * (libmicrohttpd counts a response's references, and sends a file
+ * response with sendfile(2) from an offset of each connection's own, so one
+ * response serves any number of connections at once).  It is used only
+ * while the file is still what the manifest says: a regular file of the
+ * recorded size that has not been unlinked (a deploy that renames a new
+ * file over it unlinks it); otherwise the request takes the slow path,
+ * which opens the name again.
+ */
+struct cached {
+	struct MHD_Response *ok, *not_modified;
+	int fd;               /* owned by OK, which closes it */
+	time_t mtime;
+	char lastmod[30];
+};
+
+static void cached_free(void *p)
+{
+	struct cached *c = p;
+
+	if (c->ok)
+		MHD_destroy_response(c->ok);
+	if (c->not_modified)
+		MHD_destroy_response(c->not_modified);
+	free(c);
+}
+
+static void rep_headers(struct MHD_Response *r, const struct kiln_httpd *h,
+			const struct kiln_srv_asset *a, const struct kiln_srv_rep *rep,
+			const char *lastmod);
+
+/* REP's cache, made now if it has none (false: it cannot be, the file is
+ * not right: *STATUS says what to answer); *OUT is NULL when the file
+ * changed since the cache was made (the slow path decides). */
+static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t,
+		      const struct kiln_srv_asset *a, struct kiln_srv_rep *rep,
+		      struct cached **out, unsigned *status)
+{
+	struct cached *c = atomic_load(&rep->cache), *expect = NULL;
+	struct stat sb;
+	int fd;
+
+	*out = NULL;
+	if (c) {
+		if (fstat(c->fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink > 0 &&
+		    (uint64_t)sb.st_size == rep->size)
+			*out = c;
+		return true;
+	}
+	if ((fd = open_rep(t, rep, &sb, status)) < 0)
+		return false;
+	if (rep->size == 0 || !(c = calloc(1, sizeof(*c))) ||
+	    !(c->ok = MHD_create_response_from_fd64(rep->size, fd))) {
+		free(c);
+		close(fd);
+		return true; /* the slow path answers */
+	}
+	c->fd = fd;
+	c->mtime = sb.st_mtim.tv_sec;
+	kiln_srv_format_date(c->mtime, c->lastmod);
+	if (!(c->not_modified = MHD_create_response_from_buffer(0, (void *)"",
+								 MHD_RESPMEM_PERSISTENT))) {
+		cached_free(c);
+		return true;
+	}
+	MHD_add_response_header(c->ok, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
+	if (rep->token)
+		MHD_add_response_header(c->ok, MHD_HTTP_HEADER_CONTENT_ENCODING, rep->token);
+	MHD_add_response_header(c->ok, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	rep_headers(c->ok, h, a, rep, c->lastmod);
+	rep_headers(c->not_modified, h, a, rep, c->lastmod);
+	if (!atomic_compare_exchange_strong(&rep->cache, &expect, c)) {
+		cached_free(c); /* another request made it first */
+		c = expect;
+	}
+	*out = c;
+	return true;
+}
+
+/* Answer from REP's cache C: 304 or the whole file. */
+static enum MHD_Result send_cached(struct MHD_Connection *c, const struct kiln_srv_rep *rep,
+				   struct cached *k, struct fields *f)
+{
+	long long ims;
+	bool fresh = f->has_inm ? kiln_srv_etag_listed(f->inm, rep->etag)
+				: f->ims && (ims = kiln_srv_parse_date(f->ims)) >= 0 && k->mtime <= ims;
+
+	f->status = fresh ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK;
+	f->ce = fresh ? NULL : rep->token;
+	f->bytes = fresh ? 0 : rep->size;
+	return MHD_queue_response(c, f->status, fresh ? k->not_modified : k->ok);
 }
 
 static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c,
@@ -221,8 +320,28 @@ static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c
 		uint8_t dict[32];
 		const struct kiln_srv_delta *dz =
 			kiln_srv_available_dictionary(f->ad, dict) ? kiln_srv_delta_for(a, dict) : NULL;
+		if (dz && !f->nrange) {
+			struct cached *k;
+			if (cached_of(h, t, a, (struct kiln_srv_rep *)&dz->rep, &k, &status) && k)
+				return send_cached(c, &dz->rep, k, f);
+		}
 		if (dz && (fd = open_rep(t, &dz->rep, &sb, &status)) >= 0)
 			rep = &dz->rep;
+	}
+	/* the steady state: the chosen file as it was opened before */
+	if (fd < 0 && !f->nrange) {
+		struct cached *k;
+		for (;;) {
+			rep = kiln_srv_choose(a, accept);
+			if (cached_of(h, t, a, (struct kiln_srv_rep *)rep, &k, &status)) {
+				if (k)
+					return send_cached(c, rep, k, f);
+				break; /* changed since: the slow path */
+			}
+			if (rep->coding < 0)
+				break;
+			accept &= ~(1u << rep->coding);
+		}
 	}
 	while (fd < 0) {
 		rep = kiln_srv_choose(a, accept);
@@ -434,6 +553,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 	pthread_mutex_init(&h->lock, NULL);
 	if ((st = kiln_srv_table_load(root, &h->table, err)) != KILN_OK)
 		goto fail;
+	h->table->cache_free = cached_free;
 	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons((uint16_t)opt->port);
@@ -504,6 +624,7 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 	}
 	if ((st = kiln_srv_table_load(h->root, &t, err)) != KILN_OK)
 		return st; /* the old table goes on serving */
+	t->cache_free = cached_free;
 	pthread_mutex_lock(&h->lock);
 	old = h->table;
 	h->table = t;

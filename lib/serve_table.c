@@ -64,12 +64,25 @@ static bool on_disk(int topfd, const char *rel, uint64_t size)
 	return ok;
 }
 
-static void asset_free(struct kiln_srv_asset *a)
+static void rep_free(const struct kiln_srv_table *t, struct kiln_srv_rep *r)
 {
-	for (unsigned i = 1; i < a->nreps; i++)
+	void *c = atomic_load(&r->cache);
+
+	if (c && t && t->cache_free)
+		t->cache_free(c);
+}
+
+static void asset_free(const struct kiln_srv_table *t, struct kiln_srv_asset *a)
+{
+	rep_free(t, &a->rep[0]);
+	for (unsigned i = 1; i < a->nreps; i++) {
+		rep_free(t, &a->rep[i]);
 		free(a->rep[i].rel);
-	for (size_t i = 0; i < a->ndeltas; i++)
+	}
+	for (size_t i = 0; i < a->ndeltas; i++) {
+		rep_free(t, &a->deltas[i].rep);
 		free(a->deltas[i].rep.rel);
+	}
 	free(a->deltas);
 	free(a->use_as_dictionary);
 	free(a->rel);
@@ -120,7 +133,7 @@ static bool dicts_of(struct kiln_srv_table *t, const struct kiln_record *r,
 static void table_free(struct kiln_srv_table *t)
 {
 	for (size_t i = 0; i < t->n; i++)
-		asset_free(&t->v[i]);
+		asset_free(t, &t->v[i]);
 	free(t->v);
 	if (t->topfd >= 0)
 		close(t->topfd);
@@ -252,7 +265,7 @@ kiln_status kiln_srv_table_load(const char *root, struct kiln_srv_table **out,
 		if (!st.v[i].in_manifest)
 			continue;
 		if (!asset_of(t, &st.v[i], &t->v[t->n])) {
-			asset_free(&t->v[t->n]);
+			asset_free(t, &t->v[t->n]);
 			rc = KILN_ERR_NOMEM;
 			goto fail;
 		}
