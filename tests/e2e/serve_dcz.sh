@@ -266,6 +266,7 @@ CASES
 		check "kiln serve: the delta's own URL: 404 ($code)" [ "$code" = 404 ]
 		check "kiln serve logged dcz for Chromium's request" grep -q 'uri="/assets/app.8e1d0a4f.js" status=200 ce="dcz"' "$LOG"
 		kiln_serve_stop
+		check "kiln serve: SIGTERM, exit 0 ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
 	else
 		fail "kiln serve starts on release 1"
 	fi
