@@ -131,7 +131,9 @@ int serve_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct kiln_httpd_options o = { .address = "127.0.0.1", .port = 8080, .threads = 2,
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct kiln_httpd_options o = { .address = "127.0.0.1", .port = 8080,
+					.threads = cores < 1 ? 1 : cores > 16 ? 16 : (unsigned)cores,
 					.cache_control = true, .access_log_fd = -1 };
 	struct kiln_httpd *h = NULL;
 	struct kiln_error err = { 0 };
