@@ -540,7 +540,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
 	kiln_status st;
 	const union MHD_DaemonInfo *info;
 

@@ -169,4 +169,18 @@ if kiln_serve_start "$T/site" --no-cache-control; then
 		sc check5 --base "http://127.0.0.1:$PORT/" --tree "$T/site" --no-cache-control --sample 6
 	kiln_serve_stop
 fi
+
+# ---- 6. SIGTERM lets a response in flight finish: 2 MB sent at 1 MB/s,
+# the signal after half a second; the body whole, the exit 0.
+mkdir -p "$T/big" && head -c 2000000 /dev/urandom >"$T/big/big.bin" && cp "$T/site/index.html" "$T/big/"
+"$KILN" -q "$T/big"
+if kiln_serve_start "$T/big"; then
+	curl -s --limit-rate 1M -o "$T/big.got" "http://127.0.0.1:$PORT/big.bin" &
+	cpid=$!
+	sleep 0.5
+	kiln_serve_stop
+	wait "$cpid"
+	check "SIGTERM during a 2 s response: curl got it all ($?), the server exited 0 ($SERVE_STATUS)" \
+		eval "[ '$SERVE_STATUS' = 0 ] && cmp -s '$T/big.got' '$T/big/big.bin'"
+fi
 finish
