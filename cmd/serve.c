@@ -33,7 +33,7 @@ static int serve_usage(const char *msg)
 		fprintf(stderr, "kiln: %s\n", msg);
 	fputs("usage: kiln serve [--listen ADDR:PORT] [--threads N] [--max-connections N]\n"
 	      "                  [--timeout SECONDS] [--poll SECONDS] [--access-log FILE]\n"
-	      "                  [--no-cache-control] [-q] DIR\n",
+	      "                  [--url-prefix PATH] [--no-cache-control] [-q] DIR\n",
 	      msg ? stderr : stdout);
 	return msg ? EXIT_USAGE : EXIT_OK;
 }
@@ -81,7 +81,8 @@ static void say_error(const char *dir, const struct kiln_error *err)
 	fputc('\n', stderr);
 }
 
-static void say_serving(const char *dir, const char *addr, struct kiln_httpd *h, bool again)
+static void say_serving(const char *dir, const char *addr, const char *prefix,
+			struct kiln_httpd *h, bool again)
 {
 	struct kiln_httpd_info in;
 	bool v6 = strchr(addr, ':') != NULL, first = true;
@@ -90,8 +91,8 @@ static void say_serving(const char *dir, const char *addr, struct kiln_httpd *h,
 	fputs("kiln: ", stderr);
 	fputs(again ? "reloaded " : "serving ", stderr);
 	ui_put_escaped(stderr, dir);
-	fprintf(stderr, " at http://%s%s%s:%u/ (%zu assets", v6 ? "[" : "", addr, v6 ? "]" : "",
-		in.port, in.assets);
+	fprintf(stderr, " at http://%s%s%s:%u%s (%zu assets", v6 ? "[" : "", addr, v6 ? "]" : "",
+		in.port, prefix, in.assets);
 	for (unsigned c = 0; c < kiln_coding_count(); c++)
 		if (in.codings & (1u << c)) {
 			fprintf(stderr, "%s%s", first ? ", " : "/", kiln_coding_info((kiln_coding)c)->name);
@@ -126,6 +127,7 @@ int serve_main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "max-connections", required_argument, NULL, 'm' },
 		{ "no-cache-control", no_argument, NULL, 'C' },
+		{ "url-prefix", required_argument, NULL, 'u' },
 		{ "access-log", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -179,6 +181,11 @@ int serve_main(int argc, char **argv)
 		case 'C':
 			o.cache_control = false;
 			break;
+		case 'u':
+			if (optarg[0] != '/' || optarg[strlen(optarg) - 1] != '/')
+				return serve_usage("--url-prefix: a URL path that begins and ends with '/'");
+			o.url_prefix = optarg;
+			break;
 		case 'a':
 			if (o.access_log_fd >= 0 && o.access_log_fd != STDOUT_FILENO)
 				close(o.access_log_fd);
@@ -219,7 +226,7 @@ int serve_main(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	if (!quiet)
-		say_serving(argv[optind], addr, h, false);
+		say_serving(argv[optind], addr, o.url_prefix ? o.url_prefix : "/", h, false);
 	for (;;) {
 		struct timespec ts = { poll_s ? poll_s : 3600, 0 };
 		int sig = sigtimedwait(&set, NULL, &ts);
@@ -238,7 +245,7 @@ int serve_main(int argc, char **argv)
 				say_error(argv[optind], &err);
 			fputs("kiln: the last manifest loaded goes on serving\n", stderr);
 		} else if (reloaded && !quiet) {
-			say_serving(argv[optind], addr, h, true);
+			say_serving(argv[optind], addr, o.url_prefix ? o.url_prefix : "/", h, true);
 		}
 		failing = st != KILN_OK;
 	}

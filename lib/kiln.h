@@ -491,6 +491,9 @@ struct kiln_httpd_options {
 	unsigned max_connections;  /* 0: 1024 */
 	unsigned timeout;          /* seconds a connection may be idle; 0: 30 */
 	bool cache_control;        /* send the snippets' Cache-Control */
+	/* The URL path the tree is served at, beginning and ending with '/'
+	 * (kiln's --url-prefix); NULL: "/".  Other paths are 404. */
+	const char *url_prefix;
 	/* Where one line per request goes, or -1: "ADDR [DATE] method="M"
 	 * uri="U" status=N ce="C" ae="A" ad="D" bytes=B" (D: the request's
 	 * Available-Dictionary), bytes outside printable ASCII and '"' '\\'

@@ -88,14 +88,16 @@ struct kiln_srv_table {
 };
 
 /*
- * Load ROOT's manifest (ROOT/kiln-manifest.json) into a new table.
+ * Load ROOT's manifest (ROOT/kiln-manifest.json) into a new table, for a
+ * tree served at URL_PREFIX (begins and ends with '/'; the URL patterns of
+ * Use-As-Dictionary start with it).
  * KILN_OK with *OUT set (refs 1); KILN_ERR_IO with *ERR (no manifest, top
  * not a directory: errnum says why); KILN_ERR_INVALID with *ERR (not a
  * manifest kiln reads, or another tree's record: its "tree" names another
  * directory); KILN_ERR_NOMEM.
  */
-kiln_status kiln_srv_table_load(const char *root, struct kiln_srv_table **out,
-				struct kiln_error *err);
+kiln_status kiln_srv_table_load(const char *root, const char *url_prefix,
+				struct kiln_srv_table **out, struct kiln_error *err);
 
 /* Does ROOT's manifest file differ (device, inode, size, mtime) from the one
  * T was loaded from?  A manifest gone counts as unchanged. */

@@ -415,9 +415,17 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 	int kind;
 	enum MHD_Result ok;
 
+	size_t plen = strlen(h->opt.url_prefix);
+
+	/* the prefix, its last '/' kept as the path's first */
+	if (strncmp(url, h->opt.url_prefix, plen) != 0) {
+		if (plen > 1 && strlen(url) == plen - 1 && strncmp(url, h->opt.url_prefix, plen - 1) == 0)
+			return redirect(c, f, url); /* the prefix without its '/' */
+		return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
+	}
 	if (!(key = malloc(KEY_MAX + sizeof("/index.html"))))
 		return MHD_NO;
-	kind = kiln_srv_url_key(url, key, KEY_MAX, &len);
+	kind = kiln_srv_url_key(url + plen - 1, key, KEY_MAX, &len);
 	t = table_get(h);
 	if (kind == 2) {
 		memcpy(key + len, "index.html", sizeof("index.html"));
@@ -551,7 +559,16 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 	}
 	h->opt = *opt;
 	pthread_mutex_init(&h->lock, NULL);
-	if ((st = kiln_srv_table_load(root, &h->table, err)) != KILN_OK)
+	if (!h->opt.url_prefix)
+		h->opt.url_prefix = "/";
+	if (h->opt.url_prefix[0] != '/' || h->opt.url_prefix[strlen(h->opt.url_prefix) - 1] != '/') {
+		err->status = st = KILN_ERR_INVALID;
+		err->errnum = 0;
+		err->what = "--url-prefix: begins and ends with '/'";
+		err->suffix = "";
+		goto fail;
+	}
+	if ((st = kiln_srv_table_load(root, h->opt.url_prefix, &h->table, err)) != KILN_OK)
 		goto fail;
 	h->table->cache_free = cached_free;
 	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
@@ -622,7 +639,7 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 		if (!stale)
 			return KILN_OK;
 	}
-	if ((st = kiln_srv_table_load(h->root, &t, err)) != KILN_OK)
+	if ((st = kiln_srv_table_load(h->root, h->opt.url_prefix, &t, err)) != KILN_OK)
 		return st; /* the old table goes on serving */
 	t->cache_free = cached_free;
 	pthread_mutex_lock(&h->lock);

@@ -90,9 +90,9 @@ static void asset_free(const struct kiln_srv_table *t, struct kiln_srv_asset *a)
 
 /* R's dictionary role and deltas into *A: false when out of memory. */
 static bool dicts_of(struct kiln_srv_table *t, const struct kiln_record *r,
-		     struct kiln_srv_asset *a)
+		     const char *url_prefix, struct kiln_srv_asset *a)
 {
-	struct kiln_serve s = { .url_prefix = "/" };
+	struct kiln_serve s = { .url_prefix = url_prefix };
 	struct kiln_serve_asset sa = { .rel = r->rel };
 	char *family = NULL;
 
@@ -142,7 +142,7 @@ static void table_free(struct kiln_srv_table *t)
 
 /* Entry PE of the manifest into *A (zeroed); false when out of memory. */
 static bool asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
-		     struct kiln_srv_asset *a)
+		     const char *url_prefix, struct kiln_srv_asset *a)
 {
 	const struct kiln_record *r = &pe->rec;
 	struct kiln_srv_rep *id = &a->rep[0];
@@ -181,7 +181,7 @@ static bool asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		t->nsiblings++;
 		t->codings |= 1u << c;
 	}
-	return dicts_of(t, r, a);
+	return dicts_of(t, r, url_prefix, a);
 }
 
 /* Is the manifest of ROOT (read into *ST) this tree's record?  A manifest
@@ -203,8 +203,8 @@ static bool owns_tree(const struct kiln_state *st, int topfd, const char *root)
 	return same;
 }
 
-kiln_status kiln_srv_table_load(const char *root, struct kiln_srv_table **out,
-				struct kiln_error *err)
+kiln_status kiln_srv_table_load(const char *root, const char *url_prefix,
+				struct kiln_srv_table **out, struct kiln_error *err)
 {
 	struct kiln_srv_table *t = calloc(1, sizeof(*t));
 	struct kiln_state st = { 0 };
@@ -264,7 +264,7 @@ kiln_status kiln_srv_table_load(const char *root, struct kiln_srv_table **out,
 	for (size_t i = 0; i < st.n; i++) {
 		if (!st.v[i].in_manifest)
 			continue;
-		if (!asset_of(t, &st.v[i], &t->v[t->n])) {
+		if (!asset_of(t, &st.v[i], url_prefix, &t->v[t->n])) {
 			asset_free(t, &t->v[t->n]);
 			rc = KILN_ERR_NOMEM;
 			goto fail;

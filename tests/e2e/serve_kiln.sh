@@ -170,6 +170,20 @@ if kiln_serve_start "$T/site" --no-cache-control; then
 	kiln_serve_stop
 fi
 
+# ---- 5b. --url-prefix /static/: the tree there, nothing elsewhere.
+bash "$E2E/serve_tree.sh" "$T/pre" && "$KILN" -q --brotli --zstd --url-prefix /static/ "$T/pre"
+if kiln_serve_start "$T/pre" --url-prefix /static/; then
+	check "--url-prefix /static/: serve_check under it" \
+		sc check5b --base "http://127.0.0.1:$PORT/static/" --tree "$T/pre" --sample 6
+	code=$(get /index.html)
+	check "... a path outside the prefix: 404 ($code)" [ "$code" = 404 ]
+	code=$(get /static)
+	check "... the prefix without its '/': 301 to it ($code)" [ "$code" = 301 -a "$(header location)" = /static/ ]
+	kiln_serve_stop
+fi
+"$KILN" serve --url-prefix static "$T/pre" 2>/dev/null
+check "--url-prefix without its '/'s: a usage error ($?)" [ $? = 2 ]
+
 # ---- 6. SIGTERM lets a response in flight finish: 2 MB sent at 1 MB/s,
 # the signal after half a second; the body whole, the exit 0.
 mkdir -p "$T/big" && head -c 2000000 /dev/urandom >"$T/big/big.bin" && cp "$T/site/index.html" "$T/big/"
