@@ -299,65 +299,23 @@ static enum MHD_Result send_cached(struct MHD_Connection *c, const struct kiln_s
 	return MHD_queue_response(c, f->status, fresh ? k->not_modified : k->ok);
 }
 
-static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c,
-				  const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
-				  struct fields *f)
+/* Answer with REP of A from FD, just opened and checked (*SB its status):
+ * 304, 416, 206 or the whole file.  FD is the response's, or closed. */
+static enum MHD_Result send_opened(const struct kiln_httpd *h, struct MHD_Connection *c,
+				   const struct kiln_srv_asset *a, const struct kiln_srv_rep *rep,
+				   int fd, const struct stat *sb, struct fields *f)
 {
-	unsigned accept = kiln_srv_accepted(f->has_ae ? f->ae : NULL), status = MHD_HTTP_OK;
-	const struct kiln_srv_rep *rep;
 	struct MHD_Response *r;
-	struct stat sb;
+	unsigned status = MHD_HTTP_OK;
 	char lastmod[30], cr[80];
 	uint64_t first = 0, last = 0;
-	int fd = -1, range = 0;
+	long long ims;
+	int range = 0;
 	enum MHD_Result ok;
 
-	/* a delta against the dictionary the client has (RFC 9842), when it
-	 * takes dcz and asks for no range; else the chosen sibling, or the
-	 * next one when its file is not right */
-	if (a->ndeltas && f->ad && !f->nrange && kiln_srv_lists(f->has_ae ? f->ae : NULL,
-								  kiln_codec_dcz.name)) {
-		uint8_t dict[32];
-		const struct kiln_srv_delta *dz =
-			kiln_srv_available_dictionary(f->ad, dict) ? kiln_srv_delta_for(a, dict) : NULL;
-		if (dz && !f->nrange) {
-			struct cached *k;
-			if (cached_of(h, t, a, (struct kiln_srv_rep *)&dz->rep, &k, &status) && k)
-				return send_cached(c, &dz->rep, k, f);
-		}
-		if (dz && (fd = open_rep(t, &dz->rep, &sb, &status)) >= 0)
-			rep = &dz->rep;
-	}
-	/* the steady state: the chosen file as it was opened before */
-	if (fd < 0 && !f->nrange) {
-		struct cached *k;
-		for (;;) {
-			rep = kiln_srv_choose(a, accept);
-			if (cached_of(h, t, a, (struct kiln_srv_rep *)rep, &k, &status)) {
-				if (k)
-					return send_cached(c, rep, k, f);
-				break; /* changed since: the slow path */
-			}
-			if (rep->coding < 0)
-				break;
-			accept &= ~(1u << rep->coding);
-		}
-	}
-	while (fd < 0) {
-		rep = kiln_srv_choose(a, accept);
-		if ((fd = open_rep(t, rep, &sb, &status)) >= 0 || rep->coding < 0)
-			break;
-		accept &= ~(1u << rep->coding);
-	}
-	if (fd >= 0)
-		status = MHD_HTTP_OK;
-	if (fd < 0)
-		return plain(c, f, status, status == MHD_HTTP_NOT_FOUND ? "not found\n"
-									 : "changing, try again\n");
-	kiln_srv_format_date(sb.st_mtim.tv_sec, lastmod);
-	if ((f->has_inm && kiln_srv_etag_listed(f->inm, rep->etag)) ||
-	    (!f->has_inm && f->ims && kiln_srv_parse_date(f->ims) >= 0 &&
-	     sb.st_mtim.tv_sec <= kiln_srv_parse_date(f->ims))) {
+	kiln_srv_format_date(sb->st_mtim.tv_sec, lastmod);
+	if (f->has_inm ? kiln_srv_etag_listed(f->inm, rep->etag)
+		       : f->ims && (ims = kiln_srv_parse_date(f->ims)) >= 0 && sb->st_mtim.tv_sec <= ims) {
 		close(fd);
 		if (!(r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)))
 			return MHD_NO;
@@ -387,7 +345,8 @@ static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c
 		r = MHD_create_response_from_fd64(rep->size, fd);
 	}
 	if (!r) {
-		close(fd);
+		if (range >= 0 && rep->size)
+			close(fd);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
@@ -403,6 +362,63 @@ static enum MHD_Result send_asset(struct kiln_httpd *h, struct MHD_Connection *c
 	f->ce = range >= 0 ? rep->token : NULL;
 	f->bytes = range < 0 ? 0 : range > 0 ? last - first + 1 : rep->size;
 	return ok;
+}
+
+/* The delta request F gets of A (RFC 9842): when it names a dictionary one
+ * of A's deltas was made against, lists dcz in Accept-Encoding and asks
+ * for no range; else NULL. */
+static const struct kiln_srv_rep *delta_wanted(const struct kiln_srv_asset *a,
+					       const struct fields *f)
+{
+	const struct kiln_srv_delta *dz;
+	uint8_t dict[32];
+
+	if (!a->ndeltas || !f->ad || f->nrange ||
+	    !kiln_srv_lists(f->has_ae ? f->ae : NULL, kiln_codec_dcz.name) ||
+	    !kiln_srv_available_dictionary(f->ad, dict))
+		return NULL;
+	dz = kiln_srv_delta_for(a, dict);
+	return dz ? &dz->rep : NULL;
+}
+
+/*
+ * Answer with the representation of A that request F gets: the delta it
+ * can take, else the smallest sibling it accepts, else the source; a
+ * representation whose file is not as the manifest says is passed over
+ * for the next (the source's: 404 when gone, 503 when of another size).
+ * Without a Range, from the representation's cache while it holds.
+ */
+static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connection *c,
+				  const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+				  struct fields *f)
+{
+	unsigned accept = kiln_srv_accepted(f->has_ae ? f->ae : NULL), status = MHD_HTTP_NOT_FOUND;
+	const struct kiln_srv_rep *rep = delta_wanted(a, f);
+	struct stat sb;
+	int fd;
+
+	for (;;) {
+		struct cached *k = NULL;
+		bool usable = true;
+
+		if (!rep)
+			rep = kiln_srv_choose(a, accept);
+		if (!f->nrange) {
+			/* the cache is the representation's own memo: the table
+			 * is otherwise read-only */
+			usable = cached_of(h, t, a, (struct kiln_srv_rep *)rep, &k, &status);
+			if (k)
+				return send_cached(c, rep, k, f);
+		}
+		if (usable && (fd = open_rep(t, rep, &sb, &status)) >= 0)
+			return send_opened(h, c, a, rep, fd, &sb, f);
+		if (rep->coding < 0 && !rep->token) /* the source: nothing left */
+			return plain(c, f, status, status == MHD_HTTP_NOT_FOUND ? "not found\n"
+										 : "changing, try again\n");
+		if (rep->coding >= 0)
+			accept &= ~(1u << rep->coding);
+		rep = NULL;
+	}
 }
 
 static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, const char *url,
