@@ -11,11 +11,13 @@
  * NUL or slash is refused rather than cut or split.
  *
  * A request takes a reference on the current table, so a reload can swap
- * the table under running requests (kiln_httpd_reload()); the file is
+ * the table under running requests (kiln_httpd_reload()).  A file is
  * opened beneath the tree's top with no link followed and checked against
- * the table (a regular file of the recorded size) before a byte is sent,
- * and the response holds its own descriptor: a deploy that replaces files
- * never makes a response mix two versions.
+ * the table (a regular file of the recorded size) before a byte is sent;
+ * the first request of a representation keeps it open with its responses
+ * built (struct cached), and later ones check the open file (fstat) and
+ * queue them.  A response holds its own descriptor: a deploy that replaces
+ * files never makes a response mix two versions.
  */
 #include "serve.h"
 
