@@ -93,6 +93,14 @@ check "another tree's manifest: exit 1, said so" eval "[ $? = 1 ] && grep -q \"a
 check "a bad --listen address: exit 1" [ $? = 1 ]
 "$KILN" serve --listen nonsense "$T/site" 2>/dev/null
 check "a malformed --listen: usage error (2)" [ $? = 2 ]
+"$KILN" serve --help >"$T/help"
+check "serve --help: exit 0, the usage on stdout" eval "[ $? = 0 ] && grep -q '^usage: kiln serve' '$T/help'"
+"$KILN" serve 2>/dev/null
+check "serve without DIR: usage error ($?)" [ $? = 2 ]
+"$KILN" serve "$T/site" "$T/other" 2>/dev/null
+check "serve with two DIRs: usage error ($?)" [ $? = 2 ]
+"$KILN" -q serve "$T/site" 2>"$T/err"
+check "options before the word serve: usage error, said so" eval "[ $? = 2 ] && grep -q 'after the word serve' '$T/err'"
 
 # ---- 3. The tree changed under the server, the manifest not (yet).
 cp -a "$T/site" "$T/live"
