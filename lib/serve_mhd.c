@@ -507,7 +507,7 @@ static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
 	n = snprintf(line, sizeof(line),
 		     "%s [%s] method=\"%s\" uri=\"%s\" status=%u ce=\"%s\" ae=\"%s\" ad=\"%s\" bytes=%llu\n",
 		     addr, date, m, u, f->status, f->ce ? f->ce : "-", ae, ad,
-		     (unsigned long long)f->bytes);
+		     strcmp(method, MHD_HTTP_METHOD_HEAD) == 0 ? 0ULL : (unsigned long long)f->bytes);
 	if (n > 0 && write(h->opt.access_log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
 		/* a log that cannot be written does not stop the serving */
 	}
