@@ -33,7 +33,7 @@ static int serve_usage(const char *msg)
 		fprintf(stderr, "kiln: %s\n", msg);
 	fputs("usage: kiln serve [--listen ADDR:PORT] [--threads N] [--max-connections N]\n"
 	      "                  [--timeout SECONDS] [--poll SECONDS] [--access-log FILE]\n"
-	      "                  [--url-prefix PATH] [--no-cache-control] [-q] DIR\n",
+	      "                  [--url-prefix PATH] [--verify] [--no-cache-control] [-q] DIR\n",
 	      msg ? stderr : stdout);
 	return msg ? EXIT_USAGE : EXIT_OK;
 }
@@ -101,7 +101,7 @@ static void say_serving(const char *dir, const char *addr, const char *prefix,
 	if (in.deltas)
 		fprintf(stderr, ", %zu deltas", in.deltas);
 	if (in.missing)
-		fprintf(stderr, "; %zu recorded siblings not on disk, not served", in.missing);
+		fprintf(stderr, "; %zu recorded files not on disk as recorded, not served", in.missing);
 	fputs(")\n", stderr);
 }
 
@@ -128,6 +128,7 @@ int serve_main(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, 'm' },
 		{ "no-cache-control", no_argument, NULL, 'C' },
 		{ "url-prefix", required_argument, NULL, 'u' },
+		{ "verify", no_argument, NULL, 'v' },
 		{ "access-log", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -180,6 +181,9 @@ int serve_main(int argc, char **argv)
 			break;
 		case 'C':
 			o.cache_control = false;
+			break;
+		case 'v':
+			o.verify = true;
 			break;
 		case 'u':
 			if (optarg[0] != '/' || optarg[strlen(optarg) - 1] != '/')

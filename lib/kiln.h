@@ -494,6 +494,10 @@ struct kiln_httpd_options {
 	/* The URL path the tree is served at, beginning and ending with '/'
 	 * (kiln's --url-prefix); NULL: "/".  Other paths are 404. */
 	const char *url_prefix;
+	/* At each load, read every recorded file and compare its SHA-256
+	 * with the manifest's: one that differs is never sent (a source's
+	 * asset is then 404). */
+	bool verify;
 	/* Where one line per request goes, or -1: "ADDR [DATE] method="M"
 	 * uri="U" status=N ce="C" ae="A" ad="D" bytes=B" (D: the request's
 	 * Available-Dictionary), bytes outside printable ASCII and '"' '\\'
@@ -506,7 +510,7 @@ struct kiln_httpd_info {
 	size_t assets;             /* the manifest's assets */
 	size_t siblings;           /* siblings on disk as recorded */
 	size_t deltas;             /* dictionary deltas on disk as recorded */
-	size_t missing;            /* recorded siblings not on disk as recorded: never sent */
+	size_t missing;            /* recorded files not on disk as recorded: never sent */
 	unsigned codings;          /* bit set (1u << kiln_coding) of the codings served */
 };
 

@@ -79,7 +79,8 @@ struct kiln_srv_table {
 	unsigned codings;     /* bit set of the codings some asset has */
 	size_t nsiblings;     /* representations besides identity */
 	size_t ndeltas;       /* dictionary deltas on disk as recorded */
-	size_t missing;       /* recorded siblings left out: not on disk as recorded */
+	size_t missing;       /* recorded files left out: not on disk as recorded */
+	bool verify;          /* loaded with their digests checked */
 	/* the manifest file as loaded, to notice a new one */
 	uint64_t m_dev, m_ino, m_size;
 	struct timespec m_mtime;
@@ -90,13 +91,15 @@ struct kiln_srv_table {
 /*
  * Load ROOT's manifest (ROOT/kiln-manifest.json) into a new table, for a
  * tree served at URL_PREFIX (begins and ends with '/'; the URL patterns of
- * Use-As-Dictionary start with it).
+ * Use-As-Dictionary start with it).  With VERIFY, each file is also read
+ * and its SHA-256 compared with the manifest's: a sibling or delta that
+ * differs is left out, and so is an asset whose source differs.
  * KILN_OK with *OUT set (refs 1); KILN_ERR_IO with *ERR (no manifest, top
  * not a directory: errnum says why); KILN_ERR_INVALID with *ERR (not a
  * manifest kiln reads, or another tree's record: its "tree" names another
  * directory); KILN_ERR_NOMEM.
  */
-kiln_status kiln_srv_table_load(const char *root, const char *url_prefix,
+kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool verify,
 				struct kiln_srv_table **out, struct kiln_error *err);
 
 /* Does ROOT's manifest file differ (device, inode, size, mtime) from the one

@@ -592,7 +592,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 		err->suffix = "";
 		goto fail;
 	}
-	if ((st = kiln_srv_table_load(root, h->opt.url_prefix, &h->table, err)) != KILN_OK)
+	if ((st = kiln_srv_table_load(root, h->opt.url_prefix, h->opt.verify, &h->table, err)) != KILN_OK)
 		goto fail;
 	h->table->cache_free = cached_free;
 	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
@@ -663,7 +663,7 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 		if (!stale)
 			return KILN_OK;
 	}
-	if ((st = kiln_srv_table_load(h->root, h->opt.url_prefix, &t, err)) != KILN_OK)
+	if ((st = kiln_srv_table_load(h->root, h->opt.url_prefix, h->opt.verify, &t, err)) != KILN_OK)
 		return st; /* the old table goes on serving */
 	t->cache_free = cached_free;
 	pthread_mutex_lock(&h->lock);

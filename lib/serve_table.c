@@ -14,6 +14,7 @@
 
 #include "beneath.h"
 #include "codec.h"
+#include "hash.h"
 #include "mime.h"
 #include "paths.h"
 #include "server.h"
@@ -50,16 +51,34 @@ static void etag_of(const uint8_t sha[32], char out[24])
 	out[22] = '\0';
 }
 
-/* Is REL a regular file beneath TOPFD of exactly SIZE bytes? */
-static bool on_disk(int topfd, const char *rel, uint64_t size)
+/* Is REL a regular file beneath T's top of exactly SIZE bytes (and, when
+ * T verifies, with SHA-256 SHA)? */
+static bool on_disk(const struct kiln_srv_table *t, const char *rel, uint64_t size,
+		    const uint8_t sha[32])
 {
 	struct stat sb;
-	int fd = kiln_beneath_openat(topfd, rel, O_RDONLY | O_NONBLOCK);
+	int fd = kiln_beneath_openat(t->topfd, rel, O_RDONLY | O_NONBLOCK);
 	bool ok;
 
 	if (fd < 0)
 		return false;
 	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == size;
+	if (ok && t->verify) {
+		struct kiln_hasher *hs = kiln_hasher_new();
+		uint8_t buf[65536], got[32];
+		uint64_t off = 0;
+		ssize_t n = 0;
+
+		ok = false;
+		if (hs) {
+			while (off < size && (n = kiln_pread_full(fd, buf, sizeof(buf), off)) > 0) {
+				kiln_hasher_update(hs, buf, (size_t)n);
+				off += (uint64_t)n;
+			}
+			ok = kiln_hasher_final(hs, got, NULL) == KILN_OK && off == size &&
+			     memcmp(got, sha, 32) == 0;
+		}
+	}
 	close(fd);
 	return ok;
 }
@@ -115,7 +134,7 @@ static bool dicts_of(struct kiln_srv_table *t, const struct kiln_record *r,
 		if (!p)
 			return false;
 		memmove(p, p + 1, strlen(p)); /* "/REL..." -> "REL..." */
-		if (!on_disk(t->topfd, p, d->size)) {
+		if (!on_disk(t, p, d->size, d->sha256)) {
 			free(p);
 			t->missing++;
 			continue;
@@ -140,15 +159,21 @@ static void table_free(struct kiln_srv_table *t)
 	free(t);
 }
 
-/* Entry PE of the manifest into *A (zeroed); false when out of memory. */
-static bool asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
+/* Entry PE of the manifest into *A (zeroed): 1; 0 when T verifies and the
+ * source is not on disk as recorded (the asset is left out); -1 when out
+ * of memory. */
+static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		     const char *url_prefix, struct kiln_srv_asset *a)
 {
 	const struct kiln_record *r = &pe->rec;
 	struct kiln_srv_rep *id = &a->rep[0];
 
 	if (!(a->rel = strdup(r->rel)))
-		return false;
+		return -1;
+	if (t->verify && !on_disk(t, r->rel, r->size, r->sha256)) {
+		t->missing++;
+		return 0;
+	}
 	a->type = kiln_media_type(r->rel);
 	a->immutable = r->fp.why != KILN_WHY_NONE;
 	id->coding = -1;
@@ -164,10 +189,10 @@ static bool asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		if (cr->outcome != KILN_CODING_KEPT)
 			continue;
 		if (!(rep->rel = malloc(strlen(r->rel) + strlen(k->info.suffix) + 1)))
-			return false;
+			return -1;
 		strcpy(rep->rel, r->rel);
 		strcat(rep->rel, k->info.suffix);
-		if (!on_disk(t->topfd, rep->rel, cr->size)) {
+		if (!on_disk(t, rep->rel, cr->size, cr->sha256)) {
 			free(rep->rel);
 			rep->rel = NULL;
 			t->missing++;
@@ -181,7 +206,7 @@ static bool asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		t->nsiblings++;
 		t->codings |= 1u << c;
 	}
-	return dicts_of(t, r, url_prefix, a);
+	return dicts_of(t, r, url_prefix, a) ? 1 : -1;
 }
 
 /* Is the manifest of ROOT (read into *ST) this tree's record?  A manifest
@@ -203,7 +228,7 @@ static bool owns_tree(const struct kiln_state *st, int topfd, const char *root)
 	return same;
 }
 
-kiln_status kiln_srv_table_load(const char *root, const char *url_prefix,
+kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool verify,
 				struct kiln_srv_table **out, struct kiln_error *err)
 {
 	struct kiln_srv_table *t = calloc(1, sizeof(*t));
@@ -217,6 +242,11 @@ kiln_status kiln_srv_table_load(const char *root, const char *url_prefix,
 	if (!t)
 		return KILN_ERR_NOMEM;
 	atomic_init(&t->refs, 1);
+	t->verify = verify;
+	if (verify && kiln_hash_init() != KILN_OK) {
+		free(t);
+		return KILN_ERR_NOMEM;
+	}
 	if ((t->topfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		set_err(err, KILN_ERR_IO, errno, "cannot open the directory");
 		rc = KILN_ERR_IO;
@@ -264,8 +294,12 @@ kiln_status kiln_srv_table_load(const char *root, const char *url_prefix,
 	for (size_t i = 0; i < st.n; i++) {
 		if (!st.v[i].in_manifest)
 			continue;
-		if (!asset_of(t, &st.v[i], url_prefix, &t->v[t->n])) {
+		int got = asset_of(t, &st.v[i], url_prefix, &t->v[t->n]);
+		if (got <= 0) {
 			asset_free(t, &t->v[t->n]);
+			memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+			if (got == 0)
+				continue;
 			rc = KILN_ERR_NOMEM;
 			goto fail;
 		}

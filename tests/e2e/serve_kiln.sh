@@ -178,6 +178,21 @@ if kiln_serve_start "$T/site" --no-cache-control; then
 	kiln_serve_stop
 fi
 
+# ---- 5a. --verify: a sibling and a source with their recorded sizes but
+# other bytes are never sent (without it, only the sizes are checked).
+cp -a "$T/site" "$T/ver"
+printf 'X' | dd of="$T/ver/settings.js.br" bs=1 seek=10 conv=notrunc 2>/dev/null
+printf 'X' | dd of="$T/ver/small.txt" bs=1 seek=3 conv=notrunc 2>/dev/null
+if kiln_serve_start "$T/ver" --verify; then
+	check "--verify: the startup line counts the two files" grep -q '; 2 recorded files not on disk as recorded, not served' "$SERVE_ERR"
+	code=$(get /settings.js -H 'Accept-Encoding: gzip, br')
+	check "--verify: a sibling with other bytes is not sent; the .gz ($code)" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/ver/settings.js.gz'"
+	code=$(get /small.txt)
+	check "--verify: a source with other bytes: 404 ($code)" [ "$code" = 404 ]
+	kiln_serve_stop
+fi
+
 # ---- 5b. --url-prefix /static/: the tree there, nothing elsewhere.
 bash "$E2E/serve_tree.sh" "$T/pre" && "$KILN" -q --brotli --zstd --url-prefix /static/ "$T/pre"
 if kiln_serve_start "$T/pre" --url-prefix /static/; then

@@ -264,7 +264,7 @@ static void test_table(void)
 		 "   \"encoder\": \"x\"}}}}}",
 		 H, B48, gz, gzs, H, H, B48, gz, gzs, H);
 	put(dir, "kiln-manifest.json", m);
-	CHECK(kiln_srv_table_load(dir, "/", &t, &err) == KILN_OK);
+	CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_OK);
 	if (t) {
 		CHECK(t->n == 2);
 		CHECK(t->nsiblings == 1 && t->missing == 1);
@@ -286,10 +286,10 @@ static void test_table(void)
 		snprintf(m2, sizeof(m2), "%.*s\"tree\": \"../elsewhere\", %s", (int)(p - m), m, p);
 		put(dir, "kiln-manifest.json", m2);
 		t = NULL;
-		CHECK(kiln_srv_table_load(dir, "/", &t, &err) == KILN_ERR_INVALID && !t);
+		CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_ERR_INVALID && !t);
 	}
 	put(dir, "kiln-manifest.json", "{ not json");
-	CHECK(kiln_srv_table_load(dir, "/", &t, &err) == KILN_ERR_INVALID);
+	CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_ERR_INVALID);
 	if (!check_failures)
 		scratch_remove(dir);
 }
