@@ -26,6 +26,33 @@ sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 get() { local p=$1; shift; curl -s -o "$T/body" -D "$T/h" -w '%{http_code}' "$@" "http://127.0.0.1:$PORT$p"; }
 header() { tr -d '\r' <"$T/h" | awk -v n="$1" -F': ' 'tolower($1) == n {print $2}'; }
 
+# ---- 0. docs/serving.md's commands as they stand, on the example site
+# (the port made a free one), and the startup line the page shows.
+SRC=$(cd "$E2E/../.." && pwd)
+mkdir -p "$T/doc" && cp -R "$FIXTURES/site" "$T/doc/dist"
+/usr/bin/python3 "$SRC/tests/docs/commands.py" "$SRC" commands 'docs/serving.md#kiln-serve' >"$T/doc.block"
+mapfile -d '' -t doc_cmds <"$T/doc.block"
+check "docs/serving.md#kiln-serve: two commands, kiln and kiln serve" \
+	eval "[ ${#doc_cmds[@]} = 2 ] && [[ '${doc_cmds[1]:-}' == 'kiln serve '* ]]"
+if [ ${#doc_cmds[@]} = 2 ]; then
+	ln -sf "$KILN" "$T/doc/kiln"
+	(cd "$T/doc" && PATH="$T/doc:$PATH" bash -e -c "${doc_cmds[0]}") 2>"$T/doc.kiln"
+	check "... the first: exit 0, a manifest" eval "[ $? = 0 ] && [ -s '$T/doc/dist/kiln-manifest.json' ]"
+	DOCPORT=$((20000 + RANDOM % 20000))
+	(cd "$T/doc" && PATH="$T/doc:$PATH" exec bash -c "exec ${doc_cmds[1]//8080/$DOCPORT}") 2>"$T/doc.err" &
+	doc_pid=$!
+	for _ in $(seq 50); do grep -q '^kiln: serving' "$T/doc.err" && break; sleep 0.1; done
+	# (the block after the commands': the second fence line of the section
+	# that is a bare ```, the first closing the commands)
+	shown=$(awk '/^## kiln serve/ { p = 1 } p && /^```$/ { if (++n == 2) { getline; print; exit } }' "$SRC/docs/serving.md")
+	check "... the second serves, with the startup line the page shows (but the port)" \
+		[ "$(sed "s/:$DOCPORT\//:8080\//" "$T/doc.err" | head -n 1)" = "$shown" ]
+	code=$(curl -s -o "$T/doc.body" -w '%{http_code}' -H 'Accept-Encoding: br' "http://127.0.0.1:$DOCPORT/")
+	check "... and sends the page as its .br ($code)" cmp -s "$T/doc.body" "$T/doc/dist/index.html.br"
+	kill "$doc_pid" 2>/dev/null
+	wait "$doc_pid"
+fi
+
 # ---- 1. The serving tree, all three codings.
 bash "$E2E/serve_tree.sh" "$T/site" || fail "serve_tree.sh"
 "$KILN" -q --brotli --zstd "$T/site"
