@@ -135,13 +135,14 @@ static void usage(FILE *f)
 	      "       kiln check [OPTIONS] DIR...\n"
 	      "       kiln clean [OPTIONS] DIR...\n"
 	      "       kiln merge [OPTIONS] DIR...\n"
+	      "       kiln serve [SERVE-OPTIONS] DIR   (see kiln serve --help)\n"
 	      "Write precompressed siblings next to the web assets under each DIR; check a\n"
 	      "tree against its manifest without writing (exit 3 if it does not match);\n"
 	      "remove everything kiln wrote; merge the parts of --shard runs into the\n"
 	      "manifest and snippet one run would write.  With -o, read an archive (tar,\n"
 	      "zip, 7z, cpio, ...) or a directory and write the archive OUT with the\n"
 	      "siblings added.  Give each DIR once: the same directory twice, or one inside\n"
-	      "another, is refused.\n"
+	      "another, is refused.  kiln serve serves a tree from its manifest over HTTP.\n"
 	      "\n"
 	      "Encodings (at least one):\n",
 	      f);

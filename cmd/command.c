@@ -12,6 +12,7 @@ int command_word(const char *s)
 	       : strcmp(s, "check") == 0  ? CMD_CHECK
 	       : strcmp(s, "clean") == 0  ? CMD_CLEAN
 	       : strcmp(s, "merge") == 0  ? CMD_MERGE
+	       : strcmp(s, "serve") == 0  ? CMD_SERVE
 					  : -1;
 }
 

@@ -1,11 +1,11 @@
 /*
  * command.h - which command a kiln command line names: compress (the
- * default), check, clean or merge.
+ * default), check, clean, merge or serve.
  */
 #ifndef KILN_COMMAND_H
 #define KILN_COMMAND_H
 
-enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN, CMD_MERGE };
+enum command { CMD_COMPRESS, CMD_CHECK, CMD_CLEAN, CMD_MERGE, CMD_SERVE };
 
 /* The command the word S names, or -1 if it names none. */
 int command_word(const char *s);
@@ -19,5 +19,10 @@ int command_word(const char *s);
  * first operand (if any) is a DIR.
  */
 int command_after_options(char *const *orig, int argc, char *const *argv, int first);
+
+/* Run `kiln serve` (serve.c) with ARGV (ARGV[0] the word serve, then its
+ * options and DIR); returns the exit status: 0 after SIGTERM or SIGINT, 1
+ * when the tree cannot be served, 2 for a usage error. */
+int serve_main(int argc, char **argv);
 
 #endif

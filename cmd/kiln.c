@@ -6,6 +6,7 @@
  *        kiln check [OPTIONS] DIR...
  *        kiln clean [OPTIONS] DIR...
  *        kiln merge [OPTIONS] DIR...
+ *        kiln serve [OPTIONS] DIR         (serve.c)
  *
  * Everything that decides or writes is in libkiln; args.c turns the
  * command line into kiln_options; this file runs each DIR (or, with -o, the
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
 	int first, late, status;
 
 	/* a leading command word, or one after the options; none means compress */
+	if (argc > 1 && command_word(argv[1]) == CMD_SERVE)
+		return serve_main(argc - 1, argv + 1); /* options of its own */
 	if (argc > 1 && command_word(argv[1]) >= 0) {
 		cmd = (enum command)command_word(argv[1]);
 		argv[1] = argv[0];
@@ -106,6 +109,10 @@ int main(int argc, char **argv)
 		goto out;
 	first = optind;
 	if (orig && (late = command_after_options(orig, argc, argv, first)) >= 0) {
+		if (late == CMD_SERVE) {
+			status = usage_error("kiln serve takes its options after the word serve");
+			goto out;
+		}
 		cmd = (enum command)late;
 		first++;
 	}

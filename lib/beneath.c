@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -236,4 +237,33 @@ int kiln_beneath_open(const char *root, const char *path, int flags, mode_t mode
 int kiln_beneath_unlink(const char *root, const char *path)
 {
 	BENEATH(root, path, unlinkat(dfd, base, 0));
+}
+
+int kiln_beneath_openat(int topfd, const char *rel, int flags)
+{
+	const char *slash = strrchr(rel, '/');
+	int dfd, fd, e;
+
+#ifdef SYS_openat2
+	{
+		struct open_how how = { .flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						   RESOLVE_NO_MAGICLINKS };
+		fd = (int)syscall(SYS_openat2, topfd, rel, &how, sizeof(how));
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != EINVAL)) {
+			if (fd < 0 && (errno == ELOOP || errno == EXDEV || errno == ENOTDIR))
+				errno = ENOENT;
+			return fd;
+		}
+	}
+#endif
+	if (!slash)
+		return openat(topfd, rel, flags | O_NOFOLLOW | O_CLOEXEC);
+	if ((dfd = open_dir_beneath(topfd, rel, (size_t)(slash - rel))) < 0)
+		return -1;
+	fd = openat(dfd, slash + 1, flags | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	close(dfd);
+	errno = e == ELOOP ? ENOENT : e;
+	return fd;
 }

@@ -61,6 +61,13 @@ int kiln_beneath_open(const char *root, const char *path, int flags, mode_t mode
  * to the user when a record's sibling is out of reach behind it. */
 char *kiln_beneath_link_on_way(const char *root, const char *path);
 
+/* open(2) of REL (relative, no leading '/', no "." or ".." component
+ * needed) with FLAGS | O_NOFOLLOW | O_CLOEXEC, beneath the directory TOPFD
+ * (a tree's top the caller holds open): no link is followed on the way or
+ * at the end.  A descriptor, or -1 with errno (ENOENT for a link on the
+ * way).  For readers that keep the top open themselves (kiln serve). */
+int kiln_beneath_openat(int topfd, const char *rel, int flags);
+
 /* unlink(2) of PATH, beneath ROOT: 0, or -1 with errno (ENOENT when PATH
  * is not in the tree: nothing of the tree's was there to remove). */
 int kiln_beneath_unlink(const char *root, const char *path);

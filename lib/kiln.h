@@ -469,6 +469,81 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 kiln_status kiln_merge_tree(struct kiln_run *run, const char *root);
 
 /* ====================================================================
+ * Serving (kiln serve)
+ * ==================================================================== */
+
+/*
+ * A web server for one tree, answering from its manifest alone: each
+ * asset's URL path gets the smallest representation the request's
+ * Accept-Encoding allows, sent from its file with sendfile(2); nothing the
+ * manifest does not list as an asset is ever sent (docs/serving.md, "kiln
+ * serve").  It runs on threads of its own from kiln_httpd_start() to
+ * kiln_httpd_stop(); the caller only waits (and reloads).  Built without
+ * libmicrohttpd (the static binary), kiln_httpd_start() returns
+ * KILN_ERR_INVALID, "this kiln was built without kiln serve".
+ */
+struct kiln_httpd;
+
+struct kiln_httpd_options {
+	const char *address;       /* numeric IPv4 or IPv6 address to listen on */
+	unsigned port;             /* 0: any free port (kiln_httpd_info() says which) */
+	unsigned threads;          /* worker threads; 0: 1 */
+	unsigned max_connections;  /* 0: 1024 */
+	unsigned timeout;          /* seconds a connection may be idle; 0: 30 */
+	bool cache_control;        /* send the snippets' Cache-Control */
+	/* The URL path the tree is served at, beginning and ending with '/'
+	 * (kiln's --url-prefix); NULL: "/".  Other paths are 404. */
+	const char *url_prefix;
+	/* At each load, read every recorded file and compare its SHA-256
+	 * with the manifest's: one that differs is never sent (a source's
+	 * asset is then 404). */
+	bool verify;
+	/* Where one line per request goes, or -1: "ADDR [DATE] method="M"
+	 * uri="U" status=N ce="C" ae="A" ad="D" bytes=B" (D: the request's
+	 * Available-Dictionary), bytes outside printable ASCII and '"' '\\'
+	 * as \xHH, "-" for none; each line one write(2). */
+	int access_log_fd;
+};
+
+struct kiln_httpd_info {
+	unsigned port;             /* the port listened on */
+	size_t assets;             /* the manifest's assets */
+	size_t siblings;           /* siblings on disk as recorded */
+	size_t deltas;             /* dictionary deltas on disk as recorded */
+	size_t missing;            /* recorded files not on disk as recorded: never sent */
+	unsigned codings;          /* bit set (1u << kiln_coding) of the codings served */
+};
+
+/*
+ * Load ROOT's manifest (ROOT/kiln-manifest.json) and start listening on
+ * OPT's address.  KILN_OK with *OUT set; KILN_ERR_IO with *ERR (no
+ * manifest, ROOT not a directory, the address cannot be bound: errnum says
+ * why); KILN_ERR_INVALID with *ERR (not a manifest kiln reads, another
+ * tree's record, a bad address); KILN_ERR_NOMEM.  *ERR's what is a static
+ * phrase to print after ROOT.
+ */
+kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *opt,
+			     struct kiln_httpd **out, struct kiln_error *err);
+
+/* What H serves now (the table of its last load).  Thread-safe. */
+void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info);
+
+/*
+ * Load ROOT's manifest again and switch to it between requests (a request
+ * being answered finishes on the file it opened).  With IF_CHANGED, only
+ * when the manifest file is another one than the last load's (device,
+ * inode, size, mtime).  KILN_OK with *RELOADED saying whether it switched;
+ * otherwise the status kiln_httpd_start() would give, with *ERR, and the
+ * old table goes on serving.  Thread-safe.
+ */
+kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
+			      struct kiln_error *err);
+
+/* Stop accepting connections, give those open up to GRACE_MS milliseconds
+ * to finish, then stop and free H (NULL is allowed). */
+void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms);
+
+/* ====================================================================
  * Archives
  * ==================================================================== */
 

@@ -45,7 +45,10 @@ chmod +x "$T/bin/libdeflate-gzip"
 KILN_BENCH_TOOLS="kiln-gzip libdeflate-12" PATH="$T/bin:$PATH" "$here/compare.sh" "$FIXTURES/site" 1 >"$T/out2" 2>&1
 check "a different encoder behind libdeflate-gzip is caught" grep -q 'identical .gz bytes: NO' "$T/out2"
 
-# serve.sh: nginx with each configuration, wrk, a report per scenario and client.
+# serve.sh: nginx with each configuration, wrk, a report per scenario and client
+# (and kiln serve's row, when this kiln has it).
+KILN_SERVE_ROW=
+"$KILN" serve --listen 127.0.0.1:0 "$T/none" 2>&1 | grep -q 'built without' || KILN_SERVE_ROW=1
 "$here/serve.sh" --quick "$KILN" >"$T/serve" 2>"$T/serve.err"
 check "serve.sh --quick runs (exit $?: $(head -c 300 "$T/serve.err"))" [ ! -s "$T/serve.err" ]
 # serve_row SCENARIO CLIENT ROW: that row's coding, B/resp, requests/s,
@@ -87,10 +90,19 @@ for sc in single page; do
 		check "serve.sh $sc, chromium client, row $r: the smallest sibling ($ROW)" sane $best
 	done
 	check "serve.sh $sc: no gzip_static row for the chromium client" [ -z "$(serve_row "$sc" chromium 4)$(serve_row "$sc" chromium 5)" ]
+	if [ -n "$KILN_SERVE_ROW" ]; then
+		ROW=$(serve_row "$sc" gzip 6)
+		check "serve.sh $sc, gzip client, kiln serve row: $gz, figures in order ($ROW)" sane "$gz"
+		ROW=$(serve_row "$sc" chromium 6)
+		# shellcheck disable=SC2086 # best: the codings allowed
+		check "serve.sh $sc, chromium client, kiln serve row: the smallest sibling ($ROW)" sane $best
+	fi
 done
 # (rows 2 and 3 against 1 and each other for both clients of both
 # scenarios, against gzip_static for the gzip client only)
-for pair in "2 / row 1:4" "3 / row 2:4" "2 / row 4:2" "3 / row 5:2"; do
+pairs=("2 / row 1:4" "3 / row 2:4" "2 / row 4:2" "3 / row 5:2")
+[ -z "$KILN_SERVE_ROW" ] || pairs+=("6 / row 1:4" "6 / row 3:4" "6 / row 5:2")
+for pair in "${pairs[@]}"; do
 	check "serve.sh: ratio row ${pair%:*}, ${pair#*:} times" \
 		[ "$(grep -cE "^  row ${pair%:*} +[0-9.]+ \([0-9.]+-[0-9.]+\) +[0-9.]+ \([0-9.]+-[0-9.]+\)$" "$T/serve")" = "${pair#*:}" ]
 done
@@ -101,7 +113,7 @@ check "serve.sh: no wrk errors" not grep -Eq 'socket errors|timeouts|non-2xx' "$
 printf '#!/bin/sh\n"%s" "$@" || exit\nfor d; do :; done\necho "gzip on; gzip_types application/json;" >"$d/kiln.nginx.conf"\n' \
 	"$KILN" >"$T/bin/kiln"
 chmod +x "$T/bin/kiln"
-SERVE_SCENARIOS=single "$here/serve.sh" --quick "$T/bin/kiln" >"$T/serve2" 2>&1
+SERVE_KILN=0 SERVE_SCENARIOS=single "$here/serve.sh" --quick "$T/bin/kiln" >"$T/serve2" 2>&1
 check "serve.sh: a snippet compressing on the fly fails the run (exit $?)" [ $? -ne 0 ]
 check "... named: not the .gz sibling" grep -q 'row 2, client gzip, /data.json: the body is not single/data.json.gz' "$T/serve2"
 check "... before any measurement" not grep -q '^client ' "$T/serve2"

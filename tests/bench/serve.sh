@@ -16,6 +16,10 @@
 #   5 gzip_static+ofc  the same with row 3's open_file_cache lines, so the
 #                  snippet is also compared with gzip_static when both
 #                  cache their file lookups (gzip client only)
+#   6 kiln serve   `kiln serve --threads 1` on the same tree (no nginx: the
+#                  manifest is the configuration), when this kiln has it;
+#                  its CPU is the whole process's, all threads
+#                  (SERVE_KILN=0 leaves the row out)
 # to two clients: "gzip" (Accept-Encoding: gzip) and "chromium"
 # (Accept-Encoding: gzip, deflate, br, zstd), in two scenarios:
 #   single  one ~125 KB JSON asset, one URL
@@ -91,12 +95,15 @@ trap 'stop_all; [ -n "${SERVE_KEEP:-}" ] || rm -rf "$T"' EXIT
 die() { echo "serve.sh: $*" >&2; exit 1; }
 
 ROWS="1 2 3 4 5"
-row_name() { case $1 in 1) echo dynamic ;; 2) echo kiln ;; 3) echo kiln+ofc ;; 4) echo gzip_static ;; 5) echo gzip_static+ofc ;; esac; }
+if [ "${SERVE_KILN:-1}" != 0 ] && ! "$KILN" serve --listen 127.0.0.1:0 "$T/none" 2>&1 | grep -q 'built without'; then
+	ROWS="$ROWS 6"
+fi
+row_name() { case $1 in 1) echo dynamic ;; 2) echo kiln ;; 3) echo kiln+ofc ;; 4) echo gzip_static ;; 5) echo gzip_static+ofc ;; 6) echo "kiln serve" ;; esac; }
 CLIENTS="gzip chromium"
 declare -A AE=([gzip]='gzip' [chromium]='gzip, deflate, br, zstd')
 client_ae() { echo "${AE[$1]}"; }
 # Rows 4 and 5 only for the gzip client: gzip_static knows no other coding.
-has_row() { [ "$2" -le 3 ] || [ "$1" = gzip ]; }
+has_row() { [ "$2" -le 3 ] || [ "$2" = 6 ] || [ "$1" = gzip ]; }
 
 # --- the trees --------------------------------------------------------------
 # single: ~125 KB of JSON records, varied enough to compress like real data.
@@ -182,6 +189,20 @@ declare -A PORT WORKERS
 start_row() { # start_row SCENARIO ROW
 	local dir=$T/nginx-$1-$2 port master=""
 	mkdir -p "$dir"
+	if [ "$2" = 6 ]; then # kiln serve: its own process is the worker
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			port=$((20000 + RANDOM % 20000))
+			"$KILN" serve -q --threads 1 --listen "127.0.0.1:$port" "$T/$1" 2>>"$dir/start.log" &
+			master=$!
+			for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+			if kill -0 "$master" 2>/dev/null; then masters+=("$master"); break; fi
+			master=""
+		done
+		[ -n "$master" ] || { cat "$dir/start.log" >&2; die "kiln serve did not start"; }
+		WORKERS[$1-$2]=$master
+		PORT[$1-$2]=$port
+		return
+	fi
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		port=$((20000 + RANDOM % 20000))
 		conf "$dir" "$port" "$2" "$T/$1"
@@ -399,6 +420,7 @@ for s in $SCENARIOS; do
 	done
 	# nothing went wrong inside nginx
 	for r in $ROWS; do
+		[ -e "$T/nginx-$s-$r/error.log" ] || continue # kiln serve: no error log
 		if grep -q '\[\(error\|crit\|alert\|emerg\)\]' "$T/nginx-$s-$r/error.log"; then
 			grep -m 5 '\[\(error\|crit\|alert\|emerg\)\]' "$T/nginx-$s-$r/error.log" >&2
 			die "nginx logged errors for row $r ($(row_name "$r")) in the $s scenario"
@@ -432,7 +454,7 @@ import statistics, sys
 rows_file, runs_file, scen_file, hz, duration = sys.argv[1:6]
 hz = float(hz)
 names = {"1": "1 dynamic gzip 6", "2": "2 kiln snippet", "3": "3 kiln + open_file_cache", "4": "4 gzip_static",
-         "5": "5 gzip_static + open_file_cache"}
+         "5": "5 gzip_static + open_file_cache", "6": "6 kiln serve"}
 info = {}
 for line in open(rows_file):
     s, c, r, enc, body = line.rstrip("\n").split("\t")
@@ -467,12 +489,12 @@ for s in dict.fromkeys(k[0] for k in runs):
     print("other processes (not nginx, not wrk) during the runs: median %.2f cores (max %.2f); steal median %.2f cores"
           % (med(others), max(others), med(steal)))
     for c in dict.fromkeys(k[1] for k in runs if k[0] == s):
-        rows = [r for r in "12345" if (s, c, r) in runs]
+        rows = [r for r in "123456" if (s, c, r) in runs]
         n = len(runs[s, c, rows[0]])
         print()
         print("client %s, %d run%s of %s s per row (medians; min-max for requests/s)" % (c, n, "s" * (n > 1), duration))
         fmt = "%-32s %-17s %6s %20s %7s %7s %7s %8s %6s"
-        print(fmt % ("row", "coding", "B/resp", "requests/s", "p50 ms", "p95 ms", "p99 ms", "nginx us", "nginx"))
+        print(fmt % ("row", "coding", "B/resp", "requests/s", "p50 ms", "p95 ms", "p99 ms", "server us", "server"))
         print(fmt % ("", "", "", "", "", "", "", "per req", "cores"))
         for r in rows:
             v = list(runs[s, c, r].values())
@@ -492,8 +514,9 @@ for s in dict.fromkeys(k[0] for k in runs):
             v = [ra[i][what] / rb[i][what] for i in ra if i in rb and rb[i][what] and ra[i][what] == ra[i][what]]
             return "%s (%s-%s)" % (r3(med(v)), r3(min(v)), r3(max(v))) if v else "-"
         print("%-51s %-22s %s" % ("ratios, each the median of the %d rounds' (min-max)" % n if n > 1 else "ratios (1 round)",
-                                  "requests/s", "nginx CPU per request"))
-        pairs = [(r, "1") for r in rows[1:]] + [p for p in (("3", "2"), ("2", "4"), ("3", "5")) if p[1] in rows]
+                                  "requests/s", "server CPU per request"))
+        pairs = [(r, "1") for r in rows[1:]] + [p for p in (("3", "2"), ("2", "4"), ("3", "5"), ("6", "3"),
+                                                          ("6", "5")) if p[0] in rows and p[1] in rows]
         for a, b in pairs:
             print("  %-50s %-22s %s" % ("row %s / row %s" % (a, b), ratio(a, b, "rps"), ratio(a, b, "cpu")))
 PY

@@ -2,7 +2,7 @@
 """browser.py - a real browser against a real server: headless Chromium loads
 the serve_tree.sh page, and the server's own access log shows what it sent.
 
-usage: browser.py --url URL --tree DIR --log FILE --log-format nginx|apache|caddy
+usage: browser.py --url URL --tree DIR --log FILE --log-format nginx|apache|caddy|kiln
                   --out JSON [--manifest PATH] [--chromium PATH] [--timeout S]
 
 The caller serves DIR (after kiln --brotli --zstd DIR) on 127.0.0.1 at URL
@@ -13,6 +13,7 @@ URL) and writes an access log to FILE:
               ae="$http_accept_encoding"';
   apache  LogFormat "KILN method=\\"%m\\" uri=\\"%U\\" status=%>s
               ce=\\"%{Content-Encoding}o\\" ae=\\"%{Accept-Encoding}i\\"" kiln
+  kiln    kiln serve --access-log FILE (its own format, the same fields)
   caddy   log { output file FILE
                 format json }  (Caddy 2.6's access log: request.method,
               request.uri, status, resp_headers, request.headers)
@@ -247,7 +248,7 @@ class Visit:
 
 # --- the server's log -------------------------------------------------------
 
-KILN_LINE = re.compile(r'KILN method="((?:[^"\\]|\\.)*)" uri="((?:[^"\\]|\\.)*)" status=(\d+) '
+KILN_LINE = re.compile(r'(?:KILN |\] )method="((?:[^"\\]|\\.)*)" uri="((?:[^"\\]|\\.)*)" status=(\d+) '
                        r'ce="((?:[^"\\]|\\.)*)" ae="((?:[^"\\]|\\.)*)"')
 
 
@@ -546,7 +547,7 @@ def main(argv):
     ap.add_argument("--tree", required=True)
     ap.add_argument("--manifest", help="default TREE/kiln-manifest.json")
     ap.add_argument("--log", required=True, help="the server's access log")
-    ap.add_argument("--log-format", required=True, choices=("nginx", "apache", "caddy"))
+    ap.add_argument("--log-format", required=True, choices=("nginx", "apache", "caddy", "kiln"))
     ap.add_argument("--out", required=True, help="JSON file for what was observed")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--timeout", type=float, default=50.0,

@@ -208,3 +208,43 @@ serve_to_chromium() {
 		not sh -c "grep -v 'favicon\\.ico' '$T/$name/error.log' | grep -q '\\[\\(error\\|crit\\|alert\\|emerg\\)\\]'"
 	nginx_stop
 }
+
+# kiln serve, started and stopped here like nginx above.
+#   kiln_serve_start DIR [OPTIONS...]: stop the one running, then start
+#   `kiln serve OPTIONS DIR` on a free port (ten tries) with an access log;
+#   sets PORT, SERVE_PID, LOG (the access log) and SERVE_ERR (its stderr).
+#   Returns 1, with its messages on stderr, when it cannot.
+SERVE_PID=
+kiln_serve_start() {
+	local dir=$1 try
+	shift
+	kiln_serve_stop
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		PORT=$((20000 + RANDOM % 20000))
+		LOG=$T/serve-$PORT.log
+		SERVE_ERR=$T/serve-$PORT.err
+		"$KILN" serve --listen "127.0.0.1:$PORT" --access-log "$LOG" "$@" "$dir" 2>"$SERVE_ERR" &
+		SERVE_PID=$!
+		for _ in $(seq 50); do
+			grep -q '^kiln: serving' "$SERVE_ERR" 2>/dev/null && return 0
+			kill -0 "$SERVE_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kiln_serve_stop
+	done
+	echo "$(basename "$0"): could not start kiln serve" >&2
+	cat "$SERVE_ERR" >&2
+	return 1
+}
+
+# kiln_serve_stop: SIGTERM what kiln_serve_start started and wait for it;
+# sets SERVE_STATUS to its exit status (empty when none was running).
+kiln_serve_stop() {
+	local p=$SERVE_PID
+	SERVE_PID=
+	SERVE_STATUS=
+	[ -n "$p" ] || return 0
+	kill "$p" 2>/dev/null
+	wait "$p"
+	SERVE_STATUS=$?
+}

@@ -204,6 +204,75 @@ no_errors() { ! grep -v 'favicon\.ico' "$1" | grep -q '\[\(error\|crit\|alert\|e
 check "nginx logged no error" no_errors "$T/n/error.log"
 nginx_stop
 
+# ---- 3b. The same through kiln serve, where it is built: DIR is a link a
+# deploy flips from release 1 to release 2 (SIGHUP loads the new
+# manifest), Chromium keeps release 1's script as a dictionary and gets
+# release 2's as dcz; then every curl case above.
+if "$KILN" serve --listen 127.0.0.1:0 "$T/nowhere" 2>&1 | grep -q 'built without kiln serve'; then
+	echo "serve_dcz.sh: this kiln has no kiln serve: its checks skipped" >&2
+else
+	ln -sfn "$T/r1" "$T/current"
+	trap 'nginx_stop; kiln_serve_stop' EXIT
+	if kiln_serve_start "$T/current" --poll 0; then
+		U=http://127.0.0.1:$PORT
+		cat >"$T/flip.sh" <<SW
+#!/bin/sh
+ln -sfn "$T/r2" "$T/current.new" && mv -T "$T/current.new" "$T/current" || exit 1
+kill -HUP $SERVE_PID || exit 1
+for i in \$(seq 50); do
+	curl -s "$U/index.html" | grep -q app.8e1d0a4f && exit 0
+	sleep 0.1
+done
+exit 1
+SW
+		check "kiln serve: Chromium keeps release 1 as a dictionary, gets release 2's script as dcz across a deploy" \
+			timeout 120 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$LOG" \
+			--switch "sh $T/flip.sh" --script1 /assets/app.3f9a2c7b.js --script2 /assets/app.8e1d0a4f.js \
+			--dict-sha256 "$DSHA"
+		check "kiln serve: the startup line after the flip counts the delta" grep -q '^kiln: reloaded .*, 1 deltas' "$SERVE_ERR"
+		get kok -H 'Accept-Encoding: gzip, deflate, br, zstd, dcb, dcz' -H "Available-Dictionary: $AD"
+		check "kiln serve: Chromium's request: dcz ($(ce kok))" [ "$(ce kok)" = dcz ]
+		check "... that decodes to release 2's script" decoded_is kok "$S2"
+		check "... Vary: Accept-Encoding, Available-Dictionary" grep -qi '^Vary: Accept-Encoding, Available-Dictionary' "$T/kok.h"
+		check "... Use-As-Dictionary" grep -q '^Use-As-Dictionary: match="/assets/app\.\*\.js"' "$T/kok.h"
+		etag=$(sed -n 's/^ETag: *\([^\r]*\)\r*$/\1/Ip' "$T/kok.h")
+		code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: dcz' -H "Available-Dictionary: $AD" -H "If-None-Match: $etag" "$U/assets/app.8e1d0a4f.js")
+		check "... If-None-Match its ETag: 304 ($code)" [ "$code" = 304 ]
+		i=0
+		while IFS='|' read -r what ae ad want; do
+			i=$((i + 1))
+			args=(-H "Accept-Encoding: $ae")
+			[ -n "$ad" ] && args+=(-H "Available-Dictionary: $ad")
+			get k$i "${args[@]}"
+			check "kiln serve: $what: $want ($(ce k$i))" [ "$(ce k$i)" = "$want" ]
+			check "kiln serve: $what: the body decodes to release 2's script" decoded_is k$i "$S2"
+			check "kiln serve: $what: Vary names Available-Dictionary" grep -qi '^Vary: .*Available-Dictionary' "$T/k$i.h"
+		done <<CASES
+an unknown dictionary|gzip, br, zstd, dcb, dcz|$WRONG|$ZC
+release 1's hash in the wrong case|gzip, br, zstd, dcz|$LOWER|$ZC
+no Available-Dictionary|gzip, br, zstd, dcz||$ZC
+dcz not in Accept-Encoding|gzip, br, zstd|$AD|$ZC
+dcz with q=0|gzip, br, dcz;q=0|$AD|br
+dcz with q=0.000, star|*, dcz; q=0.000|$AD|$ZC
+only dcz, without the header|dcz||
+gzip only|gzip|$AD|gzip
+CASES
+		curl -s -I -D "$T/khead.h" -o /dev/null -H 'Accept-Encoding: br, dcz' -H "Available-Dictionary: $AD" "$U/assets/app.8e1d0a4f.js"
+		check "kiln serve: HEAD: the headers of the dcz response" sh -c "grep -qi '^Content-Encoding: dcz' '$T/khead.h' && grep -qi '^Content-Length: $(stat -c %s "$D")' '$T/khead.h'"
+		get krange -H 'Accept-Encoding: br, dcz' -H "Available-Dictionary: $AD" -H 'Range: bytes=100-199'
+		check "kiln serve: Range: not dcz, 206 with br ($(ce krange))" sh -c "[ '$(ce krange)' = br ] && head -1 '$T/krange.h' | grep -q 206"
+		check "... the bytes 100-199 of the .br" sh -c "tail -c +101 '$S2.br' | head -c 100 | cmp -s - '$T/krange.body'"
+		code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: dcz' -H "Available-Dictionary: $AD" "$U/assets/${D##*/}")
+		check "kiln serve: the delta's own URL: 404 ($code)" [ "$code" = 404 ]
+		check "kiln serve logged dcz for Chromium's request" grep -q 'uri="/assets/app.8e1d0a4f.js" status=200 ce="dcz"' "$LOG"
+		kiln_serve_stop
+		check "kiln serve: SIGTERM, exit 0 ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
+	else
+		fail "kiln serve starts on release 1"
+	fi
+	rm -f "$T/current"
+fi
+
 # ---- 4. The record: check, re-runs, a changed source, clean.
 "$KILN" check -q "$T/r2"
 check "kiln check passes" [ $? -eq 0 ]

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """serve_names.py - every byte a POSIX file name can hold, through kiln's
-snippets in the three real servers (nginx, Caddy, Apache), started here on
-127.0.0.1.
+snippets in the three real servers (nginx, Caddy, Apache), and through
+`kiln serve` (with --servers kiln), started here on 127.0.0.1.
 
-usage: serve_names.py --kiln KILN [--work DIR] [--servers nginx,caddy,apache]
+usage: serve_names.py --kiln KILN [--work DIR] [--servers nginx,caddy,apache,kiln]
                       [--trees bytes,issue,random] [--random N] [--seed S]
 
 (--work: where the trees and the servers' files go; by default a new
@@ -241,8 +241,8 @@ class Server:
     """One server for one tree, in directory WORK: conf() writes its
     configuration, check() loads it, start() runs it."""
 
-    def __init__(self, name, tree, work):
-        self.name, self.tree, self.work = name, tree, work
+    def __init__(self, name, tree, work, kiln=None):
+        self.name, self.tree, self.work, self.kiln = name, tree, work, kiln
         self.proc = None
         self.pid = None
         os.makedirs(work, exist_ok=True)
@@ -321,6 +321,8 @@ DocumentRoot "%(t)s"
 
     def load(self):
         """The server reads the snippet: (ok, its messages)."""
+        if self.name == "kiln":
+            return True, ""  # kiln serve reads the manifest, no snippet
         path = self.conf(8)
         if self.name == "nginx":
             cmds = [[NGINX, "-t", "-q", "-p", self.work, "-e", self.work + "/error.log", "-c", path]]
@@ -338,8 +340,10 @@ DocumentRoot "%(t)s"
     def start(self):
         for _ in range(5):
             port = free_port()
-            path = self.conf(port)
-            if self.name == "nginx":
+            path = self.conf(port) if self.name != "kiln" else None
+            if self.name == "kiln":
+                c = [self.kiln, "serve", "-q", "--listen", "127.0.0.1:%d" % port, self.tree]
+            elif self.name == "nginx":
                 c = [NGINX, "-p", self.work, "-e", self.work + "/error.log", "-c", path,
                      "-g", "daemon off;"]
             elif self.name == "caddy":
@@ -439,13 +443,15 @@ def one_tree(kiln, top, servers, label):
     if os.getuid() == 0:  # Apache drops root's privileges to nobody
         subprocess.run(["chown", "-R", "nobody:nogroup", os.path.dirname(top)])
     for name in servers:
+        if name == "kiln":
+            continue  # kiln serve has no snippet to leave anything out of
         want = {a.rel for a in assets if expected_left_out(name, a.rel, a.immutable)}
         got = left.get(name, set())
         ok("%s: kiln warns for exactly the files the %s snippet must leave out" % (label, name),
            got == want, "missing %r, extra %r" % (sorted(want - got)[:5], sorted(got - want)[:5]))
     for name in servers:
         t1 = time.time()
-        s = Server(name, top, os.path.join(os.path.dirname(top), "%s-%s" % (label, name)))
+        s = Server(name, top, os.path.join(os.path.dirname(top), "%s-%s" % (label, name)), kiln)
         loaded, msg = s.load()
         if not ok("%s: %s loads the snippet" % (label, name), loaded, msg):
             continue

@@ -1,0 +1,168 @@
+/*
+ * serve.h - `kiln serve`: a tree's manifest as a table of representations,
+ * and the pure decisions of a request against it.
+ *
+ * The manifest already says everything a static server needs: which URL
+ * paths exist (its assets; nothing else is ever sent), each one's media
+ * type and Cache-Control rule, which siblings exist with their sizes and
+ * digests.  serve_table.c reads it into a table, sorted by path, with one
+ * representation per coding (identity first) and its strong ETag made
+ * from the digest; a sibling whose file is not on disk with its recorded
+ * size is left out of the table at load.  serve_negotiate.c decides, with
+ * no I/O, what a request gets: the URL path decoded into a manifest key
+ * (or refused), the representation its Accept-Encoding allows, and the
+ * conditional and Range answers.  serve_mhd.c is the HTTP side
+ * (libmicrohttpd): it parses nothing itself, opens the chosen file beneath
+ * the tree's top, checks its size against the table and sends it with
+ * sendfile(2).
+ *
+ * The rule for Accept-Encoding is the snippets' (server.h): q=0 refuses a
+ * coding, any other q accepts it, "*" stands for every coding not listed,
+ * "x-gzip" is gzip; among accepted siblings the smallest wins (a tie to
+ * the later coding of the table); with none, the source is sent, even
+ * when identity is refused (RFC 9110 section 12.5.3 lets a server
+ * disregard the header rather than answer 406; every snippet does so).
+ */
+#ifndef KILN_SERVE_H
+#define KILN_SERVE_H
+
+#include "kiln.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* One representation of an asset: the source (coding -1) or a sibling. */
+struct kiln_srv_rep {
+	kiln_coding coding;   /* -1: identity */
+	const char *token;    /* Content-Encoding value; NULL for identity */
+	char *rel;            /* the file, relative to the top; owned */
+	uint64_t size;        /* bytes, as the manifest records them */
+	char etag[24];        /* "\"" 20 hex digits of its SHA-256 "\"" */
+	/* The HTTP side's own state for it (its file kept open and its
+	 * responses prebuilt, serve_mhd.c), set once by whichever request
+	 * comes first; freed with the table by the table's cache_free. */
+	_Atomic(void *) cache;
+};
+
+/* A dictionary delta (RFC 9842 dcz) of an asset, against the dictionary
+ * whose SHA-256 is DICT: sent when a request's Available-Dictionary names
+ * it and its Accept-Encoding lists dcz. */
+struct kiln_srv_delta {
+	struct kiln_srv_rep rep; /* coding -1, token "dcz" */
+	uint8_t dict[32];
+};
+
+/* One asset: its URL path is the prefix + REL. */
+struct kiln_srv_asset {
+	char *rel;            /* manifest key's exact bytes; owned */
+	const char *type;     /* media type (static) */
+	bool immutable;
+	unsigned nreps;       /* rep[0] is identity; the rest by coding */
+	struct kiln_srv_rep rep[1 + KILN_MAX_CODINGS];
+	/* Use-As-Dictionary's value (match="/family"), for a fingerprinted
+	 * compressible asset whose URL pattern needs no escaping; owned, or
+	 * NULL.  Its responses, and those of an asset with deltas, vary on
+	 * Available-Dictionary too. */
+	char *use_as_dictionary;
+	struct kiln_srv_delta *deltas; /* owned, sorted by dict */
+	size_t ndeltas;
+};
+
+/* A loaded manifest. */
+struct kiln_srv_table {
+	int topfd;            /* the tree's top, opened at load */
+	struct kiln_srv_asset *v; /* sorted by rel, strcmp order */
+	size_t n;
+	unsigned codings;     /* bit set of the codings some asset has */
+	size_t nsiblings;     /* representations besides identity */
+	size_t ndeltas;       /* dictionary deltas on disk as recorded */
+	size_t missing;       /* recorded files left out: not on disk as recorded */
+	bool verify;          /* loaded with their digests checked */
+	/* the manifest file as loaded, to notice a new one */
+	uint64_t m_dev, m_ino, m_size;
+	struct timespec m_mtime;
+	atomic_uint refs;     /* requests and the server holding it */
+	void (*cache_free)(void *cache); /* for each representation's cache */
+};
+
+/*
+ * Load ROOT's manifest (ROOT/kiln-manifest.json) into a new table, for a
+ * tree served at URL_PREFIX (begins and ends with '/'; the URL patterns of
+ * Use-As-Dictionary start with it).  With VERIFY, each file is also read
+ * and its SHA-256 compared with the manifest's: a sibling or delta that
+ * differs is left out, and so is an asset whose source differs.
+ * KILN_OK with *OUT set (refs 1); KILN_ERR_IO with *ERR (no manifest, top
+ * not a directory: errnum says why); KILN_ERR_INVALID with *ERR (not a
+ * manifest kiln reads, or another tree's record: its "tree" names another
+ * directory); KILN_ERR_NOMEM.
+ */
+kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool verify,
+				struct kiln_srv_table **out, struct kiln_error *err);
+
+/* Does ROOT's manifest file differ (device, inode, size, mtime) from the one
+ * T was loaded from?  A manifest gone counts as unchanged. */
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root);
+
+/* Take and drop a reference; the last drop frees T.  Thread-safe. */
+void kiln_srv_table_ref(struct kiln_srv_table *t);
+void kiln_srv_table_unref(struct kiln_srv_table *t);
+
+/* The asset whose rel is KEY[0..len), or NULL.  Thread-safe for readers. */
+const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const char *key,
+					   size_t len);
+
+/*
+ * Decode URL path RAW (as the request line has it, without the query)
+ * into a key of at most CAP - 1 bytes in OUT (NUL-terminated, *LEN bytes).
+ * Returns 1 for a file key, 2 for a directory ("/", or a path ending in
+ * '/': OUT is the directory's key with its '/', "" for the top), 0 when
+ * the path can name nothing in the tree: not starting with '/', a %
+ * not followed by two hex digits, an encoded NUL, '/' or '\\', a raw or
+ * decoded byte below 0x20 or 0x7f, an empty, "." or ".." component, a
+ * component starting with '.' other than ".well-known", or too long.
+ */
+int kiln_srv_url_key(const char *raw, char *out, size_t cap, size_t *len);
+
+/* The codings Accept-Encoding value AE (NULL: no header) accepts, as a bit
+ * set of (1u << coding); identity is not in it (always the fallback). */
+unsigned kiln_srv_accepted(const char *ae);
+
+/* Does Accept-Encoding value AE (NULL: none) list the coding TOKEN by
+ * name with a q other than 0 (a "*" does not count: the dictionary
+ * codings are offered by name)? */
+bool kiln_srv_lists(const char *ae, const char *token);
+
+/* The 32 bytes an Available-Dictionary value AV holds (an RFC 8941 byte
+ * sequence, ":" base64 ":" with optional spaces around); false if it is
+ * not one of 32 bytes. */
+bool kiln_srv_available_dictionary(const char *av, uint8_t out[32]);
+
+/* The delta of A against dictionary DICT, or NULL. */
+const struct kiln_srv_delta *kiln_srv_delta_for(const struct kiln_srv_asset *a,
+						const uint8_t dict[32]);
+
+/* The representation of A to send for the accepted set ACCEPT. */
+const struct kiln_srv_rep *kiln_srv_choose(const struct kiln_srv_asset *a, unsigned accept);
+
+/* Does If-None-Match value INM list ETAG (weak comparison, or "*")? */
+bool kiln_srv_etag_listed(const char *inm, const char *etag);
+
+/*
+ * The Range header RANGE against a representation of SIZE bytes: 0 to
+ * send the whole (no header, not "bytes=", malformed, or more than one
+ * range: a server may ignore Range), 1 for one satisfiable range
+ * [*FIRST, *LAST], -1 when unsatisfiable (416).
+ */
+int kiln_srv_range(const char *range, uint64_t size, uint64_t *first, uint64_t *last);
+
+/* An HTTP-date (IMF-fixdate, RFC 9110 section 5.6.7) as seconds since the
+ * epoch; -1 if S is not one. */
+long long kiln_srv_parse_date(const char *s);
+
+/* T as an IMF-fixdate into OUT (at least 30 bytes). */
+void kiln_srv_format_date(long long t, char out[30]);
+
+#endif

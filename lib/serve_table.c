@@ -1,0 +1,371 @@
+/*
+ * serve_table.c - a tree's manifest read into the table `kiln serve`
+ * answers from (serve.h).
+ *
+ * The manifest is read by the same reader every other command uses
+ * (state.c), which trusts nothing in it: malformed entries are dropped and
+ * every path stays inside the tree.  What it adds here is what serving
+ * needs: each representation's file, size and ETag, the media type, and a
+ * check that each recorded sibling is on disk with its recorded size, so
+ * that a sibling the table offers is one that was there at load (the file
+ * is checked again when a request opens it).
+ */
+#include "serve.h"
+
+#include "beneath.h"
+#include "codec.h"
+#include "hash.h"
+#include "mime.h"
+#include "paths.h"
+#include "server.h"
+#include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST_NAME "kiln-manifest.json"
+
+static void set_err(struct kiln_error *err, kiln_status st, int errnum, const char *what)
+{
+	err->status = st;
+	err->errnum = errnum;
+	err->what = what;
+	err->suffix = "";
+}
+
+static void etag_of(const uint8_t sha[32], char out[24])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	out[0] = '"';
+	for (int i = 0; i < 10; i++) {
+		out[1 + 2 * i] = hex[sha[i] >> 4];
+		out[2 + 2 * i] = hex[sha[i] & 15];
+	}
+	out[21] = '"';
+	out[22] = '\0';
+}
+
+/* Is REL a regular file beneath T's top of exactly SIZE bytes (and, when
+ * T verifies, with SHA-256 SHA)? */
+static bool on_disk(const struct kiln_srv_table *t, const char *rel, uint64_t size,
+		    const uint8_t sha[32])
+{
+	struct stat sb;
+	int fd = kiln_beneath_openat(t->topfd, rel, O_RDONLY | O_NONBLOCK);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == size;
+	if (ok && t->verify) {
+		struct kiln_hasher *hs = kiln_hasher_new();
+		uint8_t buf[65536], got[32];
+		uint64_t off = 0;
+		ssize_t n = 0;
+
+		ok = false;
+		if (hs) {
+			while (off < size && (n = kiln_pread_full(fd, buf, sizeof(buf), off)) > 0) {
+				kiln_hasher_update(hs, buf, (size_t)n);
+				off += (uint64_t)n;
+			}
+			ok = kiln_hasher_final(hs, got, NULL) == KILN_OK && off == size &&
+			     memcmp(got, sha, 32) == 0;
+		}
+	}
+	close(fd);
+	return ok;
+}
+
+static void rep_free(const struct kiln_srv_table *t, struct kiln_srv_rep *r)
+{
+	void *c = atomic_load(&r->cache);
+
+	if (c && t && t->cache_free)
+		t->cache_free(c);
+}
+
+static void asset_free(const struct kiln_srv_table *t, struct kiln_srv_asset *a)
+{
+	rep_free(t, &a->rep[0]);
+	for (unsigned i = 1; i < a->nreps; i++) {
+		rep_free(t, &a->rep[i]);
+		free(a->rep[i].rel);
+	}
+	for (size_t i = 0; i < a->ndeltas; i++) {
+		rep_free(t, &a->deltas[i].rep);
+		free(a->deltas[i].rep.rel);
+	}
+	free(a->deltas);
+	free(a->use_as_dictionary);
+	free(a->rel);
+}
+
+/* R's dictionary role and deltas into *A: false when out of memory. */
+static bool dicts_of(struct kiln_srv_table *t, const struct kiln_record *r,
+		     const char *url_prefix, struct kiln_srv_asset *a)
+{
+	struct kiln_serve s = { .url_prefix = url_prefix };
+	struct kiln_serve_asset sa = { .rel = r->rel };
+	char *family = NULL;
+
+	sa.dictionary = r->fp.len && (r->outcome == KILN_OUTCOME_COMPRESSED ||
+				      r->outcome == KILN_OUTCOME_NO_GAIN);
+	if (sa.dictionary) {
+		if (!(family = kiln_family_at(r->rel, r->fp.start, r->fp.len)))
+			return false;
+		sa.family = family;
+		a->use_as_dictionary = kiln_serve_match(&s, &sa); /* NULL: none */
+		free(family);
+	}
+	if (r->ndicts && !(a->deltas = calloc(r->ndicts, sizeof(*a->deltas))))
+		return false;
+	for (size_t i = 0; i < r->ndicts; i++) {
+		const struct kiln_dict_record *d = &r->dicts[i];
+		struct kiln_srv_delta *x = &a->deltas[a->ndeltas];
+		char *p = kiln_dict_sibling_path("", r->rel, d->dict_sha256);
+
+		if (!p)
+			return false;
+		memmove(p, p + 1, strlen(p)); /* "/REL..." -> "REL..." */
+		if (!on_disk(t, p, d->size, d->sha256)) {
+			free(p);
+			t->missing++;
+			continue;
+		}
+		x->rep = (struct kiln_srv_rep){ .coding = -1, .token = kiln_codec_dcz.name,
+						.rel = p, .size = d->size };
+		etag_of(d->sha256, x->rep.etag);
+		memcpy(x->dict, d->dict_sha256, 32);
+		a->ndeltas++;
+		t->ndeltas++;
+	}
+	return true;
+}
+
+static void table_free(struct kiln_srv_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		asset_free(t, &t->v[i]);
+	free(t->v);
+	if (t->topfd >= 0)
+		close(t->topfd);
+	free(t);
+}
+
+/* Entry PE of the manifest into *A (zeroed): 1; 0 when T verifies and the
+ * source is not on disk as recorded (the asset is left out); -1 when out
+ * of memory. */
+static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
+		     const char *url_prefix, struct kiln_srv_asset *a)
+{
+	const struct kiln_record *r = &pe->rec;
+	struct kiln_srv_rep *id = &a->rep[0];
+
+	if (!(a->rel = strdup(r->rel)))
+		return -1;
+	if (t->verify && !on_disk(t, r->rel, r->size, r->sha256)) {
+		t->missing++;
+		return 0;
+	}
+	a->type = kiln_media_type(r->rel);
+	a->immutable = r->fp.why != KILN_WHY_NONE;
+	id->coding = -1;
+	id->rel = a->rel;
+	id->size = r->size;
+	etag_of(r->sha256, id->etag);
+	a->nreps = 1;
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct kiln_coding_record *cr = &r->coding[c];
+		struct kiln_srv_rep *rep = &a->rep[a->nreps];
+		const struct kiln_codec *k = kiln_codec((kiln_coding)c);
+
+		if (cr->outcome != KILN_CODING_KEPT)
+			continue;
+		if (!(rep->rel = malloc(strlen(r->rel) + strlen(k->info.suffix) + 1)))
+			return -1;
+		strcpy(rep->rel, r->rel);
+		strcat(rep->rel, k->info.suffix);
+		if (!on_disk(t, rep->rel, cr->size, cr->sha256)) {
+			free(rep->rel);
+			rep->rel = NULL;
+			t->missing++;
+			continue;
+		}
+		rep->coding = (kiln_coding)c;
+		rep->token = k->info.name;
+		rep->size = cr->size;
+		etag_of(cr->sha256, rep->etag);
+		a->nreps++;
+		t->nsiblings++;
+		t->codings |= 1u << c;
+	}
+	return dicts_of(t, r, url_prefix, a) ? 1 : -1;
+}
+
+/* Is the manifest of ROOT (read into *ST) this tree's record?  A manifest
+ * inside its tree names none, or names the tree itself. */
+static bool owns_tree(const struct kiln_state *st, int topfd, const char *root)
+{
+	struct stat a, b;
+	char *p;
+	bool same;
+
+	if (!st->tree)
+		return true;
+	if (!(p = malloc(strlen(root) + strlen(st->tree) + 2)))
+		return false;
+	sprintf(p, "%s/%s", root, st->tree);
+	same = stat(p, &a) == 0 && fstat(topfd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+	free(p);
+	return same;
+}
+
+kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool verify,
+				struct kiln_srv_table **out, struct kiln_error *err)
+{
+	struct kiln_srv_table *t = calloc(1, sizeof(*t));
+	struct kiln_state st = { 0 };
+	struct stat sb;
+	kiln_status rc;
+	int mfd = -1;
+	char *text = NULL;
+
+	*out = NULL;
+	if (!t)
+		return KILN_ERR_NOMEM;
+	atomic_init(&t->refs, 1);
+	t->verify = verify;
+	if (verify && kiln_hash_init() != KILN_OK) {
+		free(t);
+		return KILN_ERR_NOMEM;
+	}
+	if ((t->topfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		set_err(err, KILN_ERR_IO, errno, "cannot open the directory");
+		rc = KILN_ERR_IO;
+		goto fail;
+	}
+	/* the manifest, read through the descriptor it is checked by */
+	mfd = kiln_beneath_openat(t->topfd, MANIFEST_NAME, O_RDONLY);
+	if (mfd < 0 || fstat(mfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		set_err(err, KILN_ERR_IO, mfd < 0 ? errno : EINVAL,
+			"has no kiln-manifest.json to serve from (run kiln on it first)");
+		rc = KILN_ERR_IO;
+		goto fail;
+	}
+	t->m_dev = (uint64_t)sb.st_dev;
+	t->m_ino = (uint64_t)sb.st_ino;
+	t->m_size = (uint64_t)sb.st_size;
+	t->m_mtime = sb.st_mtim;
+	if (!(text = malloc((size_t)sb.st_size + 1))) {
+		rc = KILN_ERR_NOMEM;
+		goto fail;
+	}
+	if (kiln_pread_full(mfd, (uint8_t *)text, (size_t)sb.st_size, 0) != (ssize_t)sb.st_size) {
+		set_err(err, KILN_ERR_IO, errno ? errno : EIO, "cannot read kiln-manifest.json");
+		rc = KILN_ERR_IO;
+		goto fail;
+	}
+	rc = kiln_state_parse(text, (size_t)sb.st_size, &st);
+	if (rc == KILN_ERR_INVALID) {
+		set_err(err, rc, 0, "kiln-manifest.json is not a manifest this kiln reads");
+		goto fail;
+	}
+	if (rc != KILN_OK)
+		goto fail;
+	if (!owns_tree(&st, t->topfd, root)) {
+		set_err(err, KILN_ERR_INVALID, 0,
+			"kiln-manifest.json is another tree's record (its \"tree\" names another directory)");
+		rc = KILN_ERR_INVALID;
+		goto fail;
+	}
+	if (st.n && !(t->v = calloc(st.n, sizeof(*t->v)))) {
+		rc = KILN_ERR_NOMEM;
+		goto fail;
+	}
+	/* st.v is sorted by rel, bytewise: so is the table */
+	for (size_t i = 0; i < st.n; i++) {
+		if (!st.v[i].in_manifest)
+			continue;
+		int got = asset_of(t, &st.v[i], url_prefix, &t->v[t->n]);
+		if (got <= 0) {
+			asset_free(t, &t->v[t->n]);
+			memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+			if (got == 0)
+				continue;
+			rc = KILN_ERR_NOMEM;
+			goto fail;
+		}
+		t->n++;
+	}
+	kiln_state_free(&st);
+	free(text);
+	close(mfd);
+	*out = t;
+	return KILN_OK;
+fail:
+	kiln_state_free(&st);
+	free(text);
+	if (mfd >= 0)
+		close(mfd);
+	table_free(t);
+	return rc;
+}
+
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root)
+{
+	struct stat sb;
+	char *p = malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
+	bool changed;
+
+	if (!p)
+		return false;
+	sprintf(p, "%s/%s", root, MANIFEST_NAME);
+	changed = stat(p, &sb) == 0 &&
+		  ((uint64_t)sb.st_dev != t->m_dev || (uint64_t)sb.st_ino != t->m_ino ||
+		   (uint64_t)sb.st_size != t->m_size || sb.st_mtim.tv_sec != t->m_mtime.tv_sec ||
+		   sb.st_mtim.tv_nsec != t->m_mtime.tv_nsec);
+	free(p);
+	return changed;
+}
+
+void kiln_srv_table_ref(struct kiln_srv_table *t)
+{
+	atomic_fetch_add(&t->refs, 1);
+}
+
+void kiln_srv_table_unref(struct kiln_srv_table *t)
+{
+	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+		table_free(t);
+}
+
+const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const char *key,
+					   size_t len)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *r = t->v[mid].rel;
+		size_t rl = strlen(r);
+		int c = memcmp(r, key, rl < len ? rl : len);
+
+		if (c == 0)
+			c = rl < len ? -1 : rl > len ? 1 : 0;
+		if (c == 0)
+			return &t->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}

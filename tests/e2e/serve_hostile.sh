@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# serve_hostile.sh - kiln serve against hostile and malformed requests
+# (serve_hostile.py: traversal in every spelling, %00, overlong lines,
+# header floods, pipelining, absurd Range sets, slow senders, junk, and a
+# seeded mutation fuzzer), with a secret planted outside the tree and
+# reachable through links that replace assets after kiln ran: nothing
+# outside the tree is ever sent, and the server goes on serving the rest
+# right (serve_check.py on a sample, after).
+. "$(dirname "$0")/lib.sh"
+E2E=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+trap kiln_serve_stop EXIT
+SECRET=kiln-secret-$RANDOM$RANDOM
+
+bash "$E2E/serve_tree.sh" "$T/site" || fail "serve_tree.sh"
+"$KILN" -q --brotli --zstd "$T/site"
+check "kiln --brotli --zstd on the serving tree" [ $? -eq 0 ]
+# the secret beside the tree, and links to it where assets were
+echo "$SECRET" >"$T/secret.txt"
+mkdir -p "$T/evil-docs" && for f in "$T/site/docs/"*; do echo "$SECRET" >"$T/evil-docs/${f##*/}"; done
+mv "$T/site/docs" "$T/docs-real" && ln -s "$T/evil-docs" "$T/site/docs"
+mv "$T/site/noise.js" "$T/noise-real.js" && ln -s ../secret.txt "$T/site/noise.js"
+ln -s ../secret.txt "$T/site/link-out.txt"
+ln -s "$T" "$T/site/link-dir"
+if kiln_serve_start "$T/site" --timeout 3; then
+	check "serve_hostile.py: nothing outside the tree, still serving" \
+		$PY "$E2E/serve_hostile.py" --port "$PORT" --tree "$T/site" --secret "$SECRET" --fuzz 1000
+	check "the server is still running" kill -0 "$SERVE_PID"
+	check "the access log has the requests, and no 200 for the links' names" \
+		eval "grep -q 'uri=\"/noise.js\" status=404' '$LOG' && ! grep -q 'uri=\"/\(noise\.js\|link-out\.txt\|docs/[^\"]*\)\" status=200' '$LOG'"
+	rm "$T/site/docs" "$T/site/noise.js" && mv "$T/docs-real" "$T/site/docs" && mv "$T/noise-real.js" "$T/site/noise.js"
+	# siblings not on disk at load are left out until the next load
+	kill -HUP "$SERVE_PID"
+	for _ in $(seq 40); do grep -q '^kiln: reloaded' "$SERVE_ERR" && break; sleep 0.1; done
+	check "SIGHUP: reloaded with the links undone" grep -q '^kiln: reloaded' "$SERVE_ERR"
+	check "serve_check on a sample after it (the links undone)" \
+		$PY "$E2E/serve_check.py" --base "http://127.0.0.1:$PORT/" --tree "$T/site" --sample 4
+	kiln_serve_stop
+	check "SIGTERM after it all: exit 0 ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
+else
+	fail "kiln serve starts"
+fi
+finish

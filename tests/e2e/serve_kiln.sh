@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# serve_kiln.sh - `kiln serve DIR`, started here on 127.0.0.1, held to the
+# checks the nginx, Caddy and Apache snippets are held to: on the serving
+# tree (serve_tree.sh), serve_check.py asks every asset with every
+# Accept-Encoding case (body decoded and compared with the source,
+# Content-Encoding the smallest accepted sibling, Content-Type, Vary,
+# Cache-Control, HEAD, Range, 304s per coding, siblings and kiln's own files
+# by their own URLs never sent) and browser.py loads the page in headless
+# Chromium twice and reads the access log.  Then what only a server that
+# reads the manifest can promise: it refuses to start without this tree's
+# manifest; a sibling gone or changed since the manifest is not sent (the
+# next one is); a source of another size answers 503, never wrong bytes; a
+# link to outside the tree is never followed; a new manifest is picked up
+# by the poll and by SIGHUP, and a broken one leaves the last serving;
+# SIGTERM exits 0.
+. "$(dirname "$0")/lib.sh"
+E2E=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+trap kiln_serve_stop EXIT
+
+sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
+	local name=$1; shift
+	$PY "$E2E/serve_check.py" "$@" >"$T/$name.out" 2>&1 || { grep -m 30 FAIL "$T/$name.out" >&2; tail -n 1 "$T/$name.out" >&2; return 1; }
+}
+# get PATH [CURL ARGS...]: GET into $T/body, headers $T/h, status on stdout
+get() { local p=$1; shift; curl -s -o "$T/body" -D "$T/h" -w '%{http_code}' "$@" "http://127.0.0.1:$PORT$p"; }
+header() { tr -d '\r' <"$T/h" | awk -v n="$1" -F': ' 'tolower($1) == n {print $2}'; }
+
+# ---- 0. docs/serving.md's commands as they stand, on the example site
+# (the port made a free one), and the startup line the page shows.
+SRC=$(cd "$E2E/../.." && pwd)
+mkdir -p "$T/doc" && cp -R "$FIXTURES/site" "$T/doc/dist"
+/usr/bin/python3 "$SRC/tests/docs/commands.py" "$SRC" commands 'docs/serving.md#kiln-serve' >"$T/doc.block"
+mapfile -d '' -t doc_cmds <"$T/doc.block"
+check "docs/serving.md#kiln-serve: two commands, kiln and kiln serve" \
+	eval "[ ${#doc_cmds[@]} = 2 ] && [[ '${doc_cmds[1]:-}' == 'kiln serve '* ]]"
+if [ ${#doc_cmds[@]} = 2 ]; then
+	ln -sf "$KILN" "$T/doc/kiln"
+	(cd "$T/doc" && PATH="$T/doc:$PATH" bash -e -c "${doc_cmds[0]}") 2>"$T/doc.kiln"
+	check "... the first: exit 0, a manifest" eval "[ $? = 0 ] && [ -s '$T/doc/dist/kiln-manifest.json' ]"
+	DOCPORT=$((20000 + RANDOM % 20000))
+	(cd "$T/doc" && PATH="$T/doc:$PATH" exec bash -c "exec ${doc_cmds[1]//8080/$DOCPORT}") 2>"$T/doc.err" &
+	doc_pid=$!
+	for _ in $(seq 50); do grep -q '^kiln: serving' "$T/doc.err" && break; sleep 0.1; done
+	# (the block after the commands': the second fence line of the section
+	# that is a bare ```, the first closing the commands)
+	shown=$(awk '/^## kiln serve/ { p = 1 } p && /^```$/ { if (++n == 2) { getline; print; exit } }' "$SRC/docs/serving.md")
+	check "... the second serves, with the startup line the page shows (but the port)" \
+		[ "$(sed "s/:$DOCPORT\//:8080\//" "$T/doc.err" | head -n 1)" = "$shown" ]
+	code=$(curl -s -o "$T/doc.body" -w '%{http_code}' -H 'Accept-Encoding: br' "http://127.0.0.1:$DOCPORT/")
+	check "... and sends the page as its .br ($code)" cmp -s "$T/doc.body" "$T/doc/dist/index.html.br"
+	kill "$doc_pid" 2>/dev/null
+	wait "$doc_pid"
+fi
+
+# ---- 1. The serving tree, all three codings.
+bash "$E2E/serve_tree.sh" "$T/site" || fail "serve_tree.sh"
+"$KILN" -q --brotli --zstd "$T/site"
+check "kiln --brotli --zstd on the serving tree" [ $? -eq 0 ]
+if kiln_serve_start "$T/site"; then
+	check "the startup line says where and what" \
+		grep -q "^kiln: serving .*site at http://127.0.0.1:$PORT/ (12 assets, gzip/br/zstd)" "$SERVE_ERR"
+	check "serve_check: every asset, every Accept-Encoding case" \
+		sc check1 --base "http://127.0.0.1:$PORT/" --tree "$T/site"
+	for how in -0 --http1.1; do
+		code=$(get /settings.js $how -H 'Accept-Encoding: gzip')
+		check "settings.js, gzip ($how): the .gz ($code)" cmp -s "$T/body" "$T/site/settings.js.gz"
+	done
+	code=$(get /settings.js -X POST -d x=1)
+	check "POST: 405 ($code), Allow: GET, HEAD" [ "$code" = 405 -a "$(header allow)" = "GET, HEAD" ]
+	mtime=$(date -u -r "$T/site/settings.js" '+%a, %d %b %Y %H:%M:%S GMT')
+	code=$(get /settings.js -H "If-Modified-Since: $mtime")
+	check "If-Modified-Since the source's mtime: 304 ($code)" [ "$code" = 304 ]
+	code=$(get /settings.js -H "If-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT")
+	check "If-Modified-Since before it: 200 ($code)" [ "$code" = 200 ]
+	check "Last-Modified is the source's mtime" [ "$(header last-modified)" = "$mtime" ]
+	size=$(stat -c %s "$T/site/settings.js")
+	code=$(get /settings.js -H "Range: bytes=$size-")
+	check "a Range past the end: 416 ($code), Content-Range bytes */$size" \
+		[ "$code" = 416 -a "$(header content-range)" = "bytes */$size" ]
+	code=$(get /settings.js -H "Range: bytes=-5")
+	check "a suffix Range: 206 ($code) and the last 5 bytes" \
+		eval "[ $code = 206 ] && tail -c 5 '$T/site/settings.js' | cmp -s - '$T/body'"
+	code=$(get /settings.js -H "Range: bytes=0-1,4-5")
+	check "two ranges: the whole file, 200 ($code)" \
+		eval "[ $code = 200 ] && cmp -s '$T/site/settings.js' '$T/body'"
+	code=$(get /settings.js -H 'Accept-Encoding: gzip' -H "Range: bytes=0-9")
+	check "a Range on the gzip representation counts its bytes ($code)" \
+		eval "[ $code = 206 ] && head -c 10 '$T/site/settings.js.gz' | cmp -s - '$T/body'"
+	code=$(get /settings.js -H "Range: bytes=0-9" -H 'If-Range: "no-such-etag"')
+	check "If-Range with another ETag: the whole file, 200 ($code)" [ "$code" = 200 ]
+	if [ -x /usr/bin/chromium ]; then
+		check "Chromium: the page ran, each script and stylesheet in the smallest coding, 304s and cache hits on the second visit" \
+			$PY "$E2E/browser.py" --url "http://127.0.0.1:$PORT/" --tree "$T/site" --log "$LOG" \
+			--log-format kiln --out "$T/browser.json"
+	else
+		fail "chromium is missing (install chromium)"
+	fi
+	kiln_serve_stop
+	check "SIGTERM: exit 0 ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
+else
+	fail "kiln serve starts on the serving tree"
+fi
+
+# ---- 2. Refusals: no manifest, not a manifest, another tree's manifest.
+mkdir -p "$T/bare" && echo hi >"$T/bare/a.txt"
+"$KILN" serve --listen 127.0.0.1:0 "$T/bare" 2>"$T/err"
+st=$?
+check "no manifest: exit 1 ($st)" [ $st = 1 ]
+check "... kiln: DIR: has no kiln-manifest.json" grep -q "^kiln: $T/bare: has no kiln-manifest.json" "$T/err"
+echo '{"not": "a manifest"}' >"$T/bare/kiln-manifest.json"
+"$KILN" serve --listen 127.0.0.1:0 "$T/bare" 2>"$T/err"
+check "not a manifest: exit 1, said so" eval "[ $? = 1 ] && grep -q 'is not a manifest' '$T/err'"
+bash "$E2E/serve_tree.sh" "$T/other" && mkdir -p "$T/away" && "$KILN" -q --manifest "$T/away/kiln-manifest.json" "$T/other"
+mkdir -p "$T/copy" && cp -a "$T/other/." "$T/copy/" && cp "$T/away/kiln-manifest.json" "$T/copy/kiln-manifest.json"
+check "(the manifest kept away names its tree)" grep -q '"tree"' "$T/copy/kiln-manifest.json"
+"$KILN" serve --listen 127.0.0.1:0 "$T/copy" 2>"$T/err"
+check "another tree's manifest: exit 1, said so" eval "[ $? = 1 ] && grep -q \"another tree's record\" '$T/err'"
+"$KILN" serve --listen 256.1.1.1:80 "$T/site" 2>"$T/err"
+check "a bad --listen address: exit 1" [ $? = 1 ]
+"$KILN" serve --listen nonsense "$T/site" 2>/dev/null
+check "a malformed --listen: usage error (2)" [ $? = 2 ]
+"$KILN" serve --help >"$T/help"
+check "serve --help: exit 0, the usage on stdout" eval "[ $? = 0 ] && grep -q '^usage: kiln serve' '$T/help'"
+"$KILN" serve 2>/dev/null
+check "serve without DIR: usage error ($?)" [ $? = 2 ]
+"$KILN" serve "$T/site" "$T/other" 2>/dev/null
+check "serve with two DIRs: usage error ($?)" [ $? = 2 ]
+"$KILN" -q serve "$T/site" 2>"$T/err"
+check "options before the word serve: usage error, said so" eval "[ $? = 2 ] && grep -q 'after the word serve' '$T/err'"
+
+# ---- 3. The tree changed under the server, the manifest not (yet).
+cp -a "$T/site" "$T/live"
+echo 'outside the tree' >"$T/outside.txt"
+if kiln_serve_start "$T/live"; then
+	rm "$T/live/settings.js.br"
+	code=$(get /settings.js -H 'Accept-Encoding: gzip, br, zstd')
+	check "a sibling gone: 200 ($code) with the next smallest one, the .gz" cmp -s "$T/body" "$T/live/settings.js.gz"
+	printf 'x' >>"$T/live/settings.js.gz"
+	code=$(get /settings.js -H 'Accept-Encoding: gzip, br')
+	check "a sibling of another size: not sent; the source ($code)" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/live/settings.js' && [ -z \"\$(header content-encoding)\" ]"
+	printf '/* more */' >>"$T/live/data.json"
+	code=$(get /data.json)
+	check "a source of another size than the manifest's: 503 ($code), not its bytes" [ "$code" = 503 ]
+	ln -sf "$T/outside.txt" "$T/live/small.txt"
+	code=$(get /small.txt)
+	check "a source replaced by a link to outside: 404 ($code)" [ "$code" = 404 ]
+	check "... nothing of the outside file sent" not grep -q 'outside the tree' "$T/body"
+	mv "$T/live/assets" "$T/assets-moved" && ln -s "$T/assets-moved" "$T/live/assets"
+	code=$(get /assets/app.3f9a2c7b.js)
+	check "a directory replaced by a link: 404 ($code)" [ "$code" = 404 ]
+	rm "$T/live/assets" && mv "$T/assets-moved" "$T/live/assets"
+
+	# ---- 4. Deploys: a new manifest is picked up (poll, 1 s), a broken one
+	# is not and the last one goes on serving.
+	rm -f "$T/live/small.txt"
+	mkdir "$T/live/guide" && printf '<!doctype html><title>guide</title>%s\n' $(seq 200) >"$T/live/guide/index.html"
+	"$KILN" -q --brotli --zstd "$T/live"
+	for _ in $(seq 40); do grep -q '^kiln: reloaded' "$SERVE_ERR" && break; sleep 0.1; done
+	check "a new manifest: reloaded by the poll" grep -q '^kiln: reloaded' "$SERVE_ERR"
+	code=$(get /data.json -H 'Accept-Encoding: gzip')
+	check "... and the changed source served again, its new .gz ($code)" \
+		eval "[ $code = 200 ] && gzip -dc '$T/body' | cmp -s - '$T/live/data.json'"
+	code=$(get /guide)
+	check "a directory without its '/': 301 ($code) to /guide/" [ "$code" = 301 -a "$(header location)" = /guide/ ]
+	code=$(get /guide/ -H 'Accept-Encoding: br')
+	check "... and /guide/ is its index.html ($code)" \
+		eval "[ $code = 200 ] && brotli -dc <'$T/body' | cmp -s - '$T/live/guide/index.html'"
+	cp "$T/live/kiln-manifest.json" "$T/good-manifest.json"
+	printf '{ broken' >"$T/live/kiln-manifest.json.new" && mv "$T/live/kiln-manifest.json.new" "$T/live/kiln-manifest.json"
+	for _ in $(seq 40); do grep -q 'goes on serving' "$SERVE_ERR" && break; sleep 0.1; done
+	check "a broken manifest: told once" [ "$(grep -c 'goes on serving' "$SERVE_ERR")" = 1 ]
+	code=$(get /data.json -H 'Accept-Encoding: gzip')
+	check "... and the last one goes on serving ($code)" \
+		eval "[ $code = 200 ] && gzip -dc '$T/body' | cmp -s - '$T/live/data.json'"
+	cp "$T/good-manifest.json" "$T/live/kiln-manifest.json"
+	kill -HUP "$SERVE_PID"
+	for _ in $(seq 40); do [ "$(grep -c '^kiln: reloaded' "$SERVE_ERR")" -ge 2 ] && break; sleep 0.1; done
+	check "SIGHUP: reloaded" [ "$(grep -c '^kiln: reloaded' "$SERVE_ERR")" -ge 2 ]
+	kiln_serve_stop
+fi
+
+# ---- 4b. Deploys under load: a link flipped between two releases, SIGHUP
+# each time, while threads ask every asset: no failed request, no body
+# that is not the representation its ETag names, every body a release's.
+cp -a "$T/site" "$T/rel-a" && cp -a "$T/site" "$T/rel-b"
+for f in settings.js data.json index.html assets/app.3f9a2c7b.js; do
+	printf '\n/* release b */\n' >>"$T/rel-b/$f"
+done
+"$KILN" -q --brotli --zstd "$T/rel-a" && "$KILN" -q --brotli --zstd "$T/rel-b"
+ln -sfn "$T/rel-a" "$T/current"
+if kiln_serve_start "$T/current" --poll 0 --threads 4; then
+	check "serve_deploy.py: 5 flips a second under 8 threads, every response whole and a release's" \
+		$PY "$E2E/serve_deploy.py" --port "$PORT" --link "$T/current" --a "$T/rel-a" --b "$T/rel-b" \
+		--pid "$SERVE_PID" --seconds 3
+	kiln_serve_stop
+	check "... and it exits 0 on SIGTERM after ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
+fi
+
+# ---- 5. --no-cache-control: none at all.
+if kiln_serve_start "$T/site" --no-cache-control; then
+	check "--no-cache-control: serve_check, no Cache-Control" \
+		sc check5 --base "http://127.0.0.1:$PORT/" --tree "$T/site" --no-cache-control --sample 6
+	kiln_serve_stop
+fi
+
+# ---- 5a. --verify: a sibling and a source with their recorded sizes but
+# other bytes are never sent (without it, only the sizes are checked).
+cp -a "$T/site" "$T/ver"
+printf 'X' | dd of="$T/ver/settings.js.br" bs=1 seek=10 conv=notrunc 2>/dev/null
+printf 'X' | dd of="$T/ver/small.txt" bs=1 seek=3 conv=notrunc 2>/dev/null
+if kiln_serve_start "$T/ver" --verify; then
+	check "--verify: the startup line counts the two files" grep -q '; 2 recorded files not on disk as recorded, not served' "$SERVE_ERR"
+	code=$(get /settings.js -H 'Accept-Encoding: gzip, br')
+	check "--verify: a sibling with other bytes is not sent; the .gz ($code)" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/ver/settings.js.gz'"
+	code=$(get /small.txt)
+	check "--verify: a source with other bytes: 404 ($code)" [ "$code" = 404 ]
+	kiln_serve_stop
+fi
+
+# ---- 5b. --url-prefix /static/: the tree there, nothing elsewhere.
+bash "$E2E/serve_tree.sh" "$T/pre" && "$KILN" -q --brotli --zstd --url-prefix /static/ "$T/pre"
+if kiln_serve_start "$T/pre" --url-prefix /static/; then
+	check "--url-prefix /static/: serve_check under it" \
+		sc check5b --base "http://127.0.0.1:$PORT/static/" --tree "$T/pre" --sample 6
+	code=$(get /index.html)
+	check "... a path outside the prefix: 404 ($code)" [ "$code" = 404 ]
+	code=$(get /static)
+	check "... the prefix without its '/': 301 to it ($code)" [ "$code" = 301 -a "$(header location)" = /static/ ]
+	kiln_serve_stop
+fi
+"$KILN" serve --url-prefix static "$T/pre" 2>/dev/null
+check "--url-prefix without its '/'s: a usage error ($?)" [ $? = 2 ]
+
+# ---- 6. SIGTERM lets a response in flight finish: 2 MB sent at 1 MB/s,
+# the signal after half a second; the body whole, the exit 0.
+mkdir -p "$T/big" && head -c 2000000 /dev/urandom >"$T/big/big.bin" && cp "$T/site/index.html" "$T/big/"
+"$KILN" -q "$T/big"
+if kiln_serve_start "$T/big"; then
+	curl -s --limit-rate 1M -o "$T/big.got" "http://127.0.0.1:$PORT/big.bin" &
+	cpid=$!
+	sleep 0.5
+	kiln_serve_stop
+	wait "$cpid"
+	check "SIGTERM during a 2 s response: curl got it all ($?), the server exited 0 ($SERVE_STATUS)" \
+		eval "[ '$SERVE_STATUS' = 0 ] && cmp -s '$T/big.got' '$T/big/big.bin'"
+fi
+finish

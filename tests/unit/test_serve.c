@@ -1,0 +1,308 @@
+/*
+ * test_serve.c - kiln serve's decisions without a socket (serve_negotiate.c)
+ * and its table (serve_table.c): URL paths to manifest keys (refusing
+ * traversal, encoded NUL and slash, empty components), Accept-Encoding as
+ * the snippets read it (RFC 9110 section 12.5.3: q=0 refuses, "*",
+ * x-gzip, malformed members ignored, the first weight of a coding listed
+ * twice), the smallest accepted sibling, If-None-Match lists, Range, and
+ * HTTP-dates against values worked out by hand; then a table loaded from a
+ * manifest written here, a sibling missing on disk left out, and another
+ * tree's manifest refused.
+ */
+#include "serve.h"
+
+#include "codec.h"
+
+#include "check.h"
+#include "scratch.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int key(const char *raw, const char *want)
+{
+	char out[64];
+	size_t len;
+	int kind = kiln_srv_url_key(raw, out, sizeof(out), &len);
+
+	if (kind && want && (strlen(want) != len || memcmp(out, want, len) != 0)) {
+		fprintf(stderr, "url %s: key '%s', want '%s'\n", raw, out, want);
+		return -1;
+	}
+	return kind;
+}
+
+static void test_url_key(void)
+{
+	CHECK(key("/", "") == 2);
+	CHECK(key("/index.html", "index.html") == 1);
+	CHECK(key("/a/b/", "a/b/") == 2);
+	CHECK(key("/read%20me.html", "read me.html") == 1);
+	CHECK(key("/caf%C3%A9.css", "caf\xc3\xa9.css") == 1);
+	CHECK(key("/a%25b", "a%b") == 1);
+	CHECK(key("/.well-known/x", ".well-known/x") == 1);
+	CHECK(key("/.a.js", ".a.js") == 1); /* a dotfile the manifest lists is an asset */
+	CHECK(key("/x%5cy", "x\\y") == 1);  /* a backslash is a name byte on POSIX */
+	/* refused */
+	CHECK(key("", NULL) == 0);
+	CHECK(key("index.html", NULL) == 0);
+	CHECK(key("*", NULL) == 0);
+	CHECK(key("/..", NULL) == 0);
+	CHECK(key("/../x", NULL) == 0);
+	CHECK(key("/a/../x", NULL) == 0);
+	CHECK(key("/a/..", NULL) == 0);
+	CHECK(key("/%2e%2e/x", NULL) == 0);
+	CHECK(key("/.%2E/x", NULL) == 0);
+	CHECK(key("/./x", NULL) == 0);
+	CHECK(key("/a/.", NULL) == 0);
+	CHECK(key("//x", NULL) == 0);
+	CHECK(key("/a//x", NULL) == 0);
+	CHECK(key("/a%2fb", NULL) == 0);
+	CHECK(key("/a%2Fb", NULL) == 0);
+	CHECK(key("/a%00b", NULL) == 0);
+	CHECK(key("/a%", NULL) == 0);
+	CHECK(key("/a%4", NULL) == 0);
+	CHECK(key("/a%zz", NULL) == 0);
+	/* too long for the buffer: refused, never cut */
+	CHECK(key("/0123456789012345678901234567890123456789012345678901234567890123456789", NULL) == 0);
+}
+
+static unsigned bit(const char *name)
+{
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (strcmp(kiln_codec((kiln_coding)c)->info.name, name) == 0)
+			return 1u << c;
+	return 0;
+}
+
+static void test_accepted(void)
+{
+	unsigned gz = bit("gzip"), br = bit("br"), zs = bit("zstd"), all = gz | br | zs;
+
+	CHECK(gz && br && zs);
+	CHECK(kiln_srv_accepted(NULL) == 0);
+	CHECK(kiln_srv_accepted("") == 0);
+	CHECK(kiln_srv_accepted("identity") == 0);
+	CHECK(kiln_srv_accepted("gzip") == gz);
+	CHECK(kiln_srv_accepted("gzip, deflate, br, zstd") == all);
+	CHECK(kiln_srv_accepted("br;q=0, gzip") == gz);
+	CHECK(kiln_srv_accepted("br ; q=0 , gzip") == gz);
+	CHECK(kiln_srv_accepted("zstd;q=0.001, gzip;q=1") == (zs | gz));
+	CHECK(kiln_srv_accepted("gzip;q=0.000") == 0);
+	CHECK(kiln_srv_accepted("gzip;Q=0") == 0);
+	CHECK(kiln_srv_accepted("*") == all);
+	CHECK(kiln_srv_accepted("*;q=0") == 0);
+	CHECK(kiln_srv_accepted("gzip;q=0, *") == (br | zs));
+	CHECK(kiln_srv_accepted("*, gzip;q=0") == (br | zs));
+	CHECK(kiln_srv_accepted("x-gzip") == gz);
+	CHECK(kiln_srv_accepted("GZIP, BR") == (gz | br));
+	CHECK(kiln_srv_accepted("zstd, br;q=0, gzip;q=0") == zs);
+	CHECK(kiln_srv_accepted("gzip, gzip;q=0") == gz);  /* the first weight counts */
+	CHECK(kiln_srv_accepted("gzip;q=0, gzip") == 0);
+	/* malformed members are ignored, not the whole header */
+	CHECK(kiln_srv_accepted("gzip;q=2, br") == br);
+	CHECK(kiln_srv_accepted("gzip;q=0.5x, br") == br);
+	CHECK(kiln_srv_accepted("gzip;q=1.0001, br") == br);
+	CHECK(kiln_srv_accepted("gzip junk, br") == br);
+	CHECK(kiln_srv_accepted("gzip;q, br") == br);
+	CHECK(kiln_srv_accepted(",,, ,gzip,,") == gz);
+	CHECK(kiln_srv_accepted("gzip;level=9;q=0.5") == gz);
+	CHECK(kiln_srv_accepted("gzip;;q=0") == 0);
+}
+
+static void test_dictionary_fields(void)
+{
+	uint8_t d[32], want[32];
+
+	CHECK(kiln_srv_lists("gzip, dcz", "dcz"));
+	CHECK(kiln_srv_lists("DCZ;q=0.5", "dcz"));
+	CHECK(!kiln_srv_lists("*", "dcz"));
+	CHECK(!kiln_srv_lists("dcz;q=0", "dcz"));
+	CHECK(!kiln_srv_lists("*, dcz; q=0.000", "dcz"));
+	CHECK(!kiln_srv_lists("dczx, xdcz", "dcz"));
+	CHECK(!kiln_srv_lists(NULL, "dcz"));
+	/* 32 bytes 0x00..0x1f, base64 by hand: AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8= */
+	for (int i = 0; i < 32; i++)
+		want[i] = (uint8_t)i;
+	CHECK(kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=:", d) &&
+	      memcmp(d, want, 32) == 0);
+	CHECK(kiln_srv_available_dictionary("  :AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=: ", d));
+	CHECK(!kiln_srv_available_dictionary("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", d));
+	CHECK(!kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8:", d));
+	CHECK(!kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh9=:", d)); /* stray bits */
+	CHECK(!kiln_srv_available_dictionary(":AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=:x", d));
+	CHECK(!kiln_srv_available_dictionary(":AAEC:", d));
+	CHECK(!kiln_srv_available_dictionary("", d));
+}
+
+static void test_choose(void)
+{
+	struct kiln_srv_asset a = { 0 };
+	unsigned gz = bit("gzip"), br = bit("br"), zs = bit("zstd");
+
+	a.nreps = 4;
+	a.rep[0] = (struct kiln_srv_rep){ .coding = -1, .size = 1000 };
+	a.rep[1] = (struct kiln_srv_rep){ .coding = 0, .size = 300 };
+	a.rep[2] = (struct kiln_srv_rep){ .coding = 1, .size = 250 };
+	a.rep[3] = (struct kiln_srv_rep){ .coding = 2, .size = 250 };
+	CHECK(kiln_srv_choose(&a, 0) == &a.rep[0]);
+	CHECK(kiln_srv_choose(&a, 1u << 0) == &a.rep[1]);
+	CHECK(kiln_srv_choose(&a, (1u << 0) | (1u << 1)) == &a.rep[2]);
+	/* a tie goes to the later coding of the table */
+	CHECK(kiln_srv_choose(&a, 7) == &a.rep[3]);
+	a.nreps = 2; /* only the first sibling exists */
+	CHECK(kiln_srv_choose(&a, 1u << 1) == &a.rep[0]);
+	(void)gz;
+	(void)br;
+	(void)zs;
+}
+
+static void test_etag(void)
+{
+	CHECK(kiln_srv_etag_listed("\"abc\"", "\"abc\""));
+	CHECK(kiln_srv_etag_listed("W/\"abc\"", "\"abc\""));
+	CHECK(kiln_srv_etag_listed("\"x\", \"abc\"", "\"abc\""));
+	CHECK(kiln_srv_etag_listed("*", "\"abc\""));
+	CHECK(!kiln_srv_etag_listed("\"abcd\"", "\"abc\""));
+	CHECK(!kiln_srv_etag_listed("\"ab\"", "\"abc\""));
+	CHECK(!kiln_srv_etag_listed("abc", "\"abc\""));
+	CHECK(!kiln_srv_etag_listed("\"abc", "\"abc\""));
+	CHECK(!kiln_srv_etag_listed("", "\"abc\""));
+}
+
+static void test_range(void)
+{
+	uint64_t f = 99, l = 99;
+
+	CHECK(kiln_srv_range(NULL, 100, &f, &l) == 0);
+	CHECK(kiln_srv_range("bytes=0-9", 100, &f, &l) == 1 && f == 0 && l == 9);
+	CHECK(kiln_srv_range("BYTES=10-", 100, &f, &l) == 1 && f == 10 && l == 99);
+	CHECK(kiln_srv_range("bytes=-5", 100, &f, &l) == 1 && f == 95 && l == 99);
+	CHECK(kiln_srv_range("bytes=-500", 100, &f, &l) == 1 && f == 0 && l == 99);
+	CHECK(kiln_srv_range("bytes=90-500", 100, &f, &l) == 1 && f == 90 && l == 99);
+	CHECK(kiln_srv_range("bytes=100-", 100, &f, &l) == -1);
+	CHECK(kiln_srv_range("bytes=-0", 100, &f, &l) == -1);
+	CHECK(kiln_srv_range("bytes=0-0", 0, &f, &l) == -1);
+	CHECK(kiln_srv_range("bytes=5-1", 100, &f, &l) == 0);
+	CHECK(kiln_srv_range("bytes=0-1,3-4", 100, &f, &l) == 0);
+	CHECK(kiln_srv_range("bytes=-", 100, &f, &l) == 0);
+	CHECK(kiln_srv_range("bytes=a-b", 100, &f, &l) == 0);
+	CHECK(kiln_srv_range("pages=0-1", 100, &f, &l) == 0);
+	CHECK(kiln_srv_range("bytes=99999999999999999999999-", 100, &f, &l) == 0);
+}
+
+static void test_dates(void)
+{
+	char out[30];
+
+	/* RFC 9110's example: 784111777 */
+	CHECK(kiln_srv_parse_date("Sun, 06 Nov 1994 08:49:37 GMT") == 784111777);
+	kiln_srv_format_date(784111777, out);
+	CHECK(strcmp(out, "Sun, 06 Nov 1994 08:49:37 GMT") == 0);
+	kiln_srv_format_date(0, out);
+	CHECK(strcmp(out, "Thu, 01 Jan 1970 00:00:00 GMT") == 0);
+	/* 2000-03-01: after a leap day of a century divisible by 400 */
+	CHECK(kiln_srv_parse_date("Wed, 01 Mar 2000 00:00:00 GMT") == 951868800);
+	kiln_srv_format_date(951868800, out);
+	CHECK(strcmp(out, "Wed, 01 Mar 2000 00:00:00 GMT") == 0);
+	CHECK(kiln_srv_parse_date("Sunday, 06-Nov-94 08:49:37 GMT") == -1);
+	CHECK(kiln_srv_parse_date("Sun, 06 Nov 1994 08:49:37 UTC") == -1);
+	CHECK(kiln_srv_parse_date("Sun, 06 Xyz 1994 08:49:37 GMT") == -1);
+	CHECK(kiln_srv_parse_date("") == -1);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+#define H "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define B48 "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFh"
+
+static void test_table(void)
+{
+	char dir[] = "/tmp/kiln-test-serve.XXXXXX";
+	char m[4096];
+	struct kiln_srv_table *t = NULL;
+	struct kiln_error err = { 0 };
+	const struct kiln_srv_asset *a;
+	const char *gz = kiln_codec(0)->info.name, *gzs = kiln_codec(0)->info.suffix;
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	put(dir, "a.js", "0123456789");
+	put(dir, "b.css", "abcdef");
+	/* a.js has a sibling of 4 bytes on disk; b.css's is recorded, absent */
+	{
+		char sib[64];
+		snprintf(sib, sizeof(sib), "a.js%s", gzs);
+		put(dir, sib, "GZGZ");
+	}
+	snprintf(m, sizeof(m),
+		 "{\"kiln_manifest\": 3, \"generator\": {\"name\": \"kiln\"}, \"settings\": {},"
+		 " \"files\": {"
+		 "  \"a.js\": {\"size\": 10, \"sha256\": \"%s\", \"integrity\": \"sha384-%s\","
+		 "   \"immutable\": \"glob\", \"encodings\": {\"%s\": {\"path\": \"a.js%s\", \"size\": 4,"
+		 "   \"sha256\": \"%s\", \"encoder\": \"x\"}}},"
+		 "  \"b.css\": {\"size\": 6, \"sha256\": \"%s\", \"integrity\": \"sha384-%s\","
+		 "   \"encodings\": {\"%s\": {\"path\": \"b.css%s\", \"size\": 3, \"sha256\": \"%s\","
+		 "   \"encoder\": \"x\"}}}}}",
+		 H, B48, gz, gzs, H, H, B48, gz, gzs, H);
+	put(dir, "kiln-manifest.json", m);
+	CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_OK);
+	if (t) {
+		CHECK(t->n == 2);
+		CHECK(t->nsiblings == 1 && t->missing == 1);
+		a = kiln_srv_find(t, "a.js", 4);
+		CHECK(a && a->nreps == 2 && a->immutable && a->rep[1].size == 4);
+		CHECK(a && strcmp(a->rep[0].etag, "\"0123456789abcdef0123\"") == 0);
+		CHECK(a && strcmp(a->type, "application/javascript") == 0);
+		a = kiln_srv_find(t, "b.css", 5);
+		CHECK(a && a->nreps == 1 && !a->immutable);
+		CHECK(kiln_srv_find(t, "a.j", 3) == NULL);
+		CHECK(kiln_srv_find(t, "a.jsx", 5) == NULL);
+		CHECK(!kiln_srv_table_stale(t, dir));
+		kiln_srv_table_unref(t);
+	}
+	/* another tree's record */
+	{
+		char *p = strstr(m, "\"settings\"");
+		char m2[4200];
+		snprintf(m2, sizeof(m2), "%.*s\"tree\": \"../elsewhere\", %s", (int)(p - m), m, p);
+		put(dir, "kiln-manifest.json", m2);
+		t = NULL;
+		CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_ERR_INVALID && !t);
+	}
+	put(dir, "kiln-manifest.json", "{ not json");
+	CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_ERR_INVALID);
+	if (!check_failures)
+		scratch_remove(dir);
+}
+
+int main(void)
+{
+	test_url_key();
+	test_accepted();
+	test_choose();
+	test_dictionary_fields();
+	test_etag();
+	test_range();
+	test_dates();
+	test_table();
+	return check_exit("test_serve");
+}
