@@ -79,11 +79,12 @@ step "ThreadSanitizer"
 cmake -S . -B build-tsan -DKILN_WERROR=ON -DKILN_SANITIZE=thread -DKILN_SEQUENCE_SECONDS="$seq_seconds"
 cmake --build build-tsan -j "$jobs"
 # The suites where threads meet: the unit tests (the pool, the ledger, the
-# cache) and the end-to-end suites that encode many files at once, change
-# them under a run, stop it, or shard it; not the ones that check messages,
+# cache), the end-to-end suites that encode many files at once, change
+# them under a run, stop it, or shard it, and kiln serve's threads under
+# hostile clients; not the ones that check messages,
 # options and names, whose threads do what the others' do.
 SIGNAL_ROUNDS=$rounds ctest --test-dir build-tsan -j "$jobs" --output-on-failure \
-	-R '^(unit_.*|e2e_(site|incremental|signals|stream|archive|codings|consistency|everyday|shard|sequence))$'
+	-R '^(unit_.*|e2e_(site|incremental|signals|stream|archive|codings|consistency|everyday|shard|sequence|serve_hostile))$'
 
 step "libFuzzer, ${fuzz_seconds} s per target"
 CC=clang cmake -S . -B build-fuzz -DKILN_SANITIZE=fuzz -DKILN_FUZZ_SECONDS="$fuzz_seconds"
