@@ -380,7 +380,19 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 	c.is_dir = stat(input, &st) == 0 && S_ISDIR(st.st_mode);
 	if (c.is_dir && output_inside(input, output)) {
 		kiln_arc_report(&c, "", KILN_ERR_INVALID, 0,
-				"the output is inside the input directory");
+				"the output is inside the input directory (give -o a path outside it)");
+		return KILN_ERR_INVALID;
+	}
+	/* what the write at the end would refuse, said before the work: a
+	 * link or a directory at OUT is never replaced (tempfile.c) */
+	if (!run->opt.dry_run && lstat(output, &st) == 0 && !S_ISREG(st.st_mode)) {
+		kiln_arc_report_output(&c, KILN_ERR_INVALID, 0,
+				       S_ISLNK(st.st_mode)  ? "is a symbolic link, not replaced (give -o "
+							      "the path it leads to, or a new one)"
+				       : S_ISDIR(st.st_mode) ? "is a directory, not replaced (give -o a "
+							      "file's path)"
+							    : "is not a regular file, not replaced (give "
+							      "-o a new path)");
 		return KILN_ERR_INVALID;
 	}
 	if (!(c.buf = malloc(BLOCK_SIZE)))

@@ -105,7 +105,7 @@ check "directory in: mtimes kept" mtimes_eq "$T/x-dir/dist" "$SRC"
 check "directory in: siblings decode" siblings_ok "$T/x-dir/dist"
 "$KILN" -q "$SRC" -o "$SRC/inside.tar" 2>"$T/inside.err"
 check "output inside the input directory: exit 1" [ $? -eq 1 ]
-check "output inside the input directory: said so" grep -qF "kiln: $SRC: the output is inside the input directory" "$T/inside.err"
+check "output inside the input directory: said so" grep -qF "kiln: $SRC: the output is inside the input directory (give -o a path outside it)" "$T/inside.err"
 check "output inside the input directory: nothing written" [ "$(state "$SRC")" = "$before" ]
 
 # ---- determinism: two runs at different seconds, every output format
@@ -313,6 +313,15 @@ ln -s "$T/victim/file" "$T/h/out/link.tar"
 check "output is a symbolic link: exit 1" [ $? -eq 1 ]
 check "output is a symbolic link: said so" grep -qF "kiln: $T/h/out/link.tar: cannot write the archive: is a symbolic link, not replaced" "$T/h/err"
 check "output is a symbolic link: not followed" [ "$(tree_digest "$T/victim")" = "$victim_before" ]
+# said before any work: nothing read, nothing encoded (no summary of assets)
+check "output is a symbolic link: refused before the run" not grep -q 'compressed' "$T/h/err"
+check "output is a symbolic link: says what to give" grep -qF "(give -o the path it leads to, or a new one)" "$T/h/err"
+mkdir -p "$T/h/out/adir.tar"
+"$KILN" -v "$T/h/fine.tar" -o "$T/h/out/adir.tar" 2>"$T/h/err"
+check "output is a directory: exit 1" [ $? -eq 1 ]
+check "output is a directory: said before the run" grep -qF "kiln: $T/h/out/adir.tar: cannot write the archive: is a directory, not replaced (give -o a file's path)" "$T/h/err"
+check "output is a directory: nothing encoded" not grep -q 'compressed' "$T/h/err"
+rmdir "$T/h/out/adir.tar"
 check "no leftovers after all that" no_leftovers "$T/h/out"
 
 # ---- the cache, and a previous output as input
