@@ -195,9 +195,21 @@ def random_tree(top, n, seed):
         put(top, rel)
 
 
+def age(top, seconds=60):
+    """Every file under TOP modified SECONDS ago: Apache gives a file
+    modified within the second before a request a weak ETag (its strong one
+    could change within that second), so a fresh tree's 200 and 304 could
+    carry different ETags.  kiln gives the siblings their source's mtime."""
+    then = time.time() - seconds
+    for d, _, files in os.walk(os.fsencode(top)):
+        for f in files:
+            os.utime(os.path.join(d, f), (then, then), follow_symlinks=False)
+
+
 def run_kiln(kiln, top):
     """kiln on TOP; returns its warnings as {server: set of rel paths} and
     the exit status."""
+    age(top)
     p = subprocess.run([kiln, "--brotli", "--zstd", "--server", "nginx,caddy,apache",
                         "--json", top], capture_output=True)
     left = {}
