@@ -263,9 +263,9 @@ static bool add_dicts(json_t *e, const struct kiln_record *r, const char *key)
 	return ok;
 }
 
-static json_t *entry(const struct kiln_record *r,
-		     const char *key, bool encoded)
+static json_t *entry(const struct kiln_manifest_item *it, const char *key, bool encoded)
 {
+	const struct kiln_record *r = it->r;
 	json_t *e = json_object(), *encs = json_object(), *nogain = json_object();
 	char sri[80];
 	bool ok = e && encs && nogain;
@@ -278,10 +278,10 @@ static json_t *entry(const struct kiln_record *r,
 	/* served with a year of freshness (docs/cache-control.md,
 	 * "Cache-Control"): why,
 	 * and the fingerprint a dictionary's family replaces with '*' */
-	if (ok && r->fp.why != KILN_WHY_NONE)
-		ok = put_str(e, "immutable", kiln_why_name(r->fp.why));
-	if (ok && r->fp.len) {
-		char *tok = strndup(r->rel + r->fp.start, r->fp.len);
+	if (ok && it->fp.why != KILN_WHY_NONE)
+		ok = put_str(e, "immutable", kiln_why_name(it->fp.why));
+	if (ok && it->fp.len) {
+		char *tok = strndup(r->rel + it->fp.start, it->fp.len);
 		ok = tok && put_str(e, "fingerprint", tok);
 		free(tok);
 	}
@@ -406,9 +406,9 @@ static int keyed_cmp(const void *a, const void *b)
 
 #define DUMP_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6))
 
-/* Append the "files" object of the N records RECS, as jansson would print
+/* Append the "files" object of the N assets ITEMS, as jansson would print
  * it as the value of a top-level key, one entry's JSON at a time. */
-static bool add_files(struct text *t, const struct kiln_record *recs, size_t n)
+static bool add_files(struct text *t, const struct kiln_manifest_item *items, size_t n)
 {
 	struct keyed *k = calloc(n + 1, sizeof(*k));
 	size_t m = 0;
@@ -416,7 +416,7 @@ static bool add_files(struct text *t, const struct kiln_record *recs, size_t n)
 
 	for (size_t i = 0; ok && i < n; i++) {
 		k[i].i = i;
-		ok = (k[i].key = kiln_manifest_key(recs[i].rel, &k[i].encoded)) != NULL;
+		ok = (k[i].key = kiln_manifest_key(items[i].r->rel, &k[i].encoded)) != NULL;
 		m = i + 1;
 	}
 	if (ok)
@@ -427,7 +427,7 @@ static bool add_files(struct text *t, const struct kiln_record *recs, size_t n)
 		if (j + 1 < n && strcmp(k[j].key, k[j + 1].key) == 0)
 			continue;
 		key = json_string(k[j].key);
-		e = entry(&recs[k[j].i], k[j].key, k[j].encoded);
+		e = entry(&items[k[j].i], k[j].key, k[j].encoded);
 		ok = key && e;
 		text_add(t, first ? "\n    " : ",\n    ", first ? 5 : 6);
 		first = false;
@@ -446,7 +446,7 @@ static bool add_files(struct text *t, const struct kiln_record *recs, size_t n)
 	return ok && !t->failed;
 }
 
-char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_record *recs,
+char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manifest_item *items,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
 			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree)
 {
@@ -493,7 +493,7 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 	if (at) {
 		size_t head = (size_t)(at - text) + sizeof(mark) - 3; /* up to "files": */
 		text_add(&out, text, head);
-		if (n == 0 ? (text_add(&out, "{}", 2), true) : add_files(&out, recs, n)) {
+		if (n == 0 ? (text_add(&out, "{}", 2), true) : add_files(&out, items, n)) {
 			text_add(&out, at + sizeof(mark) - 1, strlen(at + sizeof(mark) - 1));
 			text_add(&out, "\n", 1);
 		} else
