@@ -9,23 +9,31 @@
 # A benchmark, not a test: it reports, it never fails on speed.  The same
 # SEED and size always give the same tree (paths, sizes and bytes).
 #
-# usage: tests/bench/scale.sh [KILN_BINARY]
+# usage: tests/bench/scale.sh [KILN_BINARY...]
+#   With several binaries (say main's and a branch's), each size's tree is
+#   built once and each binary runs every step on its own fresh copy of it,
+#   in turn, RUNS times: compare them as ratios within one run.
 #   SIZES="25000 50000"   the tree sizes (default 25000 50000 100000 200000 400000)
+#   RUNS=1                rounds of all binaries per size
 #   SEED=1                the generator's seed
 #   KILN_OPTS="--gzip"    the options of every compress run (default: gzip only)
-#   SCALE_KEEP=DIR        build the trees under DIR and leave the last one there
+#   SCALE_KEEP=DIR        build the trees under DIR and leave the last copy there (cleaned)
 #
-# Output: a header line, then one line per size and step:
-#   files step wall_s peak_rss_mb wall/floor
-# and per size a line "files floor wall_s" and "files manifest bytes".
+# Output: a header line naming each binary by its number, then per size,
+# round and binary one line per step:
+#   files bin step wall_s peak_rss_mb wall/floor
+# and the lines "files bin floor wall_s" and "files bin manifest bytes".
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-KILN=${1:-${KILN:-$here/../../build/kiln}}
+if [ $# -gt 0 ]; then KILNS=("$@"); else KILNS=("${KILN:-$here/../../build/kiln}"); fi
+RUNS=${RUNS:-1}
 SIZES=${SIZES:-25000 50000 100000 200000 400000}
 SEED=${SEED:-1}
 read -r -a OPTS <<<"${KILN_OPTS:---gzip}"
 TIME=/usr/bin/time
-[ -x "$KILN" ] || { echo "scale.sh: no kiln binary at $KILN" >&2; exit 2; }
+for k in "${KILNS[@]}"; do
+	[ -x "$k" ] || { echo "scale.sh: no kiln binary at $k" >&2; exit 2; }
+done
 [ -x "$TIME" ] || { echo "scale.sh: needs GNU time at $TIME (Debian: time)" >&2; exit 2; }
 
 if [ -n "${SCALE_KEEP:-}" ]; then
@@ -81,15 +89,14 @@ measure() {
 
 floor() { find "$1" -type f -printf '%s %T@\n' >/dev/null; }
 
-echo "kiln ${OPTS[*]} -q; $(nproc) cores; seed $SEED; page cache warm"
-printf '%-8s %-11s %9s %12s %11s\n' files step wall_s peak_rss_mb wall/floor
-for n in $SIZES; do
-	d=$T/tree
+echo "kiln ${OPTS[*]} -q; $(nproc) cores; seed $SEED; page cache warm; $RUNS round(s)"
+for i in "${!KILNS[@]}"; do echo "bin $((i + 1)): ${KILNS[$i]}"; done
+printf '%-8s %-3s %-11s %9s %12s %11s\n' files bin step wall_s peak_rss_mb wall/floor
+# steps N BIN KILN: every step on a fresh copy of the tree $T/src
+steps() {
+	local n=$1 b=$2 KILN=$3 d=$T/tree f1 mbytes left fl
 	rm -rf "$d"
-	mkdir -p "$d"
-	make_tree "$d" "$n"
-	got=$(find "$d" -type f | wc -l)
-	[ "$got" -eq "$n" ] || { echo "scale.sh: built $got files, not $n" >&2; exit 1; }
+	cp -a "$T/src" "$d"
 	floor "$d" # warm the page cache's inodes the same way for every step
 	measure cold "$KILN" "${OPTS[@]}" -q "$d"
 	cold_w=$WALL cold_r=$RSS
@@ -100,9 +107,9 @@ for n in $SIZES; do
 	for _ in 1 2 3; do measure floor bash -c "find \"\$1\" -type f -printf '%s %T@\n' >/dev/null" _ "$d"; fl+=("$WALL"); done
 	FLOOR=$(printf '%s\n' "${fl[@]}" | sort -n | sed -n 2p)
 	line() {
-		awk -v n="$n" -v s="$1" -v w="$2" -v r="$3" -v f="$FLOOR" 'BEGIN {
+		awk -v n="$n" -v b="$b" -v s="$1" -v w="$2" -v r="$3" -v f="$FLOOR" 'BEGIN {
 			x = (f > 0) ? sprintf("%.1f", w / f) : "-"
-			printf "%-8s %-11s %9.2f %12.1f %11s\n", n, s, w, r, x }'
+			printf "%-8s %-3s %-11s %9.2f %12.1f %11s\n", n, b, s, w, r, x }'
 	}
 	line cold "$cold_w" "$cold_r"
 	measure unchanged "$KILN" "${OPTS[@]}" -q "$d"
@@ -119,6 +126,19 @@ for n in $SIZES; do
 	line clean "$WALL" "$RSS"
 	left=$(find "$d" -type f | wc -l)
 	[ "$left" -eq "$n" ] || { echo "scale.sh: clean left $left files, not $n" >&2; exit 1; }
-	printf '%-8s %-11s %9.2f\n' "$n" floor "$FLOOR"
-	printf '%-8s %-11s %9s\n' "$n" manifest "$mbytes"
+	printf '%-8s %-3s %-11s %9.2f\n' "$n" "$b" floor "$FLOOR"
+	printf '%-8s %-3s %-11s %9s\n' "$n" "$b" manifest "$mbytes"
+}
+for n in $SIZES; do
+	rm -rf "$T/src" "$T/tree"
+	mkdir -p "$T/src"
+	make_tree "$T/src" "$n"
+	got=$(find "$T/src" -type f | wc -l)
+	[ "$got" -eq "$n" ] || { echo "scale.sh: built $got files, not $n" >&2; exit 1; }
+	for _ in $(seq "$RUNS"); do
+		for i in "${!KILNS[@]}"; do
+			steps "$n" "$((i + 1))" "${KILNS[$i]}"
+		done
+	done
 done
+rm -rf "$T/src"
