@@ -37,23 +37,22 @@ static int asset_cmp(const void *a, const void *b)
 		      ((const struct kiln_serve_asset *)b)->rel);
 }
 
-/* Every record of the tree, for the manifest: entries' and carried ones. */
-static struct kiln_record *gather(struct kiln_tree *t, size_t *n)
+/* Every record of the tree, for the manifest: entries' and carried ones,
+ * borrowed from the ledger (a pointer each, not a copy). */
+static struct kiln_manifest_item *gather(struct kiln_tree *t, size_t *n)
 {
 	size_t ncarried;
 	const struct kiln_record *carried = kiln_ledger_carried(&t->ledger, &ncarried);
-	struct kiln_record *v = malloc((t->walk.n + ncarried + 1) * sizeof(*v));
+	struct kiln_manifest_item *v = malloc((t->walk.n + ncarried + 1) * sizeof(*v));
 
 	*n = 0;
 	for (size_t k = 0; v && k < t->walk.n; k++) {
 		const struct kiln_record *r = kiln_ledger_record(&t->ledger, k);
-		if (r) {
-			v[*n] = *r; /* a shallow copy, read only */
-			v[(*n)++].fp = kiln_immutable_of(t, k);
-		}
+		if (r)
+			v[(*n)++] = (struct kiln_manifest_item){ r, kiln_immutable_of(t, k) };
 	}
 	for (size_t i = 0; v && i < ncarried; i++)
-		v[(*n)++] = carried[i];
+		v[(*n)++] = (struct kiln_manifest_item){ &carried[i], carried[i].fp };
 	return v;
 }
 
@@ -69,7 +68,7 @@ static void free_assets(struct kiln_serve_asset *a, size_t n)
  * of files that have no record (all of them with --no-manifest).  Fills
  * *S; its ASSETS are malloc'ed, OWN is the caller's array (false when out
  * of memory). */
-static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
+static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *recs, size_t n,
 			struct kiln_serve *s, const char **own)
 {
 	const struct kiln_options *opt = t->opt;
@@ -86,10 +85,10 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 		if (i >= n && (kiln_ledger_record(&t->ledger, i - n) ||
 			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
 			continue;
-		rel = i < n ? recs[i].rel : t->walk.v[i - n].rel;
-		outcome = i < n ? recs[i].outcome : t->reports[i - n].outcome;
+		rel = i < n ? recs[i].r->rel : t->walk.v[i - n].rel;
+		outcome = i < n ? recs[i].r->outcome : t->reports[i - n].outcome;
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
-			if (i < n ? recs[i].coding[c].outcome == KILN_CODING_KEPT
+			if (i < n ? recs[i].r->coding[c].outcome == KILN_CODING_KEPT
 				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
 				mine |= 1u << c;
 		fp = i < n ? recs[i].fp : kiln_immutable_of(t, i - n);
@@ -103,8 +102,8 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_record *recs, siz
 			return false;
 		}
 		if (i < n) {
-			a[m].dicts = recs[i].dicts;
-			a[m].ndicts = recs[i].ndicts;
+			a[m].dicts = recs[i].r->dicts;
+			a[m].ndicts = recs[i].r->ndicts;
 		} else {
 			a[m].dicts = kiln_dict_of(t, i - n, &a[m].ndicts);
 		}
@@ -164,7 +163,7 @@ struct snippet_set {
 
 /* Build each chosen server's snippet files into *B (with the warnings
  * for what they leave out). */
-static void build_snippets(struct kiln_tree *t, const struct kiln_record *recs, size_t n,
+static void build_snippets(struct kiln_tree *t, const struct kiln_manifest_item *recs, size_t n,
 			   struct snippet_set *b)
 {
 	const struct kiln_options *opt = t->opt;
@@ -376,7 +375,7 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 	const struct kiln_options *opt = t->opt;
 	struct kiln_error err = { 0 };
 	size_t n = 0, nstale;
-	struct kiln_record *recs = gather(t, &n);
+	struct kiln_manifest_item *recs = gather(t, &n);
 	const struct kiln_stale *stale = kiln_ledger_stale(&t->ledger, &nstale);
 	struct snippet_set *b = calloc(1, sizeof(*b));
 	bool snip_ok = b != NULL, kept = false;

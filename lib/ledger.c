@@ -19,8 +19,10 @@ void kiln_ledger_init(struct kiln_ledger *l)
 void kiln_ledger_free(struct kiln_ledger *l)
 {
 	for (size_t k = 0; l->records && k < l->n; k++)
-		if (l->set[k])
-			kiln_record_free(&l->records[k]);
+		if (l->records[k]) {
+			kiln_record_free(l->records[k]);
+			free(l->records[k]);
+		}
 	for (size_t i = 0; i < l->ncarried; i++)
 		kiln_record_free(&l->carried[i]);
 	for (size_t i = 0; i < l->nstale; i++)
@@ -28,10 +30,8 @@ void kiln_ledger_free(struct kiln_ledger *l)
 	free(l->stale);
 	free(l->carried);
 	free(l->records);
-	free(l->set);
 	pthread_mutex_destroy(&l->stale_lock);
 	l->records = NULL;
-	l->set = NULL;
 	l->carried = NULL;
 	l->stale = NULL;
 	l->n = l->ncarried = l->carried_cap = l->nstale = l->stale_cap = 0;
@@ -39,35 +39,35 @@ void kiln_ledger_free(struct kiln_ledger *l)
 
 bool kiln_ledger_size(struct kiln_ledger *l, size_t n)
 {
-	struct kiln_record *records = calloc(n + 1, sizeof(*records));
-	bool *set = calloc(n + 1, sizeof(*set));
+	struct kiln_record **records = calloc(n + 1, sizeof(*records));
 
-	if (!records || !set) {
-		free(records);
-		free(set);
+	if (!records)
 		return false;
-	}
 	l->records = records;
-	l->set = set;
 	l->n = n;
 	return true;
 }
 
 void kiln_ledger_set(struct kiln_ledger *l, size_t k, const struct kiln_record *rec)
 {
-	if (l->set[k]) {
-		kiln_record_free(&l->records[k]);
-		l->set[k] = false;
+	struct kiln_record *r;
+
+	if (l->records[k]) {
+		kiln_record_free(l->records[k]);
+		free(l->records[k]);
+		l->records[k] = NULL;
 	}
-	if (kiln_record_copy(&l->records[k], rec))
-		l->set[k] = true;
-	else
+	if ((r = malloc(sizeof(*r))) && kiln_record_copy(r, rec))
+		l->records[k] = r;
+	else {
+		free(r);
 		kiln_ledger_lost(l);
+	}
 }
 
 const struct kiln_record *kiln_ledger_record(const struct kiln_ledger *l, size_t k)
 {
-	return k < l->n && l->set[k] ? &l->records[k] : NULL;
+	return k < l->n && l->records ? l->records[k] : NULL;
 }
 
 void kiln_ledger_set_dicts(struct kiln_ledger *l, size_t k, const struct kiln_dict_record *v,
@@ -75,9 +75,9 @@ void kiln_ledger_set_dicts(struct kiln_ledger *l, size_t k, const struct kiln_di
 {
 	struct kiln_record *r;
 
-	if (k >= l->n || !l->set[k])
+	if (k >= l->n || !l->records[k])
 		return;
-	r = &l->records[k];
+	r = l->records[k];
 	kiln_record_free_dicts(r);
 	if (!n)
 		return;

@@ -31,8 +31,9 @@
 
 struct kiln_ledger {
 	size_t n;                       /* walk entries */
-	struct kiln_record *records;    /* n of them; set[k]: records[k] holds one */
-	bool *set;
+	/* n of them, NULL where entry k has no record: one pointer per walk
+	 * entry (siblings included), a record only per asset */
+	struct kiln_record **records;
 	struct kiln_record *carried;
 	size_t ncarried, carried_cap;
 	pthread_mutex_t stale_lock;

@@ -263,9 +263,9 @@ static bool add_dicts(json_t *e, const struct kiln_record *r, const char *key)
 	return ok;
 }
 
-static json_t *entry(const struct kiln_record *r,
-		     const char *key, bool encoded)
+static json_t *entry(const struct kiln_manifest_item *it, const char *key, bool encoded)
 {
+	const struct kiln_record *r = it->r;
 	json_t *e = json_object(), *encs = json_object(), *nogain = json_object();
 	char sri[80];
 	bool ok = e && encs && nogain;
@@ -278,10 +278,10 @@ static json_t *entry(const struct kiln_record *r,
 	/* served with a year of freshness (docs/cache-control.md,
 	 * "Cache-Control"): why,
 	 * and the fingerprint a dictionary's family replaces with '*' */
-	if (ok && r->fp.why != KILN_WHY_NONE)
-		ok = put_str(e, "immutable", kiln_why_name(r->fp.why));
-	if (ok && r->fp.len) {
-		char *tok = strndup(r->rel + r->fp.start, r->fp.len);
+	if (ok && it->fp.why != KILN_WHY_NONE)
+		ok = put_str(e, "immutable", kiln_why_name(it->fp.why));
+	if (ok && it->fp.len) {
+		char *tok = strndup(r->rel + it->fp.start, it->fp.len);
 		ok = tok && put_str(e, "fingerprint", tok);
 		free(tok);
 	}
@@ -336,12 +336,124 @@ static json_t *snippets(const struct kiln_snippet_rec *snip, size_t nsnip)
 	return o;
 }
 
-char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_record *recs,
+/* A growing text: the manifest is built in one buffer, never a JSON tree
+ * of the whole tree (issue: a 200,000-file tree held its whole jansson
+ * tree, its text and two copies of it at once). */
+struct text {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void text_add(struct text *t, const char *s, size_t n)
+{
+	if (t->failed)
+		return;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		char *p;
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		if (!(p = realloc(t->p, cap))) {
+			t->failed = true;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+/* Append V as jansson prints it DEPTH objects deep with JSON_INDENT(2):
+ * its own dump, each newline followed by 2 * DEPTH more spaces (a JSON
+ * text holds a raw newline only between tokens, never in a string). */
+static void text_add_json(struct text *t, json_t *v, size_t flags, unsigned depth)
+{
+	char *d = v ? json_dumps(v, flags) : NULL;
+	const char *s = d, *nl;
+
+	if (!d) {
+		t->failed = true;
+		return;
+	}
+	while ((nl = strchr(s, '\n'))) {
+		text_add(t, s, (size_t)(nl + 1 - s));
+		for (unsigned i = 0; i < depth; i++)
+			text_add(t, "  ", 2);
+		s = nl + 1;
+	}
+	text_add(t, s, strlen(s));
+	free(d);
+}
+
+struct keyed {
+	char *key;
+	size_t i;
+	bool encoded;
+};
+
+/* By key as JSON_SORT_KEYS orders them (bytewise), then by index: of two
+ * records with one key the later wins, as json_object_set would have it. */
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6))
+
+/* Append the "files" object of the N assets ITEMS, as jansson would print
+ * it as the value of a top-level key, one entry's JSON at a time. */
+static bool add_files(struct text *t, const struct kiln_manifest_item *items, size_t n)
+{
+	struct keyed *k = calloc(n + 1, sizeof(*k));
+	size_t m = 0;
+	bool ok = k != NULL, first = true;
+
+	for (size_t i = 0; ok && i < n; i++) {
+		k[i].i = i;
+		ok = (k[i].key = kiln_manifest_key(items[i].r->rel, &k[i].encoded)) != NULL;
+		m = i + 1;
+	}
+	if (ok)
+		qsort(k, n, sizeof(*k), keyed_cmp);
+	text_add(t, "{", 1);
+	for (size_t j = 0; ok && j < n; j++) {
+		json_t *key, *e;
+		if (j + 1 < n && strcmp(k[j].key, k[j + 1].key) == 0)
+			continue;
+		key = json_string(k[j].key);
+		e = entry(&items[k[j].i], k[j].key, k[j].encoded);
+		ok = key && e;
+		text_add(t, first ? "\n    " : ",\n    ", first ? 5 : 6);
+		first = false;
+		if (ok) {
+			text_add_json(t, key, JSON_ENCODE_ANY, 0);
+			text_add(t, ": ", 2);
+			text_add_json(t, e, DUMP_FLAGS, 2);
+		}
+		json_decref(key);
+		json_decref(e);
+	}
+	text_add(t, "\n  }", 4);
+	for (size_t i = 0; k && i < m; i++)
+		free(k[i].key);
+	free(k);
+	return ok && !t->failed;
+}
+
+char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manifest_item *items,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
 			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree)
 {
+	static const char mark[] = "\n  \"files\": {}";
 	json_t *root = json_object(), *files = json_object(), *st = json_object();
-	char *text = NULL, *out = NULL;
+	char *text = NULL, *at;
+	struct text out = { 0 };
 	bool ok = root && files && st;
 
 	ok = ok && put_int(root, "kiln_manifest", KILN_MANIFEST_VERSION) &&
@@ -361,13 +473,6 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 		if (!built)
 			json_decref(sh);
 	}
-	for (size_t i = 0; ok && i < n; i++) {
-		bool encoded;
-		char *key = kiln_manifest_key(recs[i].rel, &encoded);
-		json_t *e = key ? entry(&recs[i], key, encoded) : NULL;
-		ok = e && json_object_set_new(files, key, e) == 0;
-		free(key);
-	}
 	for (size_t i = 0; ok && i < nstale; i++) {
 		bool encoded;
 		char *key = kiln_manifest_key(stale[i].rel, &encoded);
@@ -375,20 +480,32 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_recor
 		ok = e && json_object_set_new(st, key, e) == 0;
 		free(key);
 	}
+	/* "files" empty here, spliced in below, one entry at a time */
 	ok = ok && json_object_set(root, "files", files) == 0;
 	if (ok && nstale)
 		ok = json_object_set(root, "stale_siblings", st) == 0;
 	if (ok && nsnip)
 		ok = json_object_set_new(root, "snippets", snippets(snip, nsnip)) == 0;
 	if (ok)
-		text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
-	if (text && (out = malloc(strlen(text) + 2)) != NULL) {
-		strcpy(out, text);
-		strcat(out, "\n");
+		text = json_dumps(root, DUMP_FLAGS);
+	/* the top-level key, at its indent: nowhere else in the text */
+	at = text ? strstr(text, mark) : NULL;
+	if (at) {
+		size_t head = (size_t)(at - text) + sizeof(mark) - 3; /* up to "files": */
+		text_add(&out, text, head);
+		if (n == 0 ? (text_add(&out, "{}", 2), true) : add_files(&out, items, n)) {
+			text_add(&out, at + sizeof(mark) - 1, strlen(at + sizeof(mark) - 1));
+			text_add(&out, "\n", 1);
+		} else
+			out.failed = true;
 	}
 	free(text);
 	json_decref(st);
 	json_decref(files);
 	json_decref(root);
-	return out;
+	if (!at || out.failed) {
+		free(out.p);
+		return NULL;
+	}
+	return out.p;
 }

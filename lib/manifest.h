@@ -32,14 +32,23 @@ char *kiln_manifest_key(const char *rel, bool *encoded);
  * kiln_manifest_key() makes (or when out of memory). */
 char *kiln_manifest_key_decode(const char *key);
 
+/* One asset for the manifest: its record R (borrowed) and FP, why it is
+ * served immutable and its fingerprint (decided apart from the record in a
+ * tree's run, immutable.h). */
+struct kiln_manifest_item {
+	const struct kiln_record *r;
+	struct kiln_fp fp;
+};
+
 /*
  * The manifest text (JSON, keys sorted, 2-space indent, final newline) for
- * the N records RECS, the NSTALE siblings STALE and the NSNIP snippet
+ * the N assets ITEMS, the NSTALE siblings STALE and the NSNIP snippet
  * files SNIP of one tree, and TREE (the tree's top relative to the
  * manifest's directory, for a manifest kept away from its tree; NULL for
- * none), as a malloc'ed string, or NULL when out of memory.
+ * none), as a malloc'ed string, or NULL when out of memory.  Built one
+ * entry at a time: memory for the text, not for a JSON tree of it.
  */
-char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_record *recs,
+char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manifest_item *items,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
 			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree);
 

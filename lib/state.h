@@ -64,6 +64,15 @@ struct kiln_state {
 kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st);
 
 /*
+ * As kiln_state_parse(), from one jansson tree of the whole TEXT: the
+ * reference reader.  kiln_state_parse() reads a manifest entry by entry
+ * (memory for the records, not for a JSON tree of every file) and hands
+ * any text it does not take as it is to this one; the two give the same
+ * result for every text (tests/unit/test_state_stream.c compares them).
+ */
+kiln_status kiln_state_parse_whole(const char *text, size_t len, struct kiln_state *st);
+
+/*
  * Read the manifest at PATH into *st (zeroed by the caller).  A missing file
  * is not an error: KILN_OK with st->loaded false.  Otherwise as
  * kiln_state_parse(), plus KILN_ERR_IO with *err set.

@@ -80,7 +80,8 @@ static void round_trip(const char *path)
 		r.fp = (struct kiln_fp){ KILN_WHY_NAME,
 					 (uint32_t)kiln_token_find(path, path + start, len),
 					 (uint32_t)len };
-	text = kiln_manifest_dump(&opt, &r, 1, NULL, 0, NULL, 0, NULL);
+	text = kiln_manifest_dump(&opt, &(struct kiln_manifest_item){ &r, r.fp }, 1, NULL, 0, NULL, 0,
+				  NULL);
 	if (!text)
 		return; /* out of memory */
 	memset(&st, 0, sizeof(st));

@@ -171,7 +171,8 @@ static void test_parts(void)
 	stale.coding = gz;
 	stale.size = 77;
 	memset(stale.sha256, 0x33, 32);
-	text = kiln_manifest_dump(&opt, &r, 1, &stale, 1, NULL, 0, NULL);
+	text = kiln_manifest_dump(&opt, &(struct kiln_manifest_item){ &r, r.fp }, 1, &stale, 1, NULL, 0,
+				  NULL);
 	CHECK(text && strstr(text, "\"shard\": {") && strstr(text, "\"count\": 3") &&
 	      strstr(text, "\"index\": 2"));
 	CHECK(text && write_file(scratch_path(base, "kiln-manifest.shard-2-of-3.json"), text));
