@@ -48,6 +48,9 @@ rm -rf "$stage" "$out"/*.tgz
 mkdir -p "$stage"
 for pkg in "$main" $platforms; do
 	cp -R "$src/packaging/npm/$pkg" "$stage/$pkg"
+	# kiln's own licence (MIT) in every package: its notice goes with
+	# every copy, the binaries' too (npm packs LICENSE whatever "files" says)
+	cp "$src/LICENSE" "$stage/$pkg/LICENSE"
 	sed -i "s/@KILN_VERSION@/$version/g" "$stage/$pkg/package.json"
 done
 chmod 755 "$stage/$main/bin/kiln.js"

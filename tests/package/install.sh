@@ -13,21 +13,21 @@ done
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 [ -f "$BASH_COMPLETION" ] || { echo "install.sh: $BASH_COMPLETION is missing (install bash-completion)" >&2; exit 1; }
 
-# The four installed files, relative to a prefix.
-installed="bin/kiln share/bash-completion/completions/kiln share/man/man1/kiln.1 share/zsh/site-functions/_kiln"
+# The five installed files, relative to a prefix (sorted).
+installed="bin/kiln share/bash-completion/completions/kiln share/doc/kiln/LICENSE share/man/man1/kiln.1 share/zsh/site-functions/_kiln"
 # listing DIR: every file under DIR, relative, sorted, one line.
 listing() { (cd "$1" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ' | sed 's/ $//'); }
 
 # --prefix at install time.
 cmake --install "$BUILD" --prefix "$T/p" >"$T/install.log" 2>&1
 check "cmake --install --prefix succeeds" [ $? -eq 0 ]
-check "--prefix: exactly the four files, under the prefix" [ "$(listing "$T/p")" = "$installed" ]
+check "--prefix: exactly the five files, under the prefix" [ "$(listing "$T/p")" = "$installed" ]
 # CMAKE_INSTALL_PREFIX, as the install script reads it.
 cmake -DCMAKE_INSTALL_PREFIX="$T/q" -P "$BUILD/cmake_install.cmake" >"$T/install2.log" 2>&1
-check "CMAKE_INSTALL_PREFIX: exactly the four files, under it" [ "$(listing "$T/q")" = "$installed" ]
+check "CMAKE_INSTALL_PREFIX: exactly the five files, under it" [ "$(listing "$T/q")" = "$installed" ]
 # DESTDIR in front of the prefix, nothing outside it.
 DESTDIR="$T/dest" cmake --install "$BUILD" --prefix /opt/kiln-install-test >"$T/install3.log" 2>&1
-check "DESTDIR: exactly the four files, under DESTDIR/prefix" [ "$(listing "$T/dest")" = "$(echo "$installed" | sed 's|\([^ ]*\)|opt/kiln-install-test/\1|g')" ]
+check "DESTDIR: exactly the five files, under DESTDIR/prefix" [ "$(listing "$T/dest")" = "$(echo "$installed" | sed 's|\([^ ]*\)|opt/kiln-install-test/\1|g')" ]
 check "DESTDIR: nothing installed into the real prefix" [ ! -e /opt/kiln-install-test ]
 
 P=$T/p
@@ -40,6 +40,7 @@ check "the installed kiln compresses the example site" [ $? -eq 0 ]
 check "its .gz decodes to the source" decodes_to "$T/site/index.html.gz" "$T/site/index.html"
 check "its .br decodes to the source" decodes_to "$T/site/index.html.br" "$T/site/index.html"
 check "the installed man page is the source's" cmp -s "$P/share/man/man1/kiln.1" "$SRC/man/kiln.1"
+check "the installed LICENSE is the source's" cmp -s "$P/share/doc/kiln/LICENSE" "$SRC/LICENSE"
 MANWIDTH=80 man -l "$P/share/man/man1/kiln.1" >"$T/man.txt" 2>"$T/man.err"
 check "man -l renders the installed page" [ $? -eq 0 ]
 nd=$(sed -n 's/^\.Nd //p' "$SRC/man/kiln.1")

@@ -39,6 +39,11 @@ check "platform package: the binary is executable in the tarball" \
 check "platform package: the binary is static" sh -c "file -b '$T/pkg/platform/package/bin/kiln' | grep -q 'statically linked'"
 check "platform package: stripped" sh -c "file -b '$T/pkg/platform/package/bin/kiln' | grep -q ', stripped'"
 check "platform package: LICENSES is the README's section" grep -q '^## Licences' "$T/pkg/platform/package/LICENSES"
+# kiln's own licence, the repository's MIT text, in both packages
+for p in main platform; do
+	check "$p package: kiln's LICENSE (MIT) in the tarball" cmp -s "$T/pkg/$p/package/LICENSE" "$(dirname "$0")/../../LICENSE"
+done
+check "kiln's LICENSE is the MIT licence" grep -q '^MIT License\|Permission is hereby granted, free of charge' "$(dirname "$0")/../../LICENSE"
 check "platform package: a copyright file per Debian package" [ -s "$T/pkg/platform/package/licenses/libarchive-dev" ]
 
 # Installed offline from the two tarballs, with every compiler replaced by

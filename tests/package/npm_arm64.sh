@@ -45,6 +45,7 @@ check "arm64 package: the binary is ARM aarch64" grep -q 'ARM aarch64' "$T/file"
 check "arm64 package: statically linked" grep -q 'statically linked' "$T/file"
 check "arm64 package: stripped" grep -q ', stripped' "$T/file"
 check "arm64 package: LICENSES is the README's section" grep -q '^## Licences' "$T/pkg/package/LICENSES"
+check "arm64 package: kiln's LICENSE (MIT) in the tarball" cmp -s "$T/pkg/package/LICENSE" "$(dirname "$0")/../../LICENSE"
 for deb in libarchive-dev libzopfli-dev libc6-dev-arm64-cross libgcc-12-dev-arm64-cross; do
 	check "arm64 package: the copyright file of $deb" [ -s "$T/pkg/package/licenses/$deb" ]
 done

@@ -235,6 +235,36 @@ check "webpack: the summary line came through the infrastructure logger" grep -q
 build webpack '{"brotli": true, "optional": true}' NODE_OPTIONS="--require $T/darwin.cjs"
 check "webpack: optional: webpack counts one warning" grep -q 'compiled with 1 warning' "$T/webpack.log"
 
+# Only a build writes what a server sends: webpack in watch mode (as under
+# webpack serve, whose dev server writes to memory) does not run kiln, and
+# neither does a Vite server-side bundle (vite build --ssr).
+cat >"$A/watch-once.cjs" <<'EOF'
+const webpack = require('webpack');
+const compiler = webpack(require('./webpack.config.cjs'));
+const watching = compiler.watch({}, (err, stats) => {
+  watching.close(() => process.exit(err || stats.hasErrors() ? 1 : 0));
+});
+EOF
+rm -rf "$A/wdist"
+(cd "$A" && KILN_OPTIONS='{"brotli": true}' KILN_SUMMARY="$T/watch.json" timeout 120 node watch-once.cjs) >"$T/watch.log" 2>&1
+check "webpack watch mode: the build succeeds" [ $? -eq 0 ]
+check "webpack watch mode: the bundle is written" [ -n "$(find "$A/wdist" -name '*.js')" ]
+check "webpack watch mode: kiln did not run (no sibling, no summary)" [ -z "$(siblings "$A/wdist")" -a ! -e "$T/watch.json" ]
+rm -rf "$A/sdist" "$T/ssr.json"
+(cd "$A" && NO_COLOR=1 KILN_OPTIONS='{}' KILN_SUMMARY="$T/ssr.json" timeout 300 node node_modules/vite/bin/vite.js build --ssr src/app.js --outDir sdist) >"$T/ssr.log" 2>&1
+check "vite build --ssr: succeeds" [ $? -eq 0 ]
+check "vite build --ssr: the server bundle is written" [ -n "$(find "$A/sdist" -name '*.js')" ]
+check "vite build --ssr: kiln did not run on it" [ -z "$(siblings "$A/sdist")" -a ! -e "$A/sdist/kiln-manifest.json" -a ! -e "$T/ssr.json" ]
+
+# artifacts: resolved from the project's root and made on the first build
+rm -rf "$A/kiln-art"
+build vite '{"artifacts": "kiln-art"}'
+check "vite, artifacts: builds, the directory made" [ "$status" -eq 0 -a -d "$A/kiln-art" ]
+check "vite, artifacts: the manifest there, none in the output" \
+	[ -s "$A/kiln-art/kiln-manifest.json" -a ! -e "$A/dist/kiln-manifest.json" -a ! -e "$A/dist/kiln.nginx.conf" ]
+check "vite, artifacts: siblings written" [ -n "$(siblings "$A/dist")" ]
+rm -rf "$A/kiln-art"
+
 # cache: false: no cache, everything encoded.
 before=$(entries "$A/node_modules/.cache/kiln")
 build webpack '{"brotli": true, "cache": false}'

@@ -9,7 +9,9 @@
 // the infrastructure logger ('kiln'), its warnings (and optional's) into
 // compilation.warnings, a failure into compilation.errors with kiln's
 // message.  The cache's root is the compiler's context.  The options are
-// those of lib/plugin.js.
+// those of lib/plugin.js.  Not in watch mode (webpack --watch, webpack
+// serve, whose dev server emits to memory): only a build writes what a
+// server will send.
 'use strict';
 
 const { settings, run } = require('./lib/plugin.js');
@@ -32,6 +34,10 @@ class KilnPlugin {
     };
     compiler.hooks.afterEmit.tapPromise(NAME, async (compilation) => {
       const dir = compilation.outputOptions.path || compiler.outputPath;
+      if (compiler.watchMode) {
+        logger.info('kiln: not run in watch mode (webpack --watch, webpack serve): build to precompress');
+        return;
+      }
       try {
         await run([dir], this.settings, compiler.context, {
           info: (l) => logger.info(l),

@@ -80,6 +80,12 @@ async function run(dirs, s, root, out) {
   if (cache !== null) {
     options.cache = cache;
   }
+  // artifacts, like the cache, from the project's root, and made on the
+  // first build (kiln itself takes only an existing directory)
+  if (typeof options.artifacts === 'string' && options.artifacts !== '') {
+    options.artifacts = path.resolve(root, options.artifacts);
+    require('fs').mkdirSync(options.artifacts, { recursive: true });
+  }
   options.log = (line) => {
     if (WARNING_LINE.test(line)) {
       out.warn(line);

@@ -8,7 +8,8 @@
 // are the outputs' (output.dir, or the directory of output.file) of that
 // build, lines go to this.info and this.warn, the root is the working
 // directory.  Vite: writeBundle notes the directory, closeBundle runs kiln
-// once, after every output is written (nothing written: nothing to do).
+// once, after every output is written (nothing written: nothing to do;
+// a server-side bundle, vite build --ssr, is not precompressed).
 // Rollup: writeBundle runs kiln on each output's directory (the Rollup
 // command shows no warning given in closeBundle).  A kiln failure fails the
 // build (this.error) with kiln's message.
@@ -58,6 +59,10 @@ function kiln(options) {
       if (config) {
         const env = this && this.environment && this.environment.config;
         const build = env && env.build ? env.build : config.build;
+        // a server-side bundle (vite build --ssr) is not sent to browsers
+        if (build.ssr || (env && env.consumer === 'server')) {
+          return;
+        }
         written.add(path.resolve(config.root, build.outDir));
         return;
       }
