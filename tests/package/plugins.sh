@@ -253,7 +253,7 @@ check "webpack watch mode: kiln did not run (no sibling, no summary)" [ -z "$(si
 rm -rf "$A/sdist" "$T/ssr.json"
 (cd "$A" && NO_COLOR=1 KILN_OPTIONS='{}' KILN_SUMMARY="$T/ssr.json" timeout 300 node node_modules/vite/bin/vite.js build --ssr src/app.js --outDir sdist) >"$T/ssr.log" 2>&1
 check "vite build --ssr: succeeds" [ $? -eq 0 ]
-check "vite build --ssr: the server bundle is written" [ -n "$(find "$A/sdist" -name '*.js')" ]
+check "vite build --ssr: the server bundle is written" [ -n "$(find "$A/sdist" -name '*.js' -o -name '*.mjs')" ]
 check "vite build --ssr: kiln did not run on it" [ -z "$(siblings "$A/sdist")" -a ! -e "$A/sdist/kiln-manifest.json" -a ! -e "$T/ssr.json" ]
 
 # artifacts: resolved from the project's root and made on the first build
