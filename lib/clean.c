@@ -206,18 +206,26 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	remove_siblings(&t, removed);
 	remove_leftovers(&t, removed);
 	/* every server's snippet files that kiln wrote, chosen or not, at
-	 * the tree's top and where --nginx-conf puts them (once when that is
-	 * the same place: a dry run would count it twice) */
+	 * the tree's top, where --nginx-conf puts them and in --artifacts'
+	 * directory (once when two are the same place: a dry run would count
+	 * it twice) */
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
 		for (unsigned f = 0; kiln_servers[sv]->files[f].name; f++) {
-			char *top = kiln_path_join(t.root, kiln_servers[sv]->files[f].name, "");
+			const char *name = kiln_servers[sv]->files[f].name;
+			char *top = kiln_path_join(t.root, name, "");
+			char *art = run->opt.artifacts_dir ? kiln_path_join(run->opt.artifacts_dir, name, "")
+							   : NULL;
 			snippet = kiln_server_file_path(&run->opt, t.root, sv, f);
 			if (top && kiln_is_kiln_snippet(top) && !remove_file(&t, top, removed))
 				ret = KILN_ERR_IO;
 			if (snippet && (!top || strcmp(snippet, top) != 0) && kiln_is_kiln_snippet(snippet) &&
 			    !remove_file(&t, snippet, removed))
 				ret = KILN_ERR_IO;
+			if (art && (!top || strcmp(art, top) != 0) && (!snippet || strcmp(art, snippet) != 0) &&
+			    kiln_is_kiln_snippet(art) && !remove_file(&t, art, removed))
+				ret = KILN_ERR_IO;
 			free(top);
+			free(art);
 			free(snippet);
 			snippet = NULL;
 		}

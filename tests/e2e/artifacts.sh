@@ -85,9 +85,12 @@ check "merge: check passes" "$KILN" check -q --artifacts "$A" "$S"
 check "merge: the zstd siblings recorded" $PY -c \
 	'import json,sys; assert "zstd" in json.load(open(sys.argv[1]))["files"]["assets/app.js"]["encodings"]' "$A/kiln-manifest.json"
 
-# clean: the siblings and DIR's files go, the sources stay
+# clean: the siblings and DIR's files go, the sources stay; every
+# server's snippets, whichever --server clean is given (as without
+# --artifacts)
 before=$(srcs "$S")
-"$KILN" -q clean "${ALL[@]}" --artifacts "$A" "$S"
+check "clean: DIR holds the Caddy and Apache snippets first" test -s "$A/kiln.caddy.conf" -a -s "$A/kiln.apache.conf"
+"$KILN" -q clean --artifacts "$A" "$S"
 check "clean: exit 0" test $? -eq 0
 check "clean: no sibling left" test -z "$(siblings "$S")"
 check "clean: DIR emptied" test -z "$(ls -A "$A")"
