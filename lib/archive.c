@@ -105,6 +105,15 @@ static void wrap_file(void *user, const struct kiln_report *r)
 	struct kiln_report m = *r;
 	char *p = NULL;
 
+	if (r->root && c->tree_path && strcmp(r->root, c->tree_path) != 0) {
+		/* not the tree's (an earlier release, --previous): its own path,
+		 * and no reason to leave the output unwritten */
+		if (r->outcome == KILN_OUTCOME_ERROR && r->error.status != KILN_ERR_CANCELLED)
+			c->failed_outside = true;
+		if (c->user.on_file)
+			c->user.on_file(c->user.user, r);
+		return;
+	}
 	if (r->outcome == KILN_OUTCOME_ERROR && r->error.status != KILN_ERR_CANCELLED)
 		c->failed = true;
 	for (int k = 0; k < (int)kiln_coding_count(); k++) {
@@ -414,6 +423,11 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 		for (size_t i = 0; i < c.n; i++)
 			c.items[i].leader = NONE;
 		ret = run_tree(&c);
+		/* what failed was outside the tree alone (an earlier release that
+		 * cannot be read: no deltas from it): the output is still
+		 * written, and the run still fails, after */
+		if (ret == KILN_ERR_IO && !c.failed && c.failed_outside)
+			ret = KILN_OK;
 	}
 	if (ret == KILN_OK && c.failed)
 		ret = KILN_ERR_IO;
@@ -424,7 +438,7 @@ kiln_status kiln_run_archive(struct kiln_run *run, const char *input, const char
 		ret = kiln_arc_write_output(&c);
 		leave_utf8(old);
 	}
-	if (ret == KILN_OK && c.failed)
+	if (ret == KILN_OK && (c.failed || c.failed_outside))
 		ret = KILN_ERR_IO;
 out:
 	free_ctx(&c);

@@ -114,6 +114,9 @@ struct ctx {
 	 * of the tree run, one at a time) */
 	struct kiln_callbacks user;  /* the caller's */
 	bool failed;            /* also archive_items.c: anything reported */
+	bool failed_outside;    /* archive.c: an error outside the tree (an
+	                           unreadable --previous): the output is still
+	                           written, the run still fails */
 	struct kept *kept;
 	size_t nkept, capkept;
 	/* Base names of the artifacts the run wrote at the staging tree's

@@ -357,6 +357,17 @@ mkdir -p "$T/x-ch" && tar -C "$T/x-ch" -xf "$T/o/changed-out.tar"
 check "changed source in a previous output: new .gz" decodes_to "$T/x-ch/dist/assets/app.css.gz" "$T/x-ch/dist/assets/app.css"
 check "changed source in a previous output: new .br" decodes_to "$T/x-ch/dist/assets/app.css.br" "$T/x-ch/dist/assets/app.css"
 check "changed source in a previous output: kiln check passes" "$KILN" check -q "$T/x-ch/dist"
+# an earlier release (--previous) that cannot be read: it is named, the
+# run fails, and the output is written all the same (no deltas from it)
+echo 'not an archive' >"$T/o/bad-prev.tar.gz"
+"$KILN" -q --brotli --previous "$T/o/bad-prev.tar.gz" "$T/o/changed.tar" -o "$T/o/bp-out.tar" 2>"$T/o/bp.err"
+rc=$?
+check "unreadable --previous: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "unreadable --previous: names it, not the input" grep -qF "kiln: $T/o/bad-prev.tar.gz: not a directory or an archive kiln reads" "$T/o/bp.err"
+check "unreadable --previous: the input is not blamed" not grep -qF "kiln: $T/o/changed.tar" "$T/o/bp.err"
+mkdir -p "$T/x-bp" && tar -C "$T/x-bp" -xf "$T/o/bp-out.tar"
+check "unreadable --previous: the output written, its siblings decode" decodes_to "$T/x-bp/dist/assets/app.css.gz" "$T/x-bp/dist/assets/app.css"
+check "unreadable --previous: ... and kiln check passes on it" "$KILN" check -q "$T/x-bp/dist"
 "$KILN" -q "$T/o/c1.tar" -o "$T/o/c1.tar"
 check "in place (input = output): exit 0" [ $? -eq 0 ]
 check "in place: still a valid archive" bash -c "tar -tf '$T/o/c1.tar' dist/index.html.gz >/dev/null"
