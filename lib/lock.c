@@ -246,15 +246,25 @@ void kiln_lock_note_dry_run(struct kiln_tree *t)
 	static __thread char text[160];
 	struct kiln_error why = { KILN_OK, 0, text, "" };
 	long pid = kiln_lock_holder(t->root);
+	const char *what = "this tree";
+	int outer[KILN_LOCK_OUTER];
+	size_t nouter = outer_trees(t, outer);
 
+	/* a run on a kiln tree around this one changes it too */
+	for (size_t i = 0; i < nouter; i++) {
+		struct stat st;
+		if (pid < 0 && fstat(outer[i], &st) == 0 && (pid = holder_of(&st)) >= 0)
+			what = "the tree around it";
+		close(outer[i]);
+	}
 	if (pid < 0)
 		return;
 	if (pid > 0)
 		snprintf(text, sizeof(text),
-			 "another kiln (pid %ld) is changing this tree: what this dry run says "
-			 "may be out of date when it ends", pid);
+			 "another kiln (pid %ld) is changing %s: what this dry run says "
+			 "may be out of date when it ends", pid, what);
 	else
-		snprintf(text, sizeof(text), "another kiln is changing this tree: what this dry "
-					     "run says may be out of date when it ends");
+		snprintf(text, sizeof(text), "another kiln is changing %s: what this dry "
+					     "run says may be out of date when it ends", what);
 	kiln_tree_event(t, KILN_EVENT_IN_PROGRESS, t->root, -1, &why);
 }

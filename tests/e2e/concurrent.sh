@@ -236,6 +236,9 @@ for cmd in br clean; do
 	check "nested --no-wait $cmd: exit 1 (got $rc)" test "$rc" -eq 1
 	check "nested --no-wait $cmd: says the tree around it is busy" \
 		grep -qF "another kiln (pid $xpid) is changing the tree around it; not waiting (--no-wait)" "$T/nw.out"
+	"$KILN" -n "$D/js" >"$T/dry.out" 2>&1
+	check "nested dry run during the outer run: says so" \
+		grep -qF "warning: another kiln (pid $xpid) is changing the tree around it: what this dry run says" "$T/dry.out"
 	# shellcheck disable=SC2046
 	"$KILN" $(cmd_of "$cmd") "$D/js" >"$T/y.out" 2>&1 &
 	ypid=$!
