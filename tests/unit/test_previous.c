@@ -17,139 +17,16 @@
 #include "walk.h"
 
 #include "check.h"
+#include "handmade.h"
 #include "scratch.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 static char dir[] = "/tmp/kiln-previous-XXXXXX";
-static char root[256];
-
-#define MAXEV 32
-struct events {
-	unsigned n;
-	kiln_event ev[MAXEV];
-	char path[MAXEV][300];
-};
-
-static void on_event(void *user, kiln_event event, const char *path, int coding,
-		     const struct kiln_error *err)
-{
-	struct events *e = user;
-
-	(void)coding;
-	(void)err;
-	if (e->n < MAXEV) {
-		e->ev[e->n] = event;
-		snprintf(e->path[e->n++], sizeof(e->path[0]), "%s", path + strlen(root) + 1);
-	}
-}
-
-/* How many times EV was reported for REL. */
-static unsigned seen(const struct events *e, kiln_event ev, const char *rel)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < e->n; i++)
-		n += e->ev[i] == ev && strcmp(e->path[i], rel) == 0;
-	return n;
-}
-
-static void put(const char *rel, const void *data, size_t len)
-{
-	FILE *f = fopen(scratch_path(root, rel), "w");
-
-	if (f) {
-		fwrite(data, 1, len, f);
-		fclose(f);
-	}
-}
-
-static int exists(const char *rel)
-{
-	struct stat st;
-
-	return lstat(scratch_path(root, rel), &st) == 0;
-}
-
-/* DATA[0..len) gzip-encoded with zlib into OUT (at most CAP bytes): its
- * length. */
-static size_t gzip(const char *data, size_t len, unsigned char *out, size_t cap)
-{
-	z_stream z;
-	size_t n;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return 0;
-	z.next_in = (unsigned char *)data;
-	z.avail_in = (unsigned)len;
-	z.next_out = out;
-	z.avail_out = (unsigned)cap;
-	n = deflate(&z, Z_FINISH) == Z_STREAM_END ? cap - z.avail_out : 0;
-	deflateEnd(&z);
-	return n;
-}
-
-static void digest(const char *md, const void *data, size_t len, unsigned char *out)
-{
-	unsigned int n;
-
-	EVP_Digest(data, len, out, &n, EVP_get_digestbyname(md), NULL);
-}
-
-static char *hex(const unsigned char *d, size_t n)
-{
-	static char buf[4][130];
-	static int k;
-	char *p = buf[k++ % 4];
-
-	for (size_t i = 0; i < n; i++)
-		sprintf(p + 2 * i, "%02x", d[i]);
-	return p;
-}
-
-/* A manifest entry for source REL holding SRC; with a gzip sibling of
- * GZ[0..gzlen) recorded (GZ NULL: none), recipe RECIPE. */
-static char *entry(const char *rel, const char *src, const unsigned char *gz, size_t gzlen,
-		   const char *more)
-{
-	unsigned char sha[32], sha384[48], gsha[32], b64[80];
-	char *s = NULL, sib[400] = "";
-
-	digest("sha256", src, strlen(src), sha);
-	digest("sha384", src, strlen(src), sha384);
-	EVP_EncodeBlock(b64, sha384, 48);
-	if (gz) {
-		digest("sha256", gz, gzlen, gsha);
-		snprintf(sib, sizeof(sib),
-			 ", \"encodings\": {\"gzip\": {\"path\": \"%s.gz\", \"size\": %zu, "
-			 "\"sha256\": \"%s\", \"encoder\": \"r1\"}}",
-			 rel, gzlen, hex(gsha, 32));
-	}
-	if (asprintf(&s, "\"%s\": {\"size\": %zu, \"sha256\": \"%s\", \"integrity\": \"sha384-%s\", "
-			 "\"content_type\": \"application/javascript\"%s%s}",
-		     rel, strlen(src), hex(sha, 32), b64, sib, more) < 0)
-		return NULL;
-	return s;
-}
-
-static char *stale(const char *rel, const char *coding, const void *data, size_t len)
-{
-	unsigned char sha[32];
-	char *s = NULL;
-
-	digest("sha256", data, len, sha);
-	if (asprintf(&s, "\"%s\": {\"coding\": \"%s\", \"size\": %zu, \"sha256\": \"%s\"}", rel,
-		     coding, len, hex(sha, 32)) < 0)
-		return NULL;
-	return s;
-}
 
 static const char app[] = "function app() { return 'the application, long enough to be worth "
 			  "compressing, and again: the application'; }\n";
@@ -164,47 +41,35 @@ struct fixture {
 
 static void make_tree(struct fixture *fx)
 {
-	char *e1, *e2, *e3, *s1, *s2, *s3, *doc = NULL;
-	struct timespec times[2];
-	struct stat st;
+	char *files, *stale;
 
-	fx->app_n = gzip(app, strlen(app), fx->app_gz, sizeof(fx->app_gz));
-	fx->gone_n = gzip(gone, strlen(gone), fx->gone_gz, sizeof(fx->gone_gz));
-	fx->moved_n = gzip(moved, strlen(moved), fx->moved_gz, sizeof(fx->moved_gz));
-	fx->other_n = gzip(other, strlen(other), fx->other_gz, sizeof(fx->other_gz));
+	fx->app_n = hm_gzip(app, strlen(app), fx->app_gz, sizeof(fx->app_gz));
+	fx->gone_n = hm_gzip(gone, strlen(gone), fx->gone_gz, sizeof(fx->gone_gz));
+	fx->moved_n = hm_gzip(moved, strlen(moved), fx->moved_gz, sizeof(fx->moved_gz));
+	fx->other_n = hm_gzip(other, strlen(other), fx->other_gz, sizeof(fx->other_gz));
 	CHECK(fx->app_n && fx->gone_n && fx->moved_n && fx->other_n);
-	put("app.js", app, strlen(app));
-	put("app.js.gz", fx->app_gz, fx->app_n);
-	put("gone.js.gz", fx->gone_gz, fx->gone_n);
-	put("moved.js.gz", "someone's own archive", 21); /* replaced by hand */
-	put("old.css.gz", "old bytes", 9);               /* stale, still its bytes */
-	put("keep.css.br", "other bytes now", 15);       /* stale, replaced since */
-	put("other.js", other, strlen(other));
+	hm_put("app.js", app, strlen(app));
+	hm_put("app.js.gz", fx->app_gz, fx->app_n);
+	hm_put("gone.js.gz", fx->gone_gz, fx->gone_n);
+	hm_put("moved.js.gz", "someone's own archive", 21); /* replaced by hand */
+	hm_put("old.css.gz", "old bytes", 9);               /* stale, still its bytes */
+	hm_put("keep.css.br", "other bytes now", 15);       /* stale, replaced since */
+	hm_put("other.js", other, strlen(other));
 	/* the sibling has its source's mtime, as kiln leaves it */
-	CHECK(stat(scratch_path(root, "app.js"), &st) == 0);
-	times[0] = st.st_atim;
-	times[1] = st.st_mtim;
-	CHECK(utimensat(AT_FDCWD, scratch_path(root, "app.js.gz"), times, 0) == 0);
-	e1 = entry("app.js", app, fx->app_gz, fx->app_n,
-		   ", \"no_gain\": {\"br\": {\"size\": 4900, \"encoder\": \"b1\"}}");
-	e2 = entry("gone.js", gone, fx->gone_gz, fx->gone_n, "");
-	e3 = entry("moved.js", moved, fx->moved_gz, fx->moved_n, "");
-	s1 = stale("old.css.gz", "gzip", "old bytes", 9);
-	s2 = stale("keep.css.br", "br", "the bytes kiln wrote", 20);
-	s3 = stale("missing.css.gz", "gzip", "x", 1);
-	CHECK(asprintf(&doc, "{\"kiln_manifest\": 2, \"generator\": {\"name\": \"kiln\", "
-			     "\"version\": \"0.0.0\"}, \"files\": {%s, %s, %s}, "
-			     "\"stale_siblings\": {%s, %s, %s}}\n",
-		       e1, e2, e3, s1, s2, s3) > 0);
-	if (doc)
-		put(KILN_MANIFEST_NAME, doc, strlen(doc));
-	free(e1);
-	free(e2);
-	free(e3);
-	free(s1);
-	free(s2);
-	free(s3);
-	free(doc);
+	CHECK(hm_same_times("app.js.gz", "app.js") == 0);
+	files = hm_join(3, (char *[]){
+		hm_entry("app.js", app, fx->app_gz, fx->app_n,
+			 ", \"no_gain\": {\"br\": {\"size\": 4900, \"encoder\": \"b1\"}}"),
+		hm_entry("gone.js", gone, fx->gone_gz, fx->gone_n, ""),
+		hm_entry("moved.js", moved, fx->moved_gz, fx->moved_n, "") });
+	stale = hm_join(3, (char *[]){ hm_stale("old.css.gz", "gzip", "old bytes", 9),
+				       hm_stale("keep.css.br", "br", "the bytes kiln wrote", 20),
+				       hm_stale("missing.css.gz", "gzip", "x", 1) });
+	CHECK(files && stale);
+	if (files && stale)
+		hm_manifest(KILN_MANIFEST_NAME, files, stale, "");
+	free(files);
+	free(stale);
 }
 
 struct setup {
@@ -212,7 +77,7 @@ struct setup {
 	struct kiln_callbacks cb;
 	struct kiln_run *run;
 	struct kiln_tree t;
-	struct events ev;
+	struct hm_events ev;
 };
 
 /* A tree run on ROOT up to the pool: walked, its record loaded. */
@@ -225,11 +90,11 @@ static bool begin(struct setup *s, bool verify)
 	kiln_options_init(&s->opt);
 	s->opt.jobs = 1;
 	s->opt.verify = verify;
-	s->cb.on_event = on_event;
+	s->cb.on_event = hm_on_event;
 	s->cb.user = &s->ev;
 	if (!(s->run = kiln_run_new(&s->opt, &s->cb)))
 		return false;
-	if (kiln_tree_begin(&s->t, s->run, root, &s->run->cb) != KILN_OK ||
+	if (kiln_tree_begin(&s->t, s->run, hm_root, &s->run->cb) != KILN_OK ||
 	    kiln_walk(s->t.root, &s->run->opt, NULL, 0, &s->t.walk, &err) != KILN_OK) {
 		kiln_tree_end(&s->t);
 		kiln_run_free(s->run);
@@ -259,19 +124,19 @@ static void test_load_and_finish(const struct fixture *fx)
 	/* at load: the stale sibling that still holds its bytes goes; the one
 	 * replaced since is no longer kiln's and stays; the missing one is off
 	 * the record */
-	CHECK(!exists("old.css.gz") && seen(&s.ev, KILN_EVENT_REMOVED, "old.css.gz") == 1);
-	CHECK(exists("keep.css.br") && seen(&s.ev, KILN_EVENT_REMOVED, "keep.css.br") == 0);
+	CHECK(!hm_exists("old.css.gz") && hm_seen(&s.ev, KILN_EVENT_REMOVED, "old.css.gz", NULL) == 1);
+	CHECK(hm_exists("keep.css.br") && hm_seen(&s.ev, KILN_EVENT_REMOVED, "keep.css.br", NULL) == 0);
 	kiln_ledger_stale(&s.t.ledger, &nstale);
 	CHECK_MSG(nstale == 0, "%zu stale siblings kept on record", nstale);
 	/* moved.js.gz: its source is gone and its bytes are not kiln's: an asset */
-	CHECK(seen(&s.ev, KILN_EVENT_FOREIGN, "moved.js.gz") == 1);
+	CHECK(hm_seen(&s.ev, KILN_EVENT_FOREIGN, "moved.js.gz", NULL) == 1);
 	CHECK(kiln_state_find(&s.t.state, "app.js")->seen);
 	CHECK(!kiln_state_find(&s.t.state, "gone.js")->seen);
 	/* after the pool: the sibling of the gone source goes, nothing else */
 	kiln_prev_finish(&s.t);
-	CHECK(!exists("gone.js.gz") && seen(&s.ev, KILN_EVENT_REMOVED, "gone.js.gz") == 1);
-	CHECK(exists("moved.js.gz") && exists("app.js.gz") && exists("keep.css.br"));
-	CHECK(seen(&s.ev, KILN_EVENT_REMOVED, "moved.js.gz") == 0);
+	CHECK(!hm_exists("gone.js.gz") && hm_seen(&s.ev, KILN_EVENT_REMOVED, "gone.js.gz", NULL) == 1);
+	CHECK(hm_exists("moved.js.gz") && hm_exists("app.js.gz") && hm_exists("keep.css.br"));
+	CHECK(hm_seen(&s.ev, KILN_EVENT_REMOVED, "moved.js.gz", NULL) == 0);
 	CHECK(!kiln_ledger_had_remove_failed(&s.t.ledger) && !kiln_ledger_is_lost(&s.t.ledger));
 	(void)fx;
 	end(&s);
@@ -287,13 +152,13 @@ static void test_reusable(const struct fixture *fx)
 	uint64_t size = 0;
 	int fd;
 
-	digest("sha256", app, strlen(app), sha);
-	digest("sha256", fx->app_gz, fx->app_n, want);
+	hm_digest("sha256", app, strlen(app), sha);
+	hm_digest("sha256", fx->app_gz, fx->app_n, want);
 	CHECK(begin(&s, false));
 	if (!s.run)
 		return;
 	pe = kiln_state_find(&s.t.state, "app.js");
-	CHECK(pe != NULL && stat(scratch_path(root, "app.js"), &src) == 0);
+	CHECK(pe != NULL && stat(hm_path("app.js"), &src) == 0);
 	if (!pe)
 		goto out;
 	CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got) &&
@@ -311,11 +176,11 @@ static void test_reusable(const struct fixture *fx)
 
 	/* mode and mtime moved, bytes the same: proved by its digest, and
 	 * given the source's mode and mtime back */
-	CHECK(chmod(scratch_path(root, "app.js.gz"), 0600) == 0);
-	CHECK(utimensat(AT_FDCWD, scratch_path(root, "app.js.gz"),
+	CHECK(chmod(hm_path("app.js.gz"), 0600) == 0);
+	CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
 			(struct timespec[2]){ { 1000, 0 }, { 1000, 0 } }, 0) == 0);
 	CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got));
-	CHECK(stat(scratch_path(root, "app.js.gz"), &st) == 0 &&
+	CHECK(stat(hm_path("app.js.gz"), &st) == 0 &&
 	      (st.st_mode & 07777) == (src.st_mode & 07777) &&
 	      st.st_mtim.tv_sec == src.st_mtim.tv_sec && st.st_mtim.tv_nsec == src.st_mtim.tv_nsec);
 	/* other bytes of the same size, mtime moved: the digest refuses them */
@@ -323,12 +188,12 @@ static void test_reusable(const struct fixture *fx)
 		unsigned char junk[512];
 		memcpy(junk, fx->app_gz, fx->app_n);
 		junk[fx->app_n / 2] ^= 0x55;
-		put("app.js.gz", junk, fx->app_n);
+		hm_put("app.js.gz", junk, fx->app_n);
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
 					  got));
 		/* ... and with the source's mtime the size is the check (no
 		 * sibling read on an unchanged re-run), unless --verify */
-		CHECK(utimensat(AT_FDCWD, scratch_path(root, "app.js.gz"),
+		CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
 				(struct timespec[2]){ src.st_atim, src.st_mtim }, 0) == 0);
 		CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
 					 got));
@@ -338,15 +203,15 @@ static void test_reusable(const struct fixture *fx)
 	if (!s.run)
 		return;
 	pe = kiln_state_find(&s.t.state, "app.js");
-	fd = open(scratch_path(root, "app.js"), O_RDONLY);
+	fd = open(hm_path("app.js"), O_RDONLY);
 	CHECK(pe && fd >= 0);
 	if (pe && fd >= 0) {
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, fd, &size,
 					  got));
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha,
 					  (const uint8_t *)app, -1, &size, got));
-		put("app.js.gz", fx->app_gz, fx->app_n);
-		CHECK(utimensat(AT_FDCWD, scratch_path(root, "app.js.gz"),
+		hm_put("app.js.gz", fx->app_gz, fx->app_n);
+		CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
 				(struct timespec[2]){ src.st_atim, src.st_mtim }, 0) == 0);
 		CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, fd, &size,
 					 got));
@@ -371,32 +236,32 @@ static void test_no_sibling(const struct fixture *fx)
 	if (!s.run)
 		return;
 	/* a sibling kiln never wrote, decoding to its source: pointed out */
-	put("other.js.gz", fx->other_gz, fx->other_n);
-	fd = open(scratch_path(root, "other.js"), O_RDONLY);
+	hm_put("other.js.gz", fx->other_gz, fx->other_n);
+	fd = open(hm_path("other.js"), O_RDONLY);
 	CHECK(fd >= 0);
 	CHECK(kiln_prev_foreign_at(&s.t, NULL, "other.js", gz, fd, strlen(other), &decodes) &&
 	      decodes);
 	kiln_prev_no_sibling(&s.t, NULL, "other.js", gz, fd, strlen(other));
-	CHECK(exists("other.js.gz") && seen(&s.ev, KILN_EVENT_FOREIGN, "other.js.gz") == 1);
+	CHECK(hm_exists("other.js.gz") && hm_seen(&s.ev, KILN_EVENT_FOREIGN, "other.js.gz", NULL) == 1);
 	CHECK(!kiln_ledger_had_foreign_stale(&s.t.ledger));
 	/* ... and one that does not decode to it: stale, a failure of the tree */
-	put("other.js.gz", fx->gone_gz, fx->gone_n);
+	hm_put("other.js.gz", fx->gone_gz, fx->gone_n);
 	CHECK(kiln_prev_foreign_at(&s.t, NULL, "other.js", gz, fd, strlen(other), &decodes) &&
 	      !decodes);
 	kiln_prev_no_sibling(&s.t, NULL, "other.js", gz, fd, strlen(other));
-	CHECK(exists("other.js.gz") && seen(&s.ev, KILN_EVENT_FOREIGN_STALE, "other.js.gz") == 1);
+	CHECK(hm_exists("other.js.gz") && hm_seen(&s.ev, KILN_EVENT_FOREIGN_STALE, "other.js.gz", NULL) == 1);
 	CHECK(kiln_ledger_had_foreign_stale(&s.t.ledger));
 	if (fd >= 0)
 		close(fd);
 	/* the record's own sibling is no news, and goes when the coding does */
 	pe = kiln_state_find(&s.t.state, "app.js");
-	put("app.js.gz", fx->app_gz, fx->app_n);
-	fd = open(scratch_path(root, "app.js"), O_RDONLY);
+	hm_put("app.js.gz", fx->app_gz, fx->app_n);
+	fd = open(hm_path("app.js"), O_RDONLY);
 	CHECK(pe && fd >= 0);
 	if (pe && fd >= 0) {
 		CHECK(!kiln_prev_foreign_at(&s.t, pe, "app.js", gz, fd, strlen(app), &decodes));
 		kiln_prev_no_sibling(&s.t, pe, "app.js", gz, fd, strlen(app));
-		CHECK(!exists("app.js.gz") && seen(&s.ev, KILN_EVENT_REMOVED, "app.js.gz") == 1);
+		CHECK(!hm_exists("app.js.gz") && hm_seen(&s.ev, KILN_EVENT_REMOVED, "app.js.gz", NULL) == 1);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -411,8 +276,8 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	snprintf(root, sizeof(root), "%s/tree", dir);
-	CHECK(mkdir(root, 0755) == 0);
+	snprintf(hm_root, sizeof(hm_root), "%s/tree", dir);
+	CHECK(mkdir(hm_root, 0755) == 0);
 	make_tree(&fx);
 	test_load_and_finish(&fx);
 	test_reusable(&fx);
