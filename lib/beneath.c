@@ -160,6 +160,11 @@ int kiln_beneath_parent(const char *root, const char *path, const char **base)
 	if ((rootfd = kiln_beneath_top(root)) < 0)
 		return -1;
 	slash = strrchr(rel, '/');
+	if (strcmp(slash ? slash + 1 : rel, "..") == 0) {
+		close(rootfd);
+		errno = ENOENT; /* a last ".." may name the directory above the top */
+		return -1;
+	}
 	if (!slash) {
 		*base = rel;
 		return rootfd;

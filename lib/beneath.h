@@ -14,7 +14,9 @@
  * the operation is done relative to it.  A component that is a symbolic
  * link, or not a directory, means the name is not in the tree: the call
  * fails with errno ENOENT, and nothing outside the tree is read, changed
- * or removed.  The last component is never followed either.
+ * or removed.  The last component is never followed either, and a last
+ * component ".." (which may name the directory above the top) is not in
+ * the tree (ENOENT).
  *
  * A PATH that does not start with ROOT "/" is not in the tree (a manifest
  * or snippet named elsewhere, the cache): it is used as it is.
