@@ -114,28 +114,53 @@ static int open_dir_beneath(int rootfd, const char *dirrel, size_t len)
 		}
 	}
 #endif
-	/* no openat2: one component at a time */
-	if ((fd = dup(rootfd)) < 0) {
-		free(p);
-		return -1;
-	}
-	for (comp = strtok_r(p, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			next = -1;
-			errno = ENOENT; /* never above the top */
-		} else {
-			next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		}
-		e = errno;
-		close(fd);
-		if (next < 0) {
+	/* no openat2: one component at a time, each directory opened kept on
+	 * a stack, so that ".." goes back to the one it came from (as
+	 * RESOLVE_BENEATH resolves it), never through the file system's own
+	 * "..", which a directory moved meanwhile could lead outside; and
+	 * never above the top */
+	{
+		size_t depth = 0, max = 1;
+		int *stack;
+
+		for (const char *c = p; *c; c++)
+			max += *c == '/';
+		if (!(stack = malloc((max + 1) * sizeof(*stack))) || (fd = dup(rootfd)) < 0) {
+			free(stack);
 			free(p);
-			errno = (e == ELOOP || e == ENOTDIR) ? ENOENT : e;
 			return -1;
 		}
-		fd = next;
+		stack[depth++] = fd;
+		for (comp = strtok_r(p, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+			if (strcmp(comp, ".") == 0)
+				continue;
+			if (strcmp(comp, "..") == 0) {
+				if (depth == 1) {
+					next = -1;
+					e = ENOENT; /* never above the top */
+				} else {
+					close(stack[--depth]);
+					continue;
+				}
+			} else {
+				next = openat(stack[depth - 1], comp,
+					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				e = errno;
+			}
+			if (next < 0) {
+				while (depth > 0)
+					close(stack[--depth]);
+				free(stack);
+				free(p);
+				errno = (e == ELOOP || e == ENOTDIR) ? ENOENT : e;
+				return -1;
+			}
+			stack[depth++] = next;
+		}
+		fd = stack[--depth];
+		while (depth > 0)
+			close(stack[--depth]);
+		free(stack);
 	}
 	free(p);
 	return fd;
@@ -249,6 +274,10 @@ int kiln_beneath_openat(int topfd, const char *rel, int flags)
 	const char *slash = strrchr(rel, '/');
 	int dfd, fd, e;
 
+	if (strcmp(slash ? slash + 1 : rel, "..") == 0) {
+		errno = ENOENT; /* never the directory above */
+		return -1;
+	}
 #ifdef SYS_openat2
 	{
 		struct open_how how = { .flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
