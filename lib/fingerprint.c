@@ -205,7 +205,9 @@ static const char pair_level[26][27] = {
 	"40006000500200300000100013", /* z */
 };
 
-bool kiln_spelt_well(const char *p, size_t n)
+/* kiln_spelt() and every pair of letters of level MIN or more, of a mean
+ * level of MEAN2 / 2 or more. */
+static bool spelt_at(const char *p, size_t n, int min, size_t mean2)
 {
 	size_t sum = 0;
 
@@ -213,11 +215,16 @@ bool kiln_spelt_well(const char *p, size_t n)
 		return false;
 	for (size_t i = 1; i < n; i++) {
 		int l = pair_level[fold(p[i - 1])][fold(p[i])] - '0';
-		if (l < 3)
+		if (l < min)
 			return false;
 		sum += (size_t)l;
 	}
-	return 2 * sum >= 11 * (n - 1); /* a mean level of 5.5 */
+	return 2 * sum >= mean2 * (n - 1);
+}
+
+bool kiln_spelt_well(const char *p, size_t n)
+{
+	return spelt_at(p, n, 3, 11); /* a mean level of 5.5 */
 }
 
 bool kiln_spelt(const char *p, size_t n)
@@ -477,13 +484,16 @@ static bool code_number(const char *t, size_t len)
 	return digits >= 4 && digits < len && (t[len - 1 - digits] == '-' || t[len - 1 - digits] == '_');
 }
 
-/* Two lowercase words of 3 letters or more that could be spelt, written
- * together ("appstore", "darkmode"), a capital maybe: spelt() keeps out
+/* Two words of 3 letters or more that could be spelt, written together,
+ * lowercase with a capital maybe or upper-case ("appstore", "darkmode",
+ * "APPSTORE"): spelt() keeps out
  * four consonants in a row, which a compound may have ("ppst"). */
 static bool compound(const char *t, size_t len)
 {
+	bool upper = len && is_upper(t[len - 1]);
+
 	for (size_t i = 0; i < len; i++)
-		if (!is_lower(t[i]) && !(i == 0 && is_upper(t[i])))
+		if (!(upper ? is_upper(t[i]) : is_lower(t[i]) || (i == 0 && is_upper(t[i]))))
 			return false;
 	for (size_t k = 3; k + 3 <= len; k++)
 		if (spelt(t, k) && spelt(t + k, len - k))
@@ -491,10 +501,223 @@ static bool compound(const char *t, size_t len)
 	return false;
 }
 
+/* Could the N letters at P be a word of an identifier: a vowel other
+ * than y, never four consonants in a row, from 3 letters on a first pair
+ * English words start with, no pair English never spells, and pairs
+ * that are common on average (a mean level of 5: "chevron", "Submit",
+ * "Redux"; not "Kax", "Zrd")? */
+static bool wordish(const char *p, size_t n)
+{
+	size_t run = 0, sum = 0;
+	bool vowel = false;
+
+	if (n < 2 || (n >= 3 && !(initial_pairs[fold(p[0])] >> fold(p[1]) & 1)))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool v = strchr("aeiouyAEIOUY", p[i]) != NULL;
+		vowel |= v && p[i] != 'y' && p[i] != 'Y';
+		run = v ? 0 : run + 1;
+		if (run >= 4)
+			return false;
+		if (i) {
+			int l = pair_level[fold(p[i - 1])][fold(p[i])] - '0';
+			if (l < 1)
+				return false;
+			sum += (size_t)l;
+		}
+	}
+	return vowel && sum >= 5 * (n - 1);
+}
+
+/* An upper-case word that spells as English does, then 1 or 2 digits
+ * ("TWITTER1", "ENGLISH2"). */
+static bool upper_number(const char *t, size_t len)
+{
+	size_t n = len;
+
+	while (n && is_digit(t[n - 1]))
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (!is_upper(t[i]))
+			return false;
+	return n >= 4 && len - n >= 1 && len - n <= 2 && kiln_spelt_well(t, n);
+}
+
+/* Are the N letters at P pairs that English spells often (an
+ * abbreviation: "Grn", "Md")? */
+static bool pairs_common(const char *p, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (!(common_pairs[fold(p[i - 1])] >> fold(p[i]) & 1))
+			return false;
+	return true;
+}
+
+/* The words names of functions and methods start with, lowercase
+ * ("loadJSON", "toString", "useState", "onChange"). */
+static const char *const verbs[] = {
+	"add", "as", "call", "can", "check", "clear", "close", "copy", "create", "del", "delete",
+	"do", "draw", "edit", "fetch", "fill", "find", "for", "from", "get", "go", "handle", "has",
+	"hide", "in", "init", "is", "load", "make", "map", "move", "new", "of", "on", "open",
+	"parse", "play", "post", "print", "push", "put", "read", "remove", "render", "reset", "run",
+	"save", "scroll", "send", "set", "setup", "show", "sort", "start", "stop", "test", "to",
+	"update", "up", "use", "view", "with", "write",
+};
+
+/* Is the word at P (N letters, lowercase but maybe the first) one of
+ * verbs[]? */
+static bool verb(const char *p, size_t n)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strlen(verbs[i]) == n && fold(p[0]) == verbs[i][0] - 'a' &&
+		    memcmp(verbs[i] + 1, p + 1, n - 1) == 0)
+			return true;
+	return false;
+}
+
+/* An identifier of words and acronyms, the way functions, methods, icons
+ * and campaigns are named: a lowercase word, then capitalised words
+ * (from 3 letters on that could be spelt, wordish(), or after a word
+ * not of verbs[] spell well, kiln_spelt_well(); of 2 letters, of
+ * verbs[]: "To", "Up") and loose pieces: an acronym (2 to 5
+ * capitals, maybe a plural 's'), an abbreviation of 2 or 3 letters of
+ * common pairs ("Str", "Md"), a capital alone at the end, a number of at
+ * most 2 digits.  After one of verbs[] ("loadJSON", "toUTCStr",
+ * "playMP3s", "setState") 2 loose pieces may follow; after another word
+ * of 4 letters or more that spells well (kiln_spelt_well()), one
+ * ("woodGrnA", "robotoMd", "easterEg", "blueSky").  A random base64url
+ * token has one of these forms well under one time in a thousand (the
+ * unit test measures kiln_token_words()). */
+static bool cased_words(const char *t, size_t len)
+{
+	size_t i = 0, loose = 0, digits = 0;
+	bool led, end = false;
+
+	while (i < len && is_lower(t[i]))
+		i++;
+	if (i < 2 || i == len || !is_upper(t[i]))
+		return false;
+	led = verb(t, i);
+	if (!led && (i < 4 || !kiln_spelt_well(t, i)))
+		return false;
+	while (i < len) {
+		size_t at = i, u = 0, l = 0;
+		if (is_digit(t[i])) {
+			for (; i < len && is_digit(t[i]); i++)
+				digits++;
+			if (i < len && !(t[i] == 's' && i + 1 == len))
+				return false;
+			i += i < len;
+			loose++;
+			continue;
+		}
+		if (!is_upper(t[i]))
+			return false;
+		while (i + u < len && is_upper(t[i + u]))
+			u++;
+		while (i + u + l < len && is_lower(t[i + u + l]))
+			l++;
+		if (u >= 2) { /* an acronym, maybe before a word or a plural */
+			if (l >= 2)
+				u--;
+			if (u < 2 || u > 5 || (l == 1 && t[i + u] != 's'))
+				return false;
+			i += u + (l == 1);
+			loose++;
+			continue;
+		}
+		i += 1 + l;
+		if (l == 0 && i != len)
+			return false; /* a capital alone is the end ("chevronL") */
+		if (l >= 2 && (led ? wordish(t + at, 1 + l) : kiln_spelt_well(t + at, 1 + l)))
+			continue;
+		if (l == 1 && verb(t + at, 2))
+			continue;
+		if (l > 2 || (l && !pairs_common(t + at, 1 + l)))
+			return false;
+		if (l == 0)
+			end = true;
+		else
+			loose++;
+	}
+	return digits <= 2 && loose + end <= 2 && (led || loose <= 1);
+}
+
+/* Letters in sequence, of the alphabet or of a keyboard's row, either
+ * way, in either case, in at most 3 runs of 3 or more ("ABCdefGH",
+ * "QWERTYui", "XYZabcDE", "HGFEDCBA"): typed, not drawn. */
+static bool letter_runs(const char *t, size_t len)
+{
+	static const char *const rows[] = { "abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "asdfghjkl",
+					    "zxcvbnm" };
+	size_t runs = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t best = 0;
+		for (size_t r = 0; r < 4; r++)
+			for (int dir = -1; dir <= 1; dir += 2) {
+				const char *row = rows[r], *at;
+				size_t n = 1;
+				if (!is_upper(t[i]) && !is_lower(t[i]))
+					return false;
+				if (!(at = strchr(row, 'a' + fold(t[i]))))
+					continue;
+				for (; i + n < len && (is_upper(t[i + n]) || is_lower(t[i + n])); n++) {
+					long k = (long)(at - row) + dir * (long)n;
+					if (k < 0 || k >= (long)strlen(row) || row[k] != 'a' + fold(t[i + n]))
+						break;
+				}
+				best = n > best ? n : best;
+			}
+		if (best < 3 || ++runs > 3)
+			return false;
+		i += best;
+	}
+	return runs > 0;
+}
+
 bool kiln_token_words(const char *t, size_t len)
 {
-	return spelt_camel(t, len) || spelt_upper(t, len, 0) || code_number(t, len) ||
-	       compound(t, len);
+	return spelt_camel(t, len) || spelt_upper(t, len, 0) || upper_number(t, len) ||
+	       code_number(t, len) ||
+	       compound(t, len) || cased_words(t, len) || letter_runs(t, len);
+}
+
+/* An upper-case word that spells as English does, or two written
+ * together, then at most 2 digits ("LINKEDIN", "APPSTORE", "TWITTER1"). */
+bool kiln_token_words32(const char *t, size_t len)
+{
+	size_t n = len;
+
+	while (n && is_digit(t[n - 1]))
+		n--;
+	if (len - n > 2 || n < 4)
+		return false;
+	if (n == len ? kiln_spelt_well(t, n) : spelt_at(t, n, 5, 13))
+		return true;
+	/* two words: a consonant each side of the seam, every pair common */
+	for (size_t k = 3; k + 4 <= n && n == len; k++)
+		if (spelt_at(t, k, 5, 12) && spelt_at(t + k, n - k, 5, 12) &&
+		    !strchr("AEIOU", t[k - 1]) && !strchr("AEIOU", t[k]))
+			return true;
+	return letter_runs(t, len);
+}
+
+/* Proper nouns: two capitalised words or more of 3 letters or more that
+ * could be spelt ("NewYork", "SanJose", "JohnDoe"). */
+static bool proper_nouns(const char *t, size_t len)
+{
+	size_t i = 0, runs = 0;
+
+	while (i < len && is_upper(t[i])) {
+		size_t at = i;
+		for (i++; i < len && is_lower(t[i]); i++)
+			;
+		if (i - at < 3 || !spelt(t + at, i - at))
+			return false;
+		runs++;
+	}
+	return i == len && runs >= 2;
 }
 
 /* Written like words with or without numbers, in the forms above whose
@@ -502,10 +725,24 @@ bool kiln_token_words(const char *t, size_t len)
  * often a capital and lowercase letters, which a rename must find): a
  * renamed word is a campaign or a new version, not a new hash
  * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser"). */
-static bool worded(const char *t, size_t len)
+static bool worded_part(const char *t, size_t len)
 {
 	return kiln_token_words(t, len) || number_words(t, len) || acronym_camel(t, len) ||
-	       spelt_upper(t, len, 2);
+	       proper_nouns(t, len);
+}
+
+/* A token with a '-' or '_' is also words when its part after the last
+ * one is ("bg-blueSky" -> "bg-redDusk": the only token of a name whose
+ * word is too short to be one). */
+static bool worded(const char *t, size_t len)
+{
+	size_t n = len;
+
+	if (worded_part(t, len))
+		return true;
+	while (n && t[n - 1] != '-' && t[n - 1] != '_')
+		n--;
+	return n && len - n >= 4 && worded_part(t + n, len - n);
 }
 
 bool kiln_token_changed(const char *old, const char *new, size_t len)

@@ -75,6 +75,12 @@ bool kiln_token_hashlike(const char *t, size_t len);
  * hashes). */
 bool kiln_token_words(const char *t, size_t len);
 
+/* Is the upper-case token T (LEN bytes) one word or two that spell as
+ * English does (kiln_spelt_well()), then at most 2 digits, or letters in
+ * sequence ("LINKEDIN", "APPSTORE", "TWITTER1", "ABCDEFGH")?  The tree
+ * takes no such token for a base32 hash (shape.h). */
+bool kiln_token_words32(const char *t, size_t len);
+
 /* Could the N letters at P (either case) be spelt in a language: a vowel
  * other than y, never four consonants in a row, only pairs of letters
  * English spells often, and from 3 letters on a first pair English words

@@ -94,8 +94,8 @@ static bool could_be(const struct member *m, unsigned alpha)
 
 	if (alpha == KILN_ALPHA_B64 && kiln_token_words(t, m->len))
 		return false; /* "Inter-SemiBold", "photo-DSC_0042" beside Vite's outputs */
-	if (alpha == KILN_ALPHA_B32 && kiln_spelt_well(t, m->len))
-		return false; /* "icon-FACEBOOK" beside esbuild's: 0.3% of its hashes */
+	if (alpha == KILN_ALPHA_B32 && kiln_token_words32(t, m->len))
+		return false; /* "icon-FACEBOOK", "badge-APPSTORE" beside esbuild's */
 	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
 }
 
