@@ -68,11 +68,13 @@ bool kiln_token_hashlike(const char *t, size_t len);
  * thousand: CamelCase of spelt words ("SemiBold", "iPhone12"), an
  * upper-case spelt word ("FACEBOOK"), a code of 2 to 4 letters and 4
  * digits or more ("DSC01234", "DSC_0042"),
- * a counter after a '-' or '_' ("iD4-0003"), or two lowercase words
- * written together ("appstore")?  The tree takes no such
- * token for a base64url hash (shape.h); hexadecimal and base32 tokens are
- * not checked by it (upper-case letters that spell are 1.1% of esbuild's
- * hashes). */
+ * a counter after a '-' or '_' ("iD4-0003"), two words written together
+ * ("appstore", "APPSTORE"), an upper-case word with 1 or 2 digits
+ * ("TWITTER1"), letters typed in sequence ("QWERTYui", "ABCdefGH"), or
+ * an identifier of a lowercase word, capitalised words and acronyms
+ * ("loadJSON", "setState", "playMP3s", "arrowUpR")?  The tree takes no
+ * such token for a base64url hash (shape.h); hexadecimal and base32
+ * tokens are not checked by it (base32: kiln_token_words32()). */
 bool kiln_token_words(const char *t, size_t len);
 
 /* Is the upper-case token T (LEN bytes) one word or two that spell as

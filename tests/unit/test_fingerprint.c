@@ -318,7 +318,7 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 			letter |= (tk[c] >= 'a' && tk[c] <= 'z') || (tk[c] >= 'A' && tk[c] <= 'Z');
 		/* words are never taken: as kiln_token_hashlike() says, in
 		 * base64url as kiln_token_words() says, in base32 as
-		 * kiln_spelt_well() */
+		 * kiln_token_words32() */
 		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter) &&
 			   !(alphabet == b64 && kiln_token_words(tk, len)) &&
 			   !(alphabet == b32 && kiln_token_words32(tk, len));
