@@ -554,14 +554,17 @@ static bool pairs_common(const char *p, size_t n)
 }
 
 /* The words names of functions and methods start with, lowercase
- * ("loadJSON", "toString", "useState", "onChange"). */
+ * ("loadJSON", "toString", "useState", "onChange"), the formats and
+ * protocols they convert ("jsonToJS") and the icons' shapes
+ * ("chevronL", "caretUp"), some of which spell as no English word does. */
 static const char *const verbs[] = {
-	"add", "as", "call", "can", "check", "clear", "close", "copy", "create", "del", "delete",
-	"do", "draw", "edit", "fetch", "fill", "find", "for", "from", "get", "go", "handle", "has",
-	"hide", "in", "init", "is", "load", "make", "map", "move", "new", "of", "on", "open",
-	"parse", "play", "post", "print", "push", "put", "read", "remove", "render", "reset", "run",
-	"save", "scroll", "send", "set", "setup", "show", "sort", "start", "stop", "test", "to",
-	"update", "up", "use", "view", "with", "write",
+	"add", "ajax", "api", "arrow", "as", "call", "can", "caret", "check", "chevron", "clear",
+	"close", "copy", "create", "css", "del", "delete", "do", "dom", "draw", "edit", "fetch",
+	"fill", "find", "for", "from", "get", "go", "handle", "has", "hide", "html", "http", "in",
+	"init", "is", "json", "load", "make", "map", "move", "new", "of", "on", "open", "parse",
+	"play", "post", "print", "push", "put", "read", "remove", "render", "reset", "run", "save",
+	"scroll", "send", "set", "setup", "show", "sort", "start", "stop", "svg", "test", "to",
+	"up", "update", "uri", "url", "use", "view", "with", "write", "xml",
 };
 
 /* Is the word at P (N letters, lowercase but maybe the first) one of
@@ -581,13 +584,14 @@ static bool verb(const char *p, size_t n)
  * not of verbs[] spell well, kiln_spelt_well(); of 2 letters, of
  * verbs[]: "To", "Up") and loose pieces: an acronym (2 to 5
  * capitals, maybe a plural 's'), an abbreviation of 2 or 3 letters of
- * common pairs ("Str", "Md"), a capital alone at the end, a number of at
- * most 2 digits.  After one of verbs[] ("loadJSON", "toUTCStr",
+ * common pairs ("Str", "Grn") or, last or before a last capital, of any
+ * ("Md", "ImgL"), a capital alone at the end, a number of at most 2
+ * digits.  After one of verbs[] ("loadJSON", "toUTCStr",
  * "playMP3s", "setState") 2 loose pieces may follow; after another word
- * of 4 letters or more that spells well (kiln_spelt_well()), one
- * ("woodGrnA", "robotoMd", "easterEg", "blueSky").  A random base64url
- * token has one of these forms well under one time in a thousand (the
- * unit test measures kiln_token_words()). */
+ * of 4 letters or more that spells well (kiln_spelt_well()), one and a
+ * capital alone ("woodGrnA", "robotoMd", "heroImgL", "easterEg").  A
+ * random base64url token has one of these forms well under one time in a
+ * thousand (the unit test measures kiln_token_words()). */
 static bool cased_words(const char *t, size_t len)
 {
 	size_t i = 0, loose = 0, digits = 0;
@@ -633,7 +637,8 @@ static bool cased_words(const char *t, size_t len)
 			continue;
 		if (l == 1 && verb(t + at, 2))
 			continue;
-		if (l > 2 || (l && !pairs_common(t + at, 1 + l)))
+		if (l > 2 || (l && !pairs_common(t + at, 1 + l) &&
+			      !(i == len || (i + 1 == len && is_upper(t[i])))))
 			return false;
 		if (l == 0)
 			end = true;

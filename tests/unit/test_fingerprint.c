@@ -84,6 +84,7 @@ static const char *const no[] = {
 	"ref-callRPC2.html", "ref-playMP3s.html",
 	/* a word and one capital, a word and an abbreviation */
 	"icon-arrowUpR.svg", "tex-woodGrnA.jpg", "lp-easterEg.css", "ad-summerSl.png",
+	"icon-chevronL.svg", "bg-heroImgL.jpg", "font-robotoMd.woff2", "ref-jsonToJS.html",
 	/* letters typed in sequence */
 	"icon-ABCdefGH.svg", "img-QWERTYui.png", "test-AbCdEfGh.png", "img-XYZabcDE.png",
 };
@@ -121,7 +122,7 @@ static void test_hashlike(void)
 		"loadJSON", "initHTTP", "setupVPN", "drawSVGs", "toUTCStr", "getUsrID",
 		"toString", "getMonth", "onChange", "onSubmit", "parseInt", "isFinite", "scrollTo",
 		"readFile", "addClass", "useRedux", "setState", "useState", "arrowUpR", "woodGrnA",
-		"easterEg", "summerSl", "QWERTYui", "AbCdEfGh", "XYZabcDE", "APPSTORE", "TWITTER1",
+		"easterEg", "summerSl", "chevronR", "heroImgS", "robotoMd", "jsonToJS", "QWERTYui", "AbCdEfGh", "XYZabcDE", "APPSTORE", "TWITTER1",
 	};
 	static const char *const words32[] = { "LINKEDIN", "APPSTORE", "ABCDEFGH", "HGFEDCBA" };
 	static const char *const not_words32[] = { "KZ3T4RBF", "VIRMOKMZ", "QWXJKPLZ", "7QPLMZ2A" };
