@@ -7,6 +7,7 @@
 #define KILN_FINGERPRINT_H
 
 #include "kiln.h"
+#include "spell.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,18 +84,6 @@ bool kiln_token_words(const char *t, size_t len);
  * takes no such token for a base32 hash (shape.h). */
 bool kiln_token_words32(const char *t, size_t len);
 
-/* Could the N letters at P (either case) be spelt in a language: a vowel
- * other than y, never four consonants in a row, only pairs of letters
- * English spells often, and from 3 letters on a first pair English words
- * start with ("maskable", "OVERVIEW"; not "VIRMOKMZ", "Ggertfo")? */
-bool kiln_spelt(const char *p, size_t n);
-
-/* Does the word at P (N letters, either case) read as English spells
- * words: kiln_spelt(), and every pair of letters one that English words
- * spell often, most of them very often ("FACEBOOK", "LINKEDIN",
- * "OVERVIEW")?  8 random letters do about one time in 70 (kiln_spelt():
- * one in 17). */
-bool kiln_spelt_well(const char *p, size_t n);
 
 /* Is the change of a name's token from OLD to NEW (LEN bytes each) what a
  * new content hash makes, rather than a counter, a date or a campaign
