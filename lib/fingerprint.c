@@ -21,7 +21,9 @@
  *      letter directly followed by an uppercase one, and not a CamelCase
  *      word ("SemiBold", "iPhone12", "Web3Auth", "BTreeMap"), nor words
  *      with numbers ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
- *      "SUMMER24"), codes and counters ("iD4-0003"): Vite and Rollup
+ *      "SUMMER24"), codes and counters ("iD4-0003"), identifiers of
+ *      words and acronyms ("loadJSON", "setState", "arrowUpR") or letters
+ *      typed in sequence ("QWERTYui"): Vite and Rollup
  *      ("index-B2x9_kQ1.js"); or
  *  (c) the base name starts with 16 or more lowercase hexadecimal digits,
  *      a digit and a letter among them, followed by a '.': webpack's
@@ -493,8 +495,8 @@ static bool cased_words(const char *t, size_t len)
 bool kiln_token_words(const char *t, size_t len)
 {
 	return spelt_camel(t, len) || spelt_upper(t, len, 0) || upper_number(t, len) ||
-	       code_number(t, len) ||
-	       compound(t, len) || cased_words(t, len) || kiln_letter_runs(t, len);
+	       code_number(t, len) || compound(t, len) || cased_words(t, len) ||
+	       kiln_letter_runs(t, len);
 }
 
 /* An upper-case word that spells as English does, or two written
