@@ -540,11 +540,35 @@ static bool proper_nouns(const char *t, size_t len)
  * letters are spelt (not plain_camel(): a Vite hash without a digit is
  * often a capital and lowercase letters, which a rename must find): a
  * renamed word is a campaign or a new version, not a new hash
- * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser"). */
+ * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser",
+ * "lp-xmasDeal" -> "lp-xmasSale"). */
+/* A lowercase word of 3 letters or more with a vowel, then capitalised
+ * words of 3 letters or more that could be spelt (kiln_wordish():
+ * "xmasDeal", "xmasSale"). */
+static bool lower_camel(const char *t, size_t len)
+{
+	size_t i = 0, runs = 0;
+	bool vowel = false;
+
+	for (; i < len && is_lower(t[i]); i++)
+		vowel |= strchr("aeiou", t[i]) != NULL;
+	if (i < 3 || !vowel)
+		return false;
+	while (i < len && is_upper(t[i])) {
+		size_t at = i;
+		for (i++; i < len && is_lower(t[i]); i++)
+			;
+		if (i - at < 3 || !kiln_wordish(t + at, i - at))
+			return false;
+		runs++;
+	}
+	return i == len && runs;
+}
+
 static bool worded_part(const char *t, size_t len)
 {
 	return kiln_token_words(t, len) || number_words(t, len) || acronym_camel(t, len) ||
-	       proper_nouns(t, len);
+	       proper_nouns(t, len) || lower_camel(t, len);
 }
 
 /* A token with a '-' or '_' is also words when its part after the last
