@@ -21,7 +21,9 @@
  *      letter directly followed by an uppercase one, and not a CamelCase
  *      word ("SemiBold", "iPhone12", "Web3Auth", "BTreeMap"), nor words
  *      with numbers ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
- *      "SUMMER24"), codes and counters ("iD4-0003"): Vite and Rollup
+ *      "SUMMER24"), codes and counters ("iD4-0003"), identifiers of
+ *      words and acronyms ("loadJSON", "setState", "arrowUpR") or letters
+ *      typed in sequence ("QWERTYui"): Vite and Rollup
  *      ("index-B2x9_kQ1.js"); or
  *  (c) the base name starts with 16 or more lowercase hexadecimal digits,
  *      a digit and a letter among them, followed by a '.': webpack's
@@ -32,6 +34,7 @@
  * of real hashes, which the other evidence (immutable.c) brings back.
  */
 #include "fingerprint.h"
+#include "spell.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -114,120 +117,6 @@ static bool is_date(const char *t, size_t len)
 	return y >= 1970 && y <= 2099 && m >= 1 && m <= 12 && d >= 1 && d <= 31;
 }
 
-/* The pairs of letters English spells often: bit J of row I is set when
- * the pair ('a' + I, 'a' + J) is in 20 or more of the words of Debian's
- * wamerican list (2020.12.07), case folded.  464 of the 676 pairs are; a
- * random string of 8 lowercase letters has only common pairs one time in
- * eight, a word almost always. */
-static const uint32_t common_pairs[26] = {
-	0x3ffffff, 0x11e7b1f, 0x11f4d95, 0x17efbff,
-	0x3ffffff, 0x11e4931, 0x15ef9f3, 0x15ef9bf,
-	0x2ffffff, 0x0104111, 0x15efdbb, 0x17efdff,
-	0x116f937, 0x3ffffff, 0x3ffffff, 0x15ef9bf,
-	0x0100000, 0x17fffff, 0x17ffdff, 0x35ef9ff,
-	0x3aeffff, 0x1104111, 0x10efdbb, 0x198c195,
-	0x25ef9ff, 0x3104991,
-};
-
-/* The pairs of letters English words start with: bit J of row I is set
- * when 2 or more of the words of the same list start with ('a' + I,
- * 'a' + J), case folded.  392 of the 676 pairs do ("gg" does not: a random
- * "Ggertfo6" is no word). */
-static const uint32_t initial_pairs[26] = {
-	0x3ffffff, 0x11edb93, 0x31ec9b3, 0x376f399,
-	0x3ffffff, 0x05e5b19, 0x152f999, 0x11e515b,
-	0x22fff7f, 0x010c111, 0x15679d1, 0x1bcc9d3,
-	0x11ee177, 0x17cc1df, 0x3feffff, 0x15e7dff,
-	0x0100101, 0x17ce1bb, 0x37fff95, 0x3766997,
-	0x22ebcee, 0x0184999, 0x15a5591, 0x1a25115,
-	0x072d111, 0x1504191,
-};
-
-static int fold(char c)
-{
-	return is_upper(c) ? c - 'A' : c - 'a';
-}
-
-/* Could the N letters at P be spelt in a language: a vowel other than y,
- * never four consonants in a row, only pairs of letters that English
- * spells often, and, from 3 letters on, a pair that English words start
- * with first ("maskable", "python"; not "znsx", "Cykgqyv", "Dqicusza",
- * "Ggertfo")? */
-static bool spelt(const char *p, size_t n)
-{
-	size_t run = 0;
-	bool vowel = false;
-
-	if (n >= 3 && !(initial_pairs[fold(p[0])] >> fold(p[1]) & 1))
-		return false;
-
-	for (size_t i = 0; i < n; i++) {
-		bool v = p[i] && strchr("aeiouyAEIOUY", p[i]) != NULL;
-		vowel |= v && p[i] != 'y' && p[i] != 'Y';
-		run = v ? 0 : run + 1;
-		if (run >= 4 || (i && !(common_pairs[fold(p[i - 1])] >> fold(p[i]) & 1)))
-			return false;
-	}
-	return vowel;
-}
-
-/* How often English spells each pair of letters: row I, column J is the
- * level of the pair ('a' + I, 'a' + J) among the pairs of the words of
- * Debian's wamerican list (2020.12.07), case folded: floor(log2(its count
- * / the mean count) + 6), from 0 (never, or 64 times rarer than the mean)
- * to 9. */
-static const char pair_level[26][27] = {
-	"17774564725879262879655364", /* a */
-	"75117000620711600652600030", /* b */
-	"80507007707600801647600040", /* c */
-	"63258242820533620562523040", /* d */
-	"75797654523879563997465653", /* e */
-	"50006500600600600534600030", /* f */
-	"61007056600635500652501030", /* g */
-	"72018201700333700545502050", /* h */
-	"75868661214779863688361306", /* i */
-	"40004000300000400000400000", /* j */
-	"42007103601414310251202030", /* k */
-	"83358331804843730165641070", /* l */
-	"76207200700253760150500030", /* m */
-	"73778593725436633388542142", /* n */
-	"55664563515779761877766443", /* o */
-	"71107006700611760755501030", /* p */
-	"00000000000000000000600000", /* q */
-	"85669453815566851687643060", /* r */
-	"63728327705665664279614040", /* s */
-	"83519317900533720776604063", /* t */
-	"65656450602767350777020212", /* u */
-	"60007000600000500000200010", /* v */
-	"62026004601304510441000010", /* w */
-	"30304002400000240004200110", /* x */
-	"42334121400444340353202000", /* y */
-	"40006000500200300000100013", /* z */
-};
-
-bool kiln_spelt_well(const char *p, size_t n)
-{
-	size_t sum = 0;
-
-	if (n < 2 || !kiln_spelt(p, n))
-		return false;
-	for (size_t i = 1; i < n; i++) {
-		int l = pair_level[fold(p[i - 1])][fold(p[i])] - '0';
-		if (l < 3)
-			return false;
-		sum += (size_t)l;
-	}
-	return 2 * sum >= 11 * (n - 1); /* a mean level of 5.5 */
-}
-
-bool kiln_spelt(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!is_upper(p[i]) && !is_lower(p[i]))
-			return false;
-	return spelt(p, n);
-}
-
 /* One part of a token between '-' and '_' (N bytes at P; ALONE: the only
  * one): 2 for a word ("menu", "Python", "python23": a capital maybe, then
  * lowercase letters that could be spelt, 3 or more when not ALONE, then
@@ -243,7 +132,7 @@ static int word_part(const char *p, size_t n, bool alone)
 	if (i + lower + digits != n)
 		return 0;
 	if (lower >= 2)
-		return (alone || i + lower >= 3) && spelt(p, i + lower) ? 2 : 0;
+		return (alone || i + lower >= 3) && kiln_spelt(p, i + lower) ? 2 : 0;
 	return i + lower <= 1 && digits ? 1 : 0;
 }
 
@@ -299,7 +188,7 @@ static bool short_word(const char *p, size_t n)
 {
 	if (n == 3)
 		return strchr("aeiouAEIOU", p[0]) || strchr("aeiou", p[1]) || strchr("aeiou", p[2]);
-	return n > 3 && spelt(p, n);
+	return n > 3 && kiln_spelt(p, n);
 }
 
 /* CamelCase with a number inside or an acronym's capital alone ("Web3Auth",
@@ -308,7 +197,7 @@ static bool short_word(const char *p, size_t n)
  * an uppercase letter alone, or digits, never a lowercase letter right
  * after a digit; at least one part of an uppercase letter and lowercase
  * ones, at most one capital alone, one number of at most 2 digits, and
- * every run of 4 letters or more spelt (spelt()).  A random base64url
+ * every run of 4 letters or more spelt (kiln_spelt()).  A random base64url
  * token has this form well under one time in a hundred (the unit test
  * measures it). */
 static bool acronym_camel(const char *t, size_t len)
@@ -359,7 +248,7 @@ static bool is_year(const char *t)
 /* Words and a number or two, the way names of models, versions, dates and
  * parts are written ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
  * "asn1Coding"): it starts with a letter and is made of words (letter runs
- * of 3 or more, a capital maybe, that could be spelt: spelt()), one or two
+ * of 3 or more, a capital maybe, that could be spelt: kiln_spelt()), one or two
  * numbers of 4 digits in all at most, and at most one short piece (1 or 2
  * letters of one case: "v", "LR", "of"), with 4 letters of words or a
  * year.  With this form and the spelt upper-case word with digits among
@@ -405,7 +294,7 @@ static bool number_words(const char *t, size_t len)
 			return false; /* '-' or '_': kiln_token_hashlike()'s */
 		if (i - at <= 2) {
 			shorts++;
-		} else if (spelt(t + at, i - at)) {
+		} else if (kiln_spelt(t + at, i - at)) {
 			words++;
 			letters += i - at;
 		} else {
@@ -429,7 +318,7 @@ static bool spelt_camel(const char *t, size_t len)
 		size_t at = i;
 		for (i++; i < len && is_lower(t[i]); i++)
 			;
-		if (i - at < 4 || !spelt(t + at, i - at))
+		if (i - at < 4 || !kiln_spelt(t + at, i - at))
 			return false;
 		runs++;
 	}
@@ -446,7 +335,7 @@ static bool spelt_upper(const char *t, size_t len, size_t digits)
 
 	while (i < len && is_upper(t[i]))
 		i++;
-	if (i < 4 || !spelt(t, i) || len - i > digits)
+	if (i < 4 || !kiln_spelt(t, i) || len - i > digits)
 		return false;
 	for (; i < len && is_digit(t[i]); i++)
 		;
@@ -477,35 +366,223 @@ static bool code_number(const char *t, size_t len)
 	return digits >= 4 && digits < len && (t[len - 1 - digits] == '-' || t[len - 1 - digits] == '_');
 }
 
-/* Two lowercase words of 3 letters or more that could be spelt, written
- * together ("appstore", "darkmode"), a capital maybe: spelt() keeps out
+/* Two words of 3 letters or more that could be spelt, written together,
+ * lowercase with a capital maybe or upper-case ("appstore", "darkmode",
+ * "APPSTORE"): kiln_spelt() keeps out
  * four consonants in a row, which a compound may have ("ppst"). */
 static bool compound(const char *t, size_t len)
 {
+	bool upper = len && is_upper(t[len - 1]);
+
 	for (size_t i = 0; i < len; i++)
-		if (!is_lower(t[i]) && !(i == 0 && is_upper(t[i])))
+		if (!(upper ? is_upper(t[i]) : is_lower(t[i]) || (i == 0 && is_upper(t[i]))))
 			return false;
 	for (size_t k = 3; k + 3 <= len; k++)
-		if (spelt(t, k) && spelt(t + k, len - k))
+		if (kiln_spelt(t, k) && kiln_spelt(t + k, len - k))
 			return true;
 	return false;
 }
 
+/* An upper-case word that spells as English does, then 1 or 2 digits
+ * ("TWITTER1", "ENGLISH2"). */
+static bool upper_number(const char *t, size_t len)
+{
+	size_t n = len;
+
+	while (n && is_digit(t[n - 1]))
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (!is_upper(t[i]))
+			return false;
+	return n >= 4 && len - n >= 1 && len - n <= 2 && kiln_spelt_well(t, n);
+}
+
+/* The words names of functions and methods start with, lowercase
+ * ("loadJSON", "toString", "useState", "onChange"), the formats and
+ * protocols they convert ("jsonToJS") and the icons' shapes
+ * ("chevronL", "caretUp"), some of which spell as no English word does. */
+static const char *const verbs[] = {
+	"add", "ajax", "api", "arrow", "as", "call", "can", "caret", "check", "chevron", "clear",
+	"close", "copy", "create", "css", "del", "delete", "do", "dom", "draw", "edit", "fetch",
+	"fill", "find", "for", "from", "get", "go", "handle", "has", "hide", "html", "http", "in",
+	"init", "is", "json", "load", "make", "map", "move", "new", "of", "on", "open", "parse",
+	"play", "post", "print", "push", "put", "read", "remove", "render", "reset", "run", "save",
+	"scroll", "send", "set", "setup", "show", "sort", "start", "stop", "svg", "test", "to",
+	"up", "update", "uri", "url", "use", "view", "with", "write", "xml",
+};
+
+/* Is the word at P (N letters, lowercase but maybe the first) one of
+ * verbs[]? */
+static bool verb(const char *p, size_t n)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strlen(verbs[i]) == n && (p[0] | 0x20) == verbs[i][0] &&
+		    memcmp(verbs[i] + 1, p + 1, n - 1) == 0)
+			return true;
+	return false;
+}
+
+/* An identifier of words and acronyms, the way functions, methods, icons
+ * and campaigns are named: a lowercase word, then capitalised words
+ * (from 3 letters on that could be spelt, kiln_wordish(), or after a word
+ * not of verbs[] spell well, kiln_spelt_well(); of 2 letters, of
+ * verbs[]: "To", "Up") and loose pieces: an acronym (2 to 5
+ * capitals, maybe a plural 's'), an abbreviation of 2 or 3 letters of
+ * common pairs ("Str", "Grn") or, last or before a last capital, of any
+ * ("Md", "ImgL"), a capital alone at the end, a number of at most 2
+ * digits.  After one of verbs[] ("loadJSON", "toUTCStr",
+ * "playMP3s", "setState") 2 loose pieces may follow; after another word
+ * of 4 letters or more that spells well (kiln_spelt_well()), one and a
+ * capital alone ("woodGrnA", "robotoMd", "heroImgL", "easterEg").  A
+ * random base64url token has one of these forms well under one time in a
+ * thousand (the unit test measures kiln_token_words()). */
+static bool cased_words(const char *t, size_t len)
+{
+	size_t i = 0, loose = 0, digits = 0;
+	bool led, end = false;
+
+	while (i < len && is_lower(t[i]))
+		i++;
+	if (i < 2 || i == len || !is_upper(t[i]))
+		return false;
+	led = verb(t, i);
+	if (!led && (i < 4 || !kiln_spelt_well(t, i)))
+		return false;
+	while (i < len) {
+		size_t at = i, u = 0, l = 0;
+		if (is_digit(t[i])) {
+			for (; i < len && is_digit(t[i]); i++)
+				digits++;
+			if (i < len && !(t[i] == 's' && i + 1 == len))
+				return false;
+			i += i < len;
+			loose++;
+			continue;
+		}
+		if (!is_upper(t[i]))
+			return false;
+		while (i + u < len && is_upper(t[i + u]))
+			u++;
+		while (i + u + l < len && is_lower(t[i + u + l]))
+			l++;
+		if (u >= 2) { /* an acronym, maybe before a word or a plural */
+			if (l >= 2)
+				u--;
+			if (u < 2 || u > 5 || (l == 1 && t[i + u] != 's'))
+				return false;
+			i += u + (l == 1);
+			loose++;
+			continue;
+		}
+		i += 1 + l;
+		if (l == 0 && i != len)
+			return false; /* a capital alone is the end ("chevronL") */
+		if (l >= 2 && (led ? kiln_wordish(t + at, 1 + l) : kiln_spelt_well(t + at, 1 + l)))
+			continue;
+		if (l == 1 && verb(t + at, 2))
+			continue;
+		if (l > 2 || (l && !kiln_pairs_common(t + at, 1 + l) &&
+			      !(i == len || (i + 1 == len && is_upper(t[i])))))
+			return false;
+		if (l == 0)
+			end = true;
+		else
+			loose++;
+	}
+	return digits <= 2 && loose + end <= 2 && (led || loose <= 1);
+}
+
 bool kiln_token_words(const char *t, size_t len)
 {
-	return spelt_camel(t, len) || spelt_upper(t, len, 0) || code_number(t, len) ||
-	       compound(t, len);
+	return spelt_camel(t, len) || spelt_upper(t, len, 0) || upper_number(t, len) ||
+	       code_number(t, len) || compound(t, len) || cased_words(t, len) ||
+	       kiln_letter_runs(t, len);
+}
+
+/* An upper-case word that spells as English does, or two written
+ * together, then at most 2 digits ("LINKEDIN", "APPSTORE", "TWITTER1"). */
+bool kiln_token_words32(const char *t, size_t len)
+{
+	size_t n = len;
+
+	while (n && is_digit(t[n - 1]))
+		n--;
+	if (len - n > 2 || n < 4)
+		return false;
+	if (n == len ? kiln_spelt_well(t, n) : kiln_spelt_at(t, n, 5, 13))
+		return true;
+	/* two words: a consonant each side of the seam, every pair common */
+	for (size_t k = 3; k + 4 <= n && n == len; k++)
+		if (kiln_spelt_at(t, k, 5, 12) && kiln_spelt_at(t + k, n - k, 5, 12) &&
+		    !strchr("AEIOU", t[k - 1]) && !strchr("AEIOU", t[k]))
+			return true;
+	return kiln_letter_runs(t, len);
+}
+
+/* Proper nouns: two capitalised words or more of 3 letters or more that
+ * could be spelt ("NewYork", "SanJose", "JohnDoe"). */
+static bool proper_nouns(const char *t, size_t len)
+{
+	size_t i = 0, runs = 0;
+
+	while (i < len && is_upper(t[i])) {
+		size_t at = i;
+		for (i++; i < len && is_lower(t[i]); i++)
+			;
+		if (i - at < 3 || !kiln_spelt(t + at, i - at))
+			return false;
+		runs++;
+	}
+	return i == len && runs >= 2;
 }
 
 /* Written like words with or without numbers, in the forms above whose
  * letters are spelt (not plain_camel(): a Vite hash without a digit is
  * often a capital and lowercase letters, which a rename must find): a
  * renamed word is a campaign or a new version, not a new hash
- * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser"). */
-static bool worded(const char *t, size_t len)
+ * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser",
+ * "lp-xmasDeal" -> "lp-xmasSale"). */
+/* A lowercase word of 3 letters or more with a vowel, then capitalised
+ * words of 3 letters or more that could be spelt (kiln_wordish():
+ * "xmasDeal", "xmasSale"). */
+static bool lower_camel(const char *t, size_t len)
+{
+	size_t i = 0, runs = 0;
+	bool vowel = false;
+
+	for (; i < len && is_lower(t[i]); i++)
+		vowel |= strchr("aeiou", t[i]) != NULL;
+	if (i < 3 || !vowel)
+		return false;
+	while (i < len && is_upper(t[i])) {
+		size_t at = i;
+		for (i++; i < len && is_lower(t[i]); i++)
+			;
+		if (i - at < 3 || !kiln_wordish(t + at, i - at))
+			return false;
+		runs++;
+	}
+	return i == len && runs;
+}
+
+static bool worded_part(const char *t, size_t len)
 {
 	return kiln_token_words(t, len) || number_words(t, len) || acronym_camel(t, len) ||
-	       spelt_upper(t, len, 2);
+	       proper_nouns(t, len) || lower_camel(t, len);
+}
+
+/* A token with a '-' or '_' is also words when its part after the last
+ * one is ("bg-blueSky" -> "bg-redDusk": the only token of a name whose
+ * word is too short to be one). */
+static bool worded(const char *t, size_t len)
+{
+	size_t n = len;
+
+	if (worded_part(t, len))
+		return true;
+	while (n && t[n - 1] != '-' && t[n - 1] != '_')
+		n--;
+	return n && len - n >= 4 && worded_part(t + n, len - n);
 }
 
 bool kiln_token_changed(const char *old, const char *new, size_t len)
@@ -602,7 +679,7 @@ static size_t base64url_token(const char *t)
 		while (letters + digits < 8 && is_digit(t[letters + digits]))
 			digits++;
 		return digit && !(letters >= 1 && letters + digits == 8 &&
-				  (letters <= 5 || spelt(t, letters))) ? 8 : 0;
+				  (letters <= 5 || kiln_spelt(t, letters))) ? 8 : 0;
 	}
 	if (kiln_token_words(t, 8) || number_words(t, 8) || spelt_upper(t, 8, 2))
 		return 0;

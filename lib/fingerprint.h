@@ -7,6 +7,7 @@
 #define KILN_FINGERPRINT_H
 
 #include "kiln.h"
+#include "spell.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -68,25 +69,21 @@ bool kiln_token_hashlike(const char *t, size_t len);
  * thousand: CamelCase of spelt words ("SemiBold", "iPhone12"), an
  * upper-case spelt word ("FACEBOOK"), a code of 2 to 4 letters and 4
  * digits or more ("DSC01234", "DSC_0042"),
- * a counter after a '-' or '_' ("iD4-0003"), or two lowercase words
- * written together ("appstore")?  The tree takes no such
- * token for a base64url hash (shape.h); hexadecimal and base32 tokens are
- * not checked by it (upper-case letters that spell are 1.1% of esbuild's
- * hashes). */
+ * a counter after a '-' or '_' ("iD4-0003"), two words written together
+ * ("appstore", "APPSTORE"), an upper-case word with 1 or 2 digits
+ * ("TWITTER1"), letters typed in sequence ("QWERTYui", "ABCdefGH"), or
+ * an identifier of a lowercase word, capitalised words and acronyms
+ * ("loadJSON", "setState", "playMP3s", "arrowUpR")?  The tree takes no
+ * such token for a base64url hash (shape.h); hexadecimal and base32
+ * tokens are not checked by it (base32: kiln_token_words32()). */
 bool kiln_token_words(const char *t, size_t len);
 
-/* Could the N letters at P (either case) be spelt in a language: a vowel
- * other than y, never four consonants in a row, only pairs of letters
- * English spells often, and from 3 letters on a first pair English words
- * start with ("maskable", "OVERVIEW"; not "VIRMOKMZ", "Ggertfo")? */
-bool kiln_spelt(const char *p, size_t n);
+/* Is the upper-case token T (LEN bytes) one word or two that spell as
+ * English does (kiln_spelt_well()), then at most 2 digits, or letters in
+ * sequence ("LINKEDIN", "APPSTORE", "TWITTER1", "ABCDEFGH")?  The tree
+ * takes no such token for a base32 hash (shape.h). */
+bool kiln_token_words32(const char *t, size_t len);
 
-/* Does the word at P (N letters, either case) read as English spells
- * words: kiln_spelt(), and every pair of letters one that English words
- * spell often, most of them very often ("FACEBOOK", "LINKEDIN",
- * "OVERVIEW")?  8 random letters do about one time in 70 (kiln_spelt():
- * one in 17). */
-bool kiln_spelt_well(const char *p, size_t n);
 
 /* Is the change of a name's token from OLD to NEW (LEN bytes each) what a
  * new content hash makes, rather than a counter, a date or a campaign

@@ -87,6 +87,14 @@ static bool has_letter(const char *t, size_t len)
 	return false;
 }
 
+static bool has_lower(const char *t, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (t[i] >= 'a' && t[i] <= 'z')
+			return true;
+	return false;
+}
+
 /* May M be a hash of a shape of alphabet ALPHA? */
 static bool could_be(const struct member *m, unsigned alpha)
 {
@@ -94,8 +102,8 @@ static bool could_be(const struct member *m, unsigned alpha)
 
 	if (alpha == KILN_ALPHA_B64 && kiln_token_words(t, m->len))
 		return false; /* "Inter-SemiBold", "photo-DSC_0042" beside Vite's outputs */
-	if (alpha == KILN_ALPHA_B32 && kiln_spelt_well(t, m->len))
-		return false; /* "icon-FACEBOOK" beside esbuild's: 0.3% of its hashes */
+	if (alpha == KILN_ALPHA_B32 && kiln_token_words32(t, m->len))
+		return false; /* "icon-FACEBOOK", "badge-APPSTORE" beside esbuild's */
 	return kiln_token_hashlike(t, m->len) && (alpha == KILN_ALPHA_HEX || has_letter(t, m->len));
 }
 
@@ -171,14 +179,19 @@ static bool proves(size_t members, size_t samples)
 static void prove(struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
 		  struct kiln_fp *out)
 {
-	size_t members = 0, samples = 0;
+	size_t members = 0, samples = 0, base32 = 0;
 
 	/* words are never taken, so they neither prove nor disprove */
 	for (size_t i = 0; i < n; i++)
 		if (v[i].alpha & alpha && (v[i].sample || could_be(&v[i], alpha))) {
 			members++;
 			samples += v[i].sample;
+			base32 += v[i].sample && v[i].alpha & KILN_ALPHA_B32;
 		}
+	/* samples that are all base32 are esbuild's (or a Vite hash of one
+	 * case): beside them an upper-case token outside base32 is no hash
+	 * ("cert-X509V3AB.pem", "icon-TWITTER1.svg") */
+	bool esbuild = alpha == KILN_ALPHA_B64 && samples && base32 == samples;
 	bool own = proves(members, samples), lone, orphans;
 
 	/* one sample proves only a shape it is half of (an entry beside its
@@ -199,7 +212,8 @@ static void prove(struct member *v, size_t n, unsigned alpha, int a, const struc
 		const struct member *m = &v[i];
 		if (!(m->alpha & alpha) || m->sample || out[m->i].why != KILN_WHY_NONE ||
 		    !could_be(m, alpha) || (lone && !strong(m->rel + m->start, m->len, alpha)) ||
-		    (orphans && !orphan(m, alpha)))
+		    (orphans && !orphan(m, alpha)) ||
+		    (esbuild && !(m->alpha & KILN_ALPHA_B32) && !has_lower(m->rel + m->start, m->len)))
 			continue;
 		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
 	}

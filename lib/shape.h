@@ -37,7 +37,7 @@
  * "static/js/main.3f9a2c7b.js").  Those are then hashes too; words are
  * never taken: hexadecimal dates, kiln_token_hashlike()'s words, in
  * base64url kiln_token_words()'s ("SemiBold", "FACEBOOK", "DSC_0042"), in
- * base32 kiln_spelt_well()'s ("LINKEDIN").
+ * base32 kiln_token_words32()'s ("LINKEDIN", "APPSTORE").
  * False
  * when out of memory (OUT unchanged).  Pure; thread-safe.
  */

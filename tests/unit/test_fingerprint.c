@@ -27,7 +27,7 @@ static const char *const yes[] = {
 	"_next/static/chunks/framework-2c79e2a64abdb08b.js",
 	/* Vite / Rollup: NAME-HASH8, base64url */
 	"assets/index-B2x9_kQ1.js", "assets/index-Dq4x-Z8k.css", "assets/vendor-a1b2c3d4.js",
-	"assets/logo-aBcDeFgH.svg",
+	"assets/logo-bXcDqFwH.svg",
 	/* esbuild: NAME-HASH8 upper base32, or with a dot */
 	"styles.KZ3T4RBF.css", "chunk-KZ3T4RBF.js",
 	/* a source map of a fingerprinted asset */
@@ -77,6 +77,16 @@ static const char *const no[] = {
 	/* Doxygen names directory pages by the MD5 of their path, not of
 	 * their content: '_' is no separator */
 	"dir_68267d1309a1af8e8297ef4c3efbcdba.html",
+	/* a lowercase word and an acronym, or a plural, a number, a word
+	 * after it: API reference pages */
+	"ref-loadJSON.html", "ref-parseURL.html", "api.fetchAPI.html", "x-writeCSV.js",
+	"ref-showPDFs.html", "Date-toUTCStr.md", "ref-saveToDB.html", "ref-getUsrID.html",
+	"ref-callRPC2.html", "ref-playMP3s.html",
+	/* a word and one capital, a word and an abbreviation */
+	"icon-arrowUpR.svg", "tex-woodGrnA.jpg", "lp-easterEg.css", "ad-summerSl.png",
+	"icon-chevronL.svg", "bg-heroImgL.jpg", "font-robotoMd.woff2", "ref-jsonToJS.html",
+	/* letters typed in sequence */
+	"icon-ABCdefGH.svg", "img-QWERTYui.png", "test-AbCdEfGh.png", "img-XYZabcDE.png",
 };
 
 static void test_rule(void)
@@ -106,6 +116,16 @@ static void test_hashlike(void)
 		"B2x9_kQ1", "DPJWWXvr", "KZ3T4RBF", "Xk9mQ2pL", "ABCDE123", "B1060985", "DJUAHNH9", "Semi-Bold",
 		"iD4-003", "SemiBo12",
 	};
+	/* identifiers of words and acronyms, campaigns, letters in sequence:
+	 * words for the tree too, not only for the name alone */
+	static const char *const cased[] = {
+		"loadJSON", "initHTTP", "setupVPN", "drawSVGs", "toUTCStr", "getUsrID",
+		"toString", "getMonth", "onChange", "onSubmit", "parseInt", "isFinite", "scrollTo",
+		"readFile", "addClass", "useRedux", "setState", "useState", "arrowUpR", "woodGrnA",
+		"easterEg", "summerSl", "chevronR", "heroImgS", "robotoMd", "jsonToJS", "QWERTYui", "AbCdEfGh", "XYZabcDE", "APPSTORE", "TWITTER1",
+	};
+	static const char *const words32[] = { "LINKEDIN", "APPSTORE", "ABCDEFGH", "HGFEDCBA" };
+	static const char *const not_words32[] = { "KZ3T4RBF", "VIRMOKMZ", "QWXJKPLZ", "7QPLMZ2A" };
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		CHECK_MSG(!kiln_token_hashlike(words[i], strlen(words[i])), "%s is a word", words[i]);
@@ -118,6 +138,12 @@ static void test_hashlike(void)
 	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
 		CHECK_MSG(kiln_token_hashlike(hashes[i], strlen(hashes[i])), "%s may be a hash",
 			  hashes[i]);
+	for (size_t i = 0; i < sizeof(cased) / sizeof(cased[0]); i++)
+		CHECK_MSG(kiln_token_words(cased[i], strlen(cased[i])), "%s is words", cased[i]);
+	for (size_t i = 0; i < sizeof(words32) / sizeof(words32[0]); i++)
+		CHECK_MSG(kiln_token_words32(words32[i], 8), "%s is words", words32[i]);
+	for (size_t i = 0; i < sizeof(not_words32) / sizeof(not_words32[0]); i++)
+		CHECK_MSG(!kiln_token_words32(not_words32[i], 8), "%s is no word", not_words32[i]);
 	CHECK(kiln_token_alphabets("KZ3T4RBF", 8) == (KILN_ALPHA_B32 | KILN_ALPHA_B64));
 	CHECK(kiln_token_alphabets("3f9a2c7b", 8) == (KILN_ALPHA_HEX | KILN_ALPHA_B64));
 	CHECK(kiln_token_alphabets("B2x9_kQ1", 8) == KILN_ALPHA_B64);
@@ -145,6 +171,12 @@ static void test_changed(void)
 		{ "SUMMER24", "WINTER25" }, { "BlackFri", "CyberMon" }, /* campaigns */
 		{ "asn1Coding", "asn2Parser" }, /* two words with numbers, not a rename */
 		{ "v2Config", "v3Loader" }, { "Jan2024a", "Feb2025b" },
+		/* campaigns and people renamed, the word after a '-' of the
+		 * name's only token; letters in sequence */
+		{ "easterEg", "xmasDeal" }, { "xmasDeal", "easterEg" }, { "xmasSale", "summerSl" },
+		{ "bg-blueSky", "bg-redDusk" }, { "city-NewYork", "city-SanJose" },
+		{ "team-JohnDoe", "team-JaneRoe" }, { "ABCDEFGH", "HGFEDCBA" },
+		{ "xmasDeal", "xmasSale" }, /* words not spelt as English does */
 	};
 
 	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
@@ -288,10 +320,10 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 			letter |= (tk[c] >= 'a' && tk[c] <= 'z') || (tk[c] >= 'A' && tk[c] <= 'Z');
 		/* words are never taken: as kiln_token_hashlike() says, in
 		 * base64url as kiln_token_words() says, in base32 as
-		 * kiln_spelt_well() */
+		 * kiln_token_words32() */
 		hashlike = kiln_token_hashlike(tk, len) && (alphabet == hex || letter) &&
 			   !(alphabet == b64 && kiln_token_words(tk, len)) &&
-			   !(alphabet == b32 && kiln_spelt_well(tk, len));
+			   !(alphabet == b32 && kiln_token_words32(tk, len));
 		tl->total++;
 		tl->wordlike += !hashlike;
 		if (n < 16 && hashlike && t.fp[i].why == KILN_WHY_NONE)
@@ -334,7 +366,7 @@ static void test_shapes(void)
  * nothing but a manifest brings back must stay rare. */
 static void test_random_names(void)
 {
-	size_t n = 200000, named = 0, words = 0, letters = 0, spelt_well = 0;
+	size_t n = 200000, named = 0, words = 0, letters = 0, spelt_well = 0, words32 = 0;
 	char tok[16], rel[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -343,17 +375,20 @@ static void test_random_names(void)
 		named += kiln_fingerprinted(rel);
 		words += kiln_token_words(tok, 8);
 		random_token(tok, b32, 8);
+		words32 += kiln_token_words32(tok, 8);
 		if (strcspn(tok, "234567") == 8) {
 			letters++;
 			spelt_well += kiln_spelt_well(tok, 8);
 		}
 	}
 	fprintf(stderr, "test_fingerprint: random base64url: %.2f%% by name, %.3f%% spelt words; "
-		"base32 without a digit: %.2f%% spelt well\n", 100.0 * (double)named / (double)n,
-		100.0 * (double)words / (double)n, 100.0 * (double)spelt_well / (double)letters);
+		"base32 without a digit: %.2f%% spelt well; base32: %.3f%% words\n",
+		100.0 * (double)named / (double)n, 100.0 * (double)words / (double)n,
+		100.0 * (double)spelt_well / (double)letters, 100.0 * (double)words32 / (double)n);
 	CHECK(named * 100 >= n * 90);
 	CHECK(words * 1000 < n);
 	CHECK(spelt_well * 50 < letters);
+	CHECK(words32 * 250 < n);
 }
 
 /* The thresholds, one by one. */
@@ -378,8 +413,8 @@ static void test_thresholds(void)
 	add(&t, "a/x-B2x9_kQ1.js");
 	add(&t, "a/z-Qm7pL2vX.css");
 	add(&t, "a/y-DPJWWXvr.js");
-	add(&t, "a/w-KLMNopqr.js");
-	add(&t, "a/v-QRSTuvwx.js");
+	add(&t, "a/w-KXMWoqpr.js");
+	add(&t, "a/v-QTRZuxvw.js");
 	decide(&t);
 	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE);
 	tree_free(&t);
@@ -507,6 +542,30 @@ static void test_thresholds(void)
 	decide(&t);
 	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE &&
 	      t.fp[4].why == KILN_WHY_NONE);
+	tree_free(&t);
+	/* API reference pages of one directory: the acronym names are words,
+	 * so the camelCase ones beside them are not proven; upper-case
+	 * words beside esbuild's outputs are not its hashes */
+	add(&t, "ref/ref-loadJSON.html");
+	add(&t, "ref/ref-parseURL.html");
+	add(&t, "ref/ref-setState.html");
+	add(&t, "ref/ref-useState.html");
+	add(&t, "out/app-KZ3T4RBF.js");
+	add(&t, "out/chunk-7QPLMZ2A.js");
+	add(&t, "out/vendor-K2ZT4RBQ.js");
+	add(&t, "out/badge-APPSTORE.svg");
+	add(&t, "out/icon-TWITTER1.svg");
+	add(&t, "out/icon-LINKEDIN.svg");
+	add(&t, "out/main-QWXJKPLZ.css");
+	add(&t, "out/cert-X509V3AB.pem"); /* no base32: not esbuild's */
+	add(&t, "out/x-Dhmtqwxz.js");     /* a lowercase letter: may be Vite's */
+	decide(&t);
+	for (size_t i = 0; i < 4; i++)
+		CHECK_MSG(t.fp[i].why == KILN_WHY_NONE, "%s is not immutable", t.rels[i]);
+	CHECK(t.fp[7].why == KILN_WHY_NONE && t.fp[8].why == KILN_WHY_NONE &&
+	      t.fp[9].why == KILN_WHY_NONE && t.fp[11].why == KILN_WHY_NONE);
+	CHECK(t.fp[10].why == KILN_WHY_TREE); /* a hash without a digit still is */
+	CHECK(t.fp[12].why == KILN_WHY_TREE);
 	tree_free(&t);
 	/* esbuild's all-letter hashes */
 	add(&t, "out/a-KZ3T4RBF.js");

@@ -1,8 +1,9 @@
 /*
  * test_immutable.c - the evidence immutable.c tries after the name, on a
  * real tree in a scratch directory: a rename across an earlier release
- * (--previous) with new bytes, and not a counter, a date, a campaign or a
- * rename with the same bytes; --immutable globs; --mutable over every
+ * (--previous) with new bytes, and not a counter, a date, a campaign (a
+ * word after the name's '-' too), a place, a person, letters in sequence
+ * or a rename with the same bytes; --immutable globs; --mutable over every
  * kind of evidence.  Which token is a hash comes from how each name was
  * made here, not from kiln's output.
  */
@@ -86,6 +87,14 @@ int main(void)
 	put("prev/c/promo-BlackFri.html", "black friday ");
 	put("prev/asn/asn1Coding.html", "asn.1 coding ");
 	put("prev/v/notes-v2Config.html", "version 2 ");
+	/* campaigns, places and people renamed; letters in sequence */
+	put("prev/lp/lp-easterEg.css", "before ");
+	put("prev/bg/bg-blueSky.jpg", "before ");
+	put("prev/city/city-NewYork.jpg", "before ");
+	put("prev/team/team-JohnDoe.jpg", "before ");
+	put("prev/promo/promo-xmasDeal.png", "before ");
+	put("prev/ad/ad-xmasSale.png", "before ");
+	put("prev/photo/photo-ABCDEFGH.jpg", "before ");
 	/* release 2 */
 	put("site/lone/app-DPJWWXvr.js", "release two ");       /* a new hash, new bytes */
 	put("site/same/lib-ZMXNCBvq.js", "the same bytes ");    /* a new hash, same bytes */
@@ -97,6 +106,13 @@ int main(void)
 	put("site/c/promo-CyberMon.html", "cyber monday ");
 	put("site/asn/asn2Parser.html", "asn.2 parser ");       /* another page */
 	put("site/v/notes-v3Loader.html", "version 3 ");        /* another version */
+	put("site/lp/lp-xmasDeal.css", "after ");
+	put("site/bg/bg-redDusk.jpg", "after ");
+	put("site/city/city-SanJose.jpg", "after ");
+	put("site/team/team-JaneRoe.jpg", "after ");
+	put("site/promo/promo-easterEg.png", "after ");
+	put("site/ad/ad-summerSl.png", "after ");
+	put("site/photo/photo-HGFEDCBA.jpg", "after ");
 	put("site/fonts/inter.woff2", "font ");                 /* --immutable */
 	put("site/fonts/bold.woff2", "bold ");                  /* ... and --mutable */
 	put("site/named/index-B2x9_kQ1.js", "index ");          /* name, and --mutable */
@@ -131,6 +147,13 @@ int main(void)
 	CHECK(is(&t, "c/promo-CyberMon.html", KILN_WHY_NONE, ""));
 	CHECK(is(&t, "asn/asn2Parser.html", KILN_WHY_NONE, ""));
 	CHECK(is(&t, "v/notes-v3Loader.html", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "lp/lp-xmasDeal.css", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "bg/bg-redDusk.jpg", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "city/city-SanJose.jpg", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "team/team-JaneRoe.jpg", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "promo/promo-easterEg.png", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "ad/ad-summerSl.png", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "photo/photo-HGFEDCBA.jpg", KILN_WHY_NONE, ""));
 	/* a name of both releases is no rename, though its bytes changed */
 	CHECK(is(&t, "kept/x-Zyxwvuts.js", KILN_WHY_NONE, ""));
 	/* glob, and --mutable over a glob and over the name */
