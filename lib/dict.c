@@ -403,10 +403,14 @@ static void one_delta(struct asset *a, const struct member *m, const uint8_t *di
 	} else if (kiln_sibling_check(path, &a->st, true, &err) != KILN_OK ||
 		   kiln_sibling_write(&t->run->temps, path, enc, enc_len, &a->st, true,
 				      t->opt->fsync, &err) != KILN_OK) {
-		/* none: a file left there is removed with the unkept (a file
-		 * named like a delta is kiln's, read-only or not: the one of
-		 * a source that was read-only is) */
+		/* none: a file left there goes (a file named like a delta is
+		 * kiln's, read-only or not: the one of a source that was
+		 * read-only is), also one the write put in place before it
+		 * failed (a directory that could not be synced): the walk,
+		 * which the unkept are removed from, never saw it */
 		kiln_tree_path_error(t, path, &err); /* the run goes on without it */
+		if (kiln_sibling_remove(t->root, path) != 0 && errno != ENOENT)
+			kiln_ledger_remove_failed(&t->ledger);
 		goto out;
 	}
 	if (!keep(a, &dr)) {

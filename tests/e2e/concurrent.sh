@@ -188,7 +188,7 @@ done
 # the tree half changed, so it reports that, not the problems it found
 mk_tree "$D"
 "$KILN" -q "$D"
-env LD_PRELOAD="$SHIM" KILN_FAULT_SLOW_OPEN_MS=100 "$KILN" check "$D" >"$T/slowcheck.out" 2>&1 &
+env LD_PRELOAD="$SHIM" KILN_FAULT_SLOW_OPEN_MS=250 "$KILN" check "$D" >"$T/slowcheck.out" 2>&1 &
 cpid=$!
 sleep 0.3
 "$KILN" -q --no-gzip --zstd "$D" || fail "run during a slow check"
