@@ -632,9 +632,11 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		else
 			error_line(ui, path, detail ? detail : kiln_event_name(ev), 0);
 		break;
-	case KILN_EVENT_BEHIND_LINK:
+	case KILN_EVENT_BEHIND_LINK: /* the link's path, escaped like every path */
+		glob = detail ? escaped(detail) : NULL;
 		snprintf(text, sizeof(text), "%s (%s is a link)", kiln_event_name(ev),
-			 detail ? detail : "a directory on its way");
+			 glob ? glob : "a directory on its way");
+		free(glob);
 		warning_line(ui, path, text);
 		break;
 	case KILN_EVENT_SNIPPET_LEFT_OUT:
