@@ -21,6 +21,7 @@
 #include <openssl/evp.h>
 
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,12 +367,53 @@ static void text_add(struct text *t, const char *s, size_t n)
 	t->p[t->len] = '\0';
 }
 
+/* Allocations jansson could not make, on this thread.  jansson's dump
+ * ignores a failure to append an object's key (dump.c), so a text it
+ * returns after an allocation failed may lack bytes: such a text is never
+ * written (found by the sequence test's malloc faults). */
+static __thread unsigned long alloc_failures;
+
+static void *counting_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		alloc_failures++;
+	return p;
+}
+
+static void set_alloc(void)
+{
+	json_set_alloc_funcs(counting_malloc, free);
+}
+
+void kiln_manifest_alloc_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, set_alloc);
+}
+
+/* json_dumps of V with FLAGS, or NULL: also when an allocation failed
+ * during it (see alloc_failures). */
+static char *dump_whole(json_t *v, size_t flags)
+{
+	unsigned long before = alloc_failures;
+	char *d = v ? json_dumps(v, flags) : NULL;
+
+	if (d && alloc_failures != before) {
+		free(d);
+		d = NULL;
+	}
+	return d;
+}
+
 /* Append V as jansson prints it DEPTH objects deep with JSON_INDENT(2):
  * its own dump, each newline followed by 2 * DEPTH more spaces (a JSON
  * text holds a raw newline only between tokens, never in a string). */
 static void text_add_json(struct text *t, json_t *v, size_t flags, unsigned depth)
 {
-	char *d = v ? json_dumps(v, flags) : NULL;
+	char *d = dump_whole(v, flags);
 	const char *s = d, *nl;
 
 	if (!d) {
@@ -487,7 +529,7 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manif
 	if (ok && nsnip)
 		ok = json_object_set_new(root, "snippets", snippets(snip, nsnip)) == 0;
 	if (ok)
-		text = json_dumps(root, DUMP_FLAGS);
+		text = dump_whole(root, DUMP_FLAGS);
 	/* the top-level key, at its indent: nowhere else in the text */
 	at = text ? strstr(text, mark) : NULL;
 	if (at) {

@@ -48,6 +48,12 @@ struct kiln_manifest_item {
  * none), as a malloc'ed string, or NULL when out of memory.  Built one
  * entry at a time: memory for the text, not for a JSON tree of it.
  */
+/* Have jansson allocate through kiln's counting malloc, so that a dump
+ * during which an allocation failed is never taken for whole.  Once per
+ * process (kiln_run_new() calls it), before any other thread uses
+ * jansson. */
+void kiln_manifest_alloc_init(void);
+
 char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manifest_item *items,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
 			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree);

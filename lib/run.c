@@ -79,6 +79,8 @@ struct kiln_run *kiln_run_new(const struct kiln_options *opt, const struct kiln_
 	size_t nglobs = 0, at = 0;
 	const char **strs[7];
 
+	kiln_manifest_alloc_init();
+
 	for (size_t a = 0; a < 6; a++)
 		nglobs += counts[a];
 	if (kiln_options_check(opt, NULL, NULL) != KILN_OK || kiln_hash_init() != KILN_OK)
