@@ -5,6 +5,7 @@
 
 #include "beneath.h"
 #include "error.h"
+#include "paths.h"
 #include "sibling.h"
 
 #include <errno.h>
@@ -195,15 +196,10 @@ kiln_status kiln_lock_take(struct kiln_tree *t, struct kiln_error *err)
 	 * another tree's run too: its directory is locked last, so that the
 	 * check of whose record it is and its write are one step */
 	if (t->opt->manifest_path) {
-		char *rdir = NULL, *rtop = realpath(t->root, NULL);
-		const char *slash = strrchr(t->manifest_path, '/');
-		char *d = slash ? strndup(t->manifest_path, (size_t)(slash - t->manifest_path) +
-							    (slash == t->manifest_path))
-				: strdup(".");
+		char *rdir = kiln_path_real_dir(t->manifest_path), *rtop = realpath(t->root, NULL);
 		int fd = -1;
-		if (d && (rdir = realpath(d, NULL)) && (!rtop || strcmp(rdir, rtop) != 0))
+		if (rdir && (!rtop || strcmp(rdir, rtop) != 0))
 			fd = open(rdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		free(d);
 		free(rdir);
 		free(rtop);
 		if (fd >= 0) {

@@ -59,23 +59,11 @@ struct output {
 /* PATH's directory resolved (realpath) joined with its last component, or
  * PATH itself when the directory is not there (nothing can be written
  * there: the write says so). */
-/* The directory holding PATH's last component, resolved (malloc'ed), or
- * NULL. */
-static char *real_dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	char *real = dir ? realpath(dir, NULL) : NULL;
-
-	free(dir);
-	return real;
-}
-
 static char *key_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
-	char *rdir = real_dir_of(path), *key;
+	char *rdir = kiln_path_real_dir(path), *key;
 
 	if (!rdir)
 		return strdup(path);
@@ -151,7 +139,7 @@ static bool through_tree(const char *path, const char *rroot)
  * path, or when the tree is not there (RROOT NULL). */
 static struct refusal inside(const struct output *o, const char *rroot, const char *default_key)
 {
-	char *rdir = real_dir_of(o->path);
+	char *rdir = kiln_path_real_dir(o->path);
 	bool in;
 
 	if (!rdir)
@@ -178,14 +166,14 @@ static struct refusal inside(const struct output *o, const char *rroot, const ch
 static struct refusal cache_inside(const char *dir, const char *rroot)
 {
 	char *probe = kiln_path_join(dir, "x", ""); /* DIR as the parent of a file */
-	char *rdir = probe ? real_dir_of(probe) : NULL;
+	char *rdir = probe ? kiln_path_real_dir(probe) : NULL;
 	bool in = false, through = false;
 
 	if (rdir)
 		in = beneath_root(rdir, rroot);
 	else if (probe)
 		/* not there yet: where it would be made */
-		in = (rdir = real_dir_of(dir)) && beneath_root(rdir, rroot);
+		in = (rdir = kiln_path_real_dir(dir)) && beneath_root(rdir, rroot);
 	through = !in && probe && through_tree(probe, rroot);
 	free(rdir);
 	free(probe);
@@ -357,7 +345,7 @@ static size_t components(char *p, char **v, size_t max)
 
 char *kiln_outputs_tree_field(const struct kiln_tree *t)
 {
-	char *from = t->opt->manifest_path ? real_dir_of(t->manifest_path) : NULL;
+	char *from = t->opt->manifest_path ? kiln_path_real_dir(t->manifest_path) : NULL;
 	char *to = from ? realpath(t->root, NULL) : NULL;
 	char *fv[PATH_MAX / 2], *tv[PATH_MAX / 2], *out = NULL;
 	size_t nf, nt, common = 0, len = 1;
@@ -399,7 +387,7 @@ kiln_status kiln_outputs_manifest_owner(const struct kiln_tree *t, const struct 
 
 	if (!t->opt->manifest_path || !st->loaded)
 		return KILN_OK;
-	if (!(dir = real_dir_of(t->manifest_path)))
+	if (!(dir = kiln_path_real_dir(t->manifest_path)))
 		return kiln_fail(err, KILN_ERR_IO, errno, "cannot resolve the manifest's directory");
 	if (st->tree && st->tree[0] == '/')
 		tree = strdup(st->tree);

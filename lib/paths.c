@@ -51,3 +51,13 @@ ssize_t kiln_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
 	}
 	return (ssize_t)done;
 }
+
+char *kiln_path_real_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	char *real = dir ? realpath(dir, NULL) : NULL;
+
+	free(dir);
+	return real;
+}

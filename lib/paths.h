@@ -23,6 +23,11 @@ char *kiln_path_join(const char *root, const char *rel, const char *suffix);
  */
 bool kiln_glob_match(const char *glob, const char *relpath);
 
+/* The directory holding PATH's last component ("." for a bare name),
+ * resolved by realpath(3): malloc'ed, or NULL (not there, or out of
+ * memory). */
+char *kiln_path_real_dir(const char *path);
+
 /* Read up to N bytes of FD at OFF into BUF, retrying short reads; returns
  * the count (< N only at end of file) or -1. */
 ssize_t kiln_pread_full(int fd, uint8_t *buf, size_t n, uint64_t off);
