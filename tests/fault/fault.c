@@ -22,6 +22,10 @@
  * KILN_FAULT_SLOW_OPEN_MS=N makes every openat of a file (not a directory,
  * nothing created) wait N milliseconds first (a check slow enough that a
  * whole run fits inside it: concurrent.sh).
+ * KILN_FAULT_NO_OPENAT2=1 makes every openat2 system call fail with ENOSYS,
+ * as on kernels before 5.6 and under qemu-user: kiln then resolves each
+ * path one component at a time (lib/beneath.c's fallback), which the
+ * e2e_noopenat2_* suites run on this machine's own architecture.
  * write and close faults only hit regular files (siblings, temporary files,
  * the manifest, cache entries), never the terminal or pipes.
  *
@@ -42,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern void *__libc_malloc(size_t n);
@@ -123,6 +128,26 @@ static void slow(void)
 		nanosleep(&ts, NULL);
 	}
 }
+
+#ifdef SYS_openat2
+/* kiln calls openat2 through syscall(2), which glibc has no wrapper for:
+ * the six argument registers are passed on as they came */
+long syscall(long number, ...)
+{
+	va_list ap;
+	long a[6];
+
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (number == SYS_openat2 && getenv("KILN_FAULT_NO_OPENAT2")) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+#endif
 
 int unlinkat(int dir, const char *path, int flags)
 {
