@@ -446,6 +446,17 @@ void ui_on_file(void *user, const struct kiln_report *r)
 			ui->bytes_in[c] += r->size;
 			ui->bytes_out[c] += r->coding[c].size;
 		}
+		for (int c = 0; c < (int)kiln_coding_count(); c++) {
+			if (r->coding[c].outcome != KILN_CODING_NO_GAIN)
+				continue;
+			ui->not_kept[c]++;
+			for (int k = 0; k < (int)kiln_coding_count(); k++)
+				if (r->coding[k].outcome == KILN_CODING_KEPT &&
+				    r->coding[k].size <= r->coding[c].size) {
+					ui->not_smaller[c]++;
+					break;
+				}
+		}
 		ui->unchanged += all_previous;
 	}
 	if (ui->verbosity >= UI_VERBOSE)

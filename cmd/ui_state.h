@@ -29,6 +29,11 @@ struct ui {
 	uint64_t total_files, total_bytes, done_files, done_bytes;
 	uint64_t count[KILN_NOUTCOMES];
 	uint64_t bytes_in[KILN_MAX_CODINGS], bytes_out[KILN_MAX_CODINGS];
+	/* of compressed assets: the codings encoded but not kept, and of those
+	 * the ones no smaller than a sibling kept beside them (the keep rule's
+	 * order, docs/usage.md), so the summary can say why a coding asked for
+	 * has no sibling at all */
+	uint64_t not_kept[KILN_MAX_CODINGS], not_smaller[KILN_MAX_CODINGS];
 	uint64_t errors, removed, unchanged, written;
 	uint64_t from_cache; /* of WRITTEN, copied from the content cache */
 	uint64_t snippets_removed; /* of removed: snippets this run no longer writes */

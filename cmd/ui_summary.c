@@ -101,6 +101,16 @@ static void summary(struct ui *ui)
 		fprintf(ui->err, "; %s %s -> %s (%.1f%%)", kiln_coding_name((kiln_coding)c), in, out,
 			100.0 * (double)ui->bytes_out[c] / (double)ui->bytes_in[c]);
 	}
+	/* a coding asked for that left no sibling at all: say why, or a user
+	 * who gave --zstd sees nothing of it */
+	for (int c = 0; c < (int)kiln_coding_count(); c++) {
+		if (ui->bytes_in[c] || !ui->not_kept[c])
+			continue;
+		fprintf(ui->err, "; %s: none kept (%s)", kiln_coding_name((kiln_coding)c),
+			ui->not_smaller[c] == ui->not_kept[c]
+				? "none smaller than the siblings kept beside it"
+				: "none small enough");
+	}
 	fprintf(ui->err, "; %.2f s\n", ui_now() - ui->start);
 }
 
@@ -166,8 +176,10 @@ int ui_print_json(struct ui *ui, FILE *f)
 		     put_count(other, "special", ui->count[KILN_OUTCOME_SPECIAL]);
 		for (int c = 0; ok && c < (int)kiln_coding_count(); c++)
 			ok = put(bytes, kiln_coding_name((kiln_coding)c),
-				 json_pack("{s:I, s:I}", "in", (json_int_t)ui->bytes_in[c], "out",
-					   (json_int_t)ui->bytes_out[c]));
+				 json_pack("{s:I, s:I, s:I, s:I}", "in", (json_int_t)ui->bytes_in[c], "out",
+					   (json_int_t)ui->bytes_out[c], "not_kept",
+					   (json_int_t)ui->not_kept[c], "not_smaller",
+					   (json_int_t)ui->not_smaller[c]));
 		ok = ok && put_count(root, "assets", assets(ui)) &&
 		     json_object_set(root, "files", files) == 0 &&
 		     json_object_set(root, "not_assets", other) == 0 &&

@@ -108,8 +108,42 @@ check "streamed .zst is the in-memory one" cmp -s "$T/big/data.bin.txt.zst" "$T/
 # 3. Beside a .br, a .zst is kept only when smaller: a server trying zstd
 # first then gives every client its smallest sibling.
 fresh_site "$T/bz"
-"$KILN" -q --brotli --zstd --verify "$T/bz"
+"$KILN" --json --brotli --zstd --verify "$T/bz" >"$T/bz.json" 2>"$T/bz.err"
 check "br+zstd: exit 0" [ $? -eq 0 ]
+# the summary says what became of the codings asked for: the compressed
+# assets (those with a .gz) that got no .zst are counted, and when none got
+# one the line says so, with the keep rule's reason
+nozst=0 nzst=0
+while IFS= read -r -d '' g; do
+	src=${g%.gz}
+	[ -f "$src" ] || continue
+	if [ -f "$src.zst" ]; then nzst=$((nzst + 1)); else nozst=$((nozst + 1)); fi
+done < <(find "$T/bz" -name '*.gz' -print0)
+check "br+zstd: --json counts the assets without a .zst ($nozst)" \
+	[ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes"]["zstd"]["not_kept"])' "$T/bz.json")" = "$nozst" ]
+if [ "$nzst" -eq 0 ]; then
+	check "br+zstd: the summary says no .zst was kept, and why" \
+		grep -q '; zstd: none kept (none smaller than the siblings kept beside it);' "$T/bz.err"
+else
+	check "br+zstd: the summary has zstd's bytes" grep -q '; zstd .* -> ' "$T/bz.err"
+fi
+# one file whose .zst (the zstd tool's, at kiln's level) is larger than its .br
+mkdir -p "$T/bz1"
+cp "$FIXTURES/site/index.html" "$T/bz1/"
+check "precondition: zstd -19 loses to brotli -q 11 on index.html" \
+	[ "$(zstd -19 -q -c "$T/bz1/index.html" | wc -c)" -gt "$(brotli -q 11 -c "$T/bz1/index.html" | wc -c)" ]
+"$KILN" --no-manifest --no-nginx-conf --brotli --zstd "$T/bz1" 2>"$T/bz1.err"
+check "one file, br+zstd: no .zst" [ ! -e "$T/bz1/index.html.zst" ]
+check "one file, br+zstd: the summary says why" \
+	grep -q '; zstd: none kept (none smaller than the siblings kept beside it);' "$T/bz1.err"
+# and where zstd is kept (a 1 MiB file repeating every 40 KiB, farther back
+# than gzip's 32 KiB window reaches): no such line
+periodic "$T/bz1/periodic.txt" $((1 << 20))
+rm -f "$T/bz1/index.html"
+"$KILN" --no-manifest --no-nginx-conf --zstd "$T/bz1" 2>"$T/bz1b.err"
+check "zstd kept: a .zst" [ -f "$T/bz1/periodic.txt.zst" ]
+check "zstd kept: no 'none kept' line" sh -c "! grep -q 'none kept' '$T/bz1b.err'"
+check "zstd kept: its bytes in the summary" grep -q '; zstd .* -> ' "$T/bz1b.err"
 while IFS= read -r -d '' s; do
 	src=${s%.zst}
 	check "$s: smaller than the .br" [ "$(stat -c %s "$s")" -lt "$(stat -c %s "$src.br")" ]
