@@ -651,6 +651,7 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		warning_line(ui, path, text);
 		break;
 	case KILN_EVENT_SNIPPET_LEFT_OUT:
+	case KILN_EVENT_SNIPPET_EDITED:
 	case KILN_EVENT_PREVIOUS_UNUSED:
 		warning_line(ui, path, detail ? detail : kiln_event_name(ev));
 		break;

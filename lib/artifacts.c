@@ -247,7 +247,8 @@ static bool holds(int dir, const char *name, const uint8_t sha[32])
  * The snippets an earlier run recorded that this one does not write (a
  * server dropped from --server): removed while they hold the bytes kiln
  * wrote, each one reported (KILN_EVENT_REMOVED); one that has other bytes
- * is a file of someone else's and stays, unrecorded.  One kiln cannot
+ * is a file of someone else's and stays, unrecorded, reported once
+ * (KILN_EVENT_SNIPPET_EDITED).  One kiln cannot
  * remove stays recorded, so that a later run tries again.
  */
 /*
@@ -297,11 +298,16 @@ static bool remove_stale_snippets(struct kiln_tree *t, struct snippet_set *b)
 			continue;
 		if (dir < 0 && (dir = kiln_beneath_top(t->root)) < 0)
 			return true; /* the run has reported the root already */
-		if (!holds(dir, r->name, r->sha256))
-			continue;
-		if (!(path = kiln_path_join(t->root, r->name, "")))
+		if (!(path = kiln_path_join(t->root, r->name, ""))) {
 			ok = false;
-		else if (unlinkat(dir, r->name, 0) == 0 || errno == ENOENT)
+			break;
+		}
+		if (!holds(dir, r->name, r->sha256)) {
+			struct stat st;
+			/* gone already is nothing to say; other bytes are an edit */
+			if (fstatat(dir, r->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				kiln_tree_event(t, KILN_EVENT_SNIPPET_EDITED, path, -1, NULL);
+		} else if (unlinkat(dir, r->name, 0) == 0 || errno == ENOENT)
 			kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, &gone);
 		else {
 			struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove", "" };

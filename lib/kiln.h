@@ -194,6 +194,10 @@ typedef enum kiln_event {
 	                                (or, dry run, would be) or left as the
 	                                earlier run made it; ERR NULL */
 	KILN_EVENT_SNIPPET_LEFT_OUT, /* left out of a snippet (ERR->what: why) */
+	KILN_EVENT_SNIPPET_EDITED,   /* a snippet an earlier run wrote that this
+	                                one does not (PATH) has other bytes than
+	                                kiln wrote: someone's edit, left in place
+	                                and no longer kiln's; ERR NULL */
 	KILN_EVENT_PREVIOUS_UNUSED,  /* --previous PATH gives no delta (ERR->what) */
 	KILN_EVENT_BEHIND_LINK,      /* a sibling the manifest records (PATH) is
 	                                out of reach: a directory on its way is
