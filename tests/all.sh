@@ -53,7 +53,11 @@ if [ -n "$arm64" ]; then
 fi
 # Not again here: the suites that test server configuration and the
 # benchmark harness, and the randomized and sharding suites: the code they
-# test is the same in both binaries, and the normal build ran them.
+# test is the same in both binaries, and the normal build ran them.  kiln
+# serve's own suites do run (serve_kiln, serve_hostile, serve_dcz's kiln
+# part, and serve_names through kiln alone: e2e_serve_names_kiln): the
+# static kiln links a libmicrohttpd built from source without HTTPS
+# (packaging/libmicrohttpd/build.sh), not Debian's.
 SIGNAL_ROUNDS=$rounds timeout 1500 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 600 \
 	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|e2e_serve_names|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
 

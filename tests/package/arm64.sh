@@ -6,8 +6,9 @@
 # prints the same library versions as the x86-64 static kiln (KILN); in a
 # root directory holding nothing but itself, the emulator (a static
 # program too) and a site, it compresses the site, checks it and rewrites
-# an archive; its siblings decode with the host's gzip and brotli and are
-# byte for byte those the x86-64 kiln writes for the same tree; every
+# an archive, and kiln serve serves it; its siblings decode with the host's
+# gzip and brotli and are byte for byte those the x86-64 kiln writes for
+# the same tree; every
 # library it links is in the README's licence table.  The end-to-end
 # suites run against it too, as tests of their own (tests/CMakeLists.txt):
 # the README's Quick start names exactly those of KILN_ARM64_SUITES.
@@ -32,6 +33,7 @@ static_binary_checks "$A" aarch64-linux-gnu-
 check "file says ARM aarch64" grep -q 'ARM aarch64' "$T/file"
 check "ELF machine AArch64" sh -c "readelf -h '$A' | grep -q 'Machine: *AArch64'"
 check "zopfli is linked in" grep -qE ' [Tt] ZopfliDeflate$' "$T/nm"
+check "kiln serve is in, without GnuTLS" sh -c "grep -q ' [Tt] MHD_start_daemon\$' '$T/nm' && ! grep -q ' [TtWw] gnutls_' '$T/nm'"
 
 # Through qemu-user: the same kiln, the same libraries as the x86-64 one.
 arm --version >"$T/version.arm64" 2>&1
@@ -83,6 +85,29 @@ siblings "$T/zst.x64" >"$T/zst.x64.sums"
 check "the same .zst siblings as the x86-64 kiln" cmp -s "$T/zst.arm64.sums" "$T/zst.x64.sums"
 check "... there are some" grep -q '\.zst$' "$T/zst.x64.sums"
 check "they decode with the host's zstd" sh -c "zstd -qdc '$T/zst.arm64/assets/app.js.zst' | cmp -s - '$T/zst.arm64/assets/app.js'"
+# kiln serve in the empty root: the site's br sibling, never its manifest
+port=$((20000 + RANDOM % 20000))
+# started as a simple command, not through inroot (a function, whose
+# subshell would be the process signalled): chroot and unshare exec, so
+# $! ends up the emulator running kiln
+if [ "$(id -u)" -eq 0 ]; then
+	chroot "$R" /qemu /kiln serve --listen "127.0.0.1:$port" /site 2>"$T/serve.err" &
+else
+	unshare -r chroot "$R" /qemu /kiln serve --listen "127.0.0.1:$port" /site 2>"$T/serve.err" &
+fi
+spid=$!
+for _ in $(seq 100); do
+	grep -q '^kiln: serving' "$T/serve.err" && break
+	sleep 0.1
+done
+check "kiln serve starts in the empty root" grep -q '^kiln: serving /site at ' "$T/serve.err"
+curl -s -o "$T/index.br" -D "$T/index.h" -H 'Accept-Encoding: br' "http://127.0.0.1:$port/"
+check "... serves index.html's br sibling" sh -c "grep -qi '^Content-Encoding: br' '$T/index.h' && brotli -dc '$T/index.br' | cmp -s - '$R/site/index.html'"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/kiln-manifest.json")
+check "... and not its manifest ($code)" [ "$code" = 404 ]
+kill -TERM "$spid" 2>/dev/null
+wait "$spid"
+check "... and SIGTERM stops it, exit status 0 ($?)" [ $? -eq 0 ]
 echo changed >>"$R/site/index.html"
 inroot /kiln check /site 2>/dev/null
 check "kiln check finds a changed file in the empty root (exit 3)" [ $? -eq 3 ]
@@ -99,6 +124,7 @@ check "the build lists the libraries it linked" [ -s "$libs" ]
 check "... the arm64 libarchive among them" grep -q '/aarch64-linux-gnu/libarchive\.a$' "$libs"
 check "... the arm64 zopfli" grep -q '/usr/lib/libzopfli\.a$' "$libs"
 check "... and the arm64 C library" grep -q '/aarch64-linux-gnu/lib/libc\.a$' "$libs"
+check "... the arm64 libmicrohttpd built without HTTPS" grep -q '/libmicrohttpd/usr/lib/libmicrohttpd\.a$' "$libs"
 check "... and no x86-64 archive" not grep -q 'x86_64' "$libs"
 licence_table_checks "$libs" "$SRC/README.md"
 
