@@ -209,8 +209,6 @@ UNTESTED = {
     "produce": "not yet; encoding a file's codings: e2e/codings.sh, stream.sh",
     "release": "not yet; earlier releases (--previous): e2e/first_deploy.sh, serve_dcz.sh",
     "run": "the orchestration of a tree, i.e. the whole binary: every e2e suite",
-    "shape": "not yet; names of one shape as evidence: e2e/immutable.sh",
-    "source": "not yet; opening and hashing sources: e2e/links.sh, hostile.sh",
 }
 UNIT_FAMILIES = ("codec", "archive", "snippet", "serve")
 
