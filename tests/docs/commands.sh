@@ -8,7 +8,8 @@
 # build's and the cmake --install line build kiln for real in a copy of
 # the source (the copy's build directories, not the caller's, without the
 # test programs); apt-get is a stand-in there (the test neither is root
-# nor may change the machine) that fails unless every package it is asked
+# nor may change the machine; apt-get with a private configuration, which
+# changes nothing, is passed through) that fails unless every package it is asked
 # for is installed, and the packages asked for must hold every library the
 # build then linked (but the C library and libgcc, which build-essential
 # brings).  docs/dictionary-deltas.md's line must make a delta that
@@ -28,7 +29,11 @@ mkdir -p "$B"
 ln -s "$KILN" "$B/kiln"
 cat >"$B/apt-get" <<EOF
 #!/bin/sh
-# apt-get update: nothing to do; apt-get install -y PKG...: each installed
+# apt-get update: nothing to do; apt-get install -y PKG...: each installed.
+# With a private apt configuration (packaging/libmicrohttpd/build.sh's
+# -o Dir::... options: its own lists, cache and deb-src entries) apt
+# changes nothing on the machine: the real apt-get does it.
+case "\$*" in *Dir::State::Lists=*) exec /usr/bin/apt-get "\$@" ;; esac
 [ "\$1" = update ] && exit 0
 [ "\$1" = install ] || { echo "apt-get stand-in: \$*" >&2; exit 1; }
 shift
