@@ -244,14 +244,6 @@ static bool holds(int dir, const char *name, const uint8_t sha[32])
 }
 
 /*
- * The snippets an earlier run recorded that this one does not write (a
- * server dropped from --server): removed while they hold the bytes kiln
- * wrote, each one reported (KILN_EVENT_REMOVED); one that has other bytes
- * is a file of someone else's and stays, unrecorded, reported once
- * (KILN_EVENT_SNIPPET_EDITED).  One kiln cannot
- * remove stays recorded, so that a later run tries again.
- */
-/*
  * The manifest could not be written, so the previous one stays: a
  * dictionary delta it records that this run wrote again with other bytes
  * (its source changed; the delta's name depends on the dictionary alone)
@@ -278,6 +270,14 @@ static void drop_contradicted_deltas(struct kiln_tree *t)
 	}
 }
 
+/*
+ * The snippets an earlier run recorded that this one does not write (a
+ * server dropped from --server): removed while they hold the bytes kiln
+ * wrote, each one reported (KILN_EVENT_REMOVED); one that has other bytes
+ * is a file of someone else's and stays, unrecorded, reported once
+ * (KILN_EVENT_SNIPPET_EDITED).  One kiln cannot
+ * remove stays recorded, so that a later run tries again.
+ */
 static bool remove_stale_snippets(struct kiln_tree *t, struct snippet_set *b)
 {
 	static const struct kiln_error gone = { KILN_OK, 0, "a snippet this run does not write",
