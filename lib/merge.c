@@ -513,7 +513,11 @@ static void settle_siblings(struct merger *m)
 			if (s->rec->coding[c].outcome != KILN_CODING_KEPT ||
 			    !(sib = kiln_path_join(m->t->root, s->rec->rel, kiln_codecs[c]->info.suffix)))
 				continue;
-			kiln_sibling_fix_meta(m->t->root, sib, src);
+			errno = 0;
+			if (!kiln_sibling_fix_meta(m->t->root, sib, src))
+				problem(m, m->t->root, sib + strlen(m->t->root) + 1,
+					"cannot give it its source's mode and mtime%s%s",
+					errno ? ": " : "", errno ? strerror(errno) : "");
 			free(sib);
 		}
 	}

@@ -68,10 +68,11 @@ bool kiln_sibling_fix_meta_fd(int fd, const struct stat *st, const struct stat *
 		return false;
 	if (dry_run)
 		return true;
-	if (mode_differs)
-		fchmod(fd, src->st_mode & 0777);
-	if (mtime_differs)
-		futimens(fd, times); /* a touched source: same Last-Modified again */
+	if (mode_differs && fchmod(fd, src->st_mode & 0777) != 0)
+		return false;
+	/* a touched source: same Last-Modified again */
+	if (mtime_differs && futimens(fd, times) != 0)
+		return false;
 	return true;
 }
 

@@ -63,15 +63,17 @@ bool kiln_sibling_name_fits(const char *rel, const char *suffix);
 int kiln_sibling_remove(const char *root, const char *path);
 
 /* Give the sibling PATH (beneath ROOT, no link followed) its source SRC's
- * mode and mtime; false when it cannot be opened, or is hard-linked
- * elsewhere and would need a change (the other name's metadata is not
- * kiln's: the caller writes it anew, or leaves it). */
+ * mode and mtime; false when it cannot be opened or changed (fchmod or
+ * futimens failed, errno set), or is hard-linked elsewhere and would need
+ * a change (the other name's metadata is not kiln's): the caller writes it
+ * anew, or reports it. */
 bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat *src);
 
 /* The same for the sibling open as FD, whose status is *ST: true when it
  * has (or, with DRY_RUN, could be given without a change elsewhere) SRC's
  * mode and mtime; false when it is hard-linked elsewhere and would need a
- * change.  The one place a sibling's metadata is changed in place. */
+ * change, or fchmod or futimens failed.  The one place a sibling's
+ * metadata is changed in place. */
 bool kiln_sibling_fix_meta_fd(int fd, const struct stat *st, const struct stat *src,
 			      bool dry_run);
 
