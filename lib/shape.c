@@ -179,7 +179,7 @@ static bool proves(size_t members, size_t samples)
 static void prove(struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
 		  struct kiln_fp *out)
 {
-	size_t members = 0, samples = 0, base32 = 0;
+	size_t members = 0, samples = 0, base32 = 0, cm[2] = { 0, 0 }, cs[2] = { 0, 0 };
 
 	/* words are never taken, so they neither prove nor disprove */
 	for (size_t i = 0; i < n; i++)
@@ -187,16 +187,24 @@ static void prove(struct member *v, size_t n, unsigned alpha, int a, const struc
 			members++;
 			samples += v[i].sample;
 			base32 += v[i].sample && v[i].alpha & KILN_ALPHA_B32;
+			cm[code_output(&v[i])]++;
+			cs[code_output(&v[i])] += v[i].sample;
 		}
 	/* samples that are all base32 are esbuild's (or a Vite hash of one
 	 * case): beside them an upper-case token outside base32 is no hash
 	 * ("cert-X509V3AB.pem", "icon-TWITTER1.svg") */
 	bool esbuild = alpha == KILN_ALPHA_B64 && samples && base32 == samples;
-	bool own = proves(members, samples), lone, orphans;
+	/* a bundler's code outputs (.js, .css) prove only code outputs, and
+	 * its other outputs only other outputs: the files copied from Vite's
+	 * public/ sit beside its chunks ("assets/team-TomHanks.jpg" beside
+	 * "assets/index-BHKYpVxk.js") and are no evidence of each other */
+	bool own_of[2] = { proves(cm[0], cs[0]), proves(cm[1], cs[1]) };
+	bool own = own_of[0] || own_of[1], lone, orphans;
 
 	/* one sample proves only a shape it is half of (an entry beside its
 	 * style sheet), and only tokens that look like hashes of its alphabet
-	 * (strong()): never a directory of camera names beside one hash */
+	 * (strong()) and of the sample's kind: never a directory of camera
+	 * names beside one hash */
 	lone = !own && samples && 2 * samples >= members && proves(g->members[a], g->samples[a]);
 	/* no sample at all: a directory of one or two outputs (webpack's
 	 * static/js/main.12345678.js, esbuild's entry and its style sheet at
@@ -210,8 +218,10 @@ static void prove(struct member *v, size_t n, unsigned alpha, int a, const struc
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *m = &v[i];
+		bool code = code_output(m);
 		if (!(m->alpha & alpha) || m->sample || out[m->i].why != KILN_WHY_NONE ||
-		    !could_be(m, alpha) || (lone && !strong(m->rel + m->start, m->len, alpha)) ||
+		    !could_be(m, alpha) || (own && !own_of[code]) ||
+		    (lone && (!cs[code] || !strong(m->rel + m->start, m->len, alpha))) ||
 		    (orphans && !orphan(m, alpha)) ||
 		    (esbuild && !(m->alpha & KILN_ALPHA_B32) && !has_lower(m->rel + m->start, m->len)))
 			continue;

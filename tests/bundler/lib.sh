@@ -1,8 +1,9 @@
 # lib.sh - what the bundler tests share (sourced after tests/e2e/lib.sh).
 #
 # BUNDLERS: the node_modules of install.sh.  app KIND SEED PAGES DIR writes
-# an app (app.py) into DIR with node_modules linked; hashed_check LABEL
-# DIST HASHED [REASON...] runs check.py as a check.  Each test prints how
+# an app (app.py) into DIR with node_modules linked; hashed_check
+# [--unprovable-media] LABEL DIST HASHED [REASON...] runs check.py as a
+# check.  Each test prints how
 # long its builds and kiln runs took.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUNDLERS=${KILN_BUNDLERS:?KILN_BUNDLERS must name the bundlers install.sh installed}/node_modules
@@ -14,8 +15,10 @@ app() { # app KIND SEED PAGES DIR
 	python3 "$HERE/app.py" "$1" "$2" "$3" "$4" && ln -sfn "$BUNDLERS" "$4/node_modules"
 }
 
-hashed_check() { # hashed_check LABEL DIST HASHED [REASON...]
-	check "$1: every hashed output immutable, nothing else" python3 "$HERE/check.py" "$@"
+hashed_check() { # hashed_check [--unprovable-media] LABEL DIST HASHED [REASON...]
+	local label=$1
+	[ "$1" = --unprovable-media ] && label=$2
+	check "$label: every hashed output immutable, nothing else" python3 "$HERE/check.py" "$@"
 }
 
 took() { echo "${0##*/}: $((SECONDS - STARTED)) s" >&2; }
