@@ -205,7 +205,6 @@ UNTESTED = {
     "bundler": "reads real bundlers' manifests (tests/bundler/): e2e/immutable.sh",
     "dict": "not yet; dictionary deltas, the pipeline's last step: e2e/serve_dcz.sh, first_deploy.sh",
     "merge": "not yet; shard parts merged: e2e/shard.sh and shard_corpus.sh",
-    "produce": "not yet; encoding a file's codings: e2e/codings.sh, stream.sh",
     "release": "not yet; earlier releases (--previous): e2e/first_deploy.sh, serve_dcz.sh",
     "run": "the orchestration of a tree, i.e. the whole binary: every e2e suite",
 }
