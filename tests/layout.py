@@ -203,7 +203,6 @@ UNTESTED = {
     "archive": "deploy archives in and out through libarchive: tests/e2e/archive.sh",
     "artifacts": "writes what test_manifest and test_snippet check as text; files: e2e/artifacts.sh",
     "bundler": "reads real bundlers' manifests (tests/bundler/): e2e/immutable.sh",
-    "merge": "not yet; shard parts merged: e2e/shard.sh and shard_corpus.sh",
     "release": "not yet; earlier releases (--previous): e2e/first_deploy.sh, serve_dcz.sh",
     "run": "the orchestration of a tree, i.e. the whole binary: every e2e suite",
 }
