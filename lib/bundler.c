@@ -118,6 +118,24 @@ static bool inserted(const char *path, size_t at, size_t len)
 	return lower || len == 8 || !kiln_token_words32(t, len);
 }
 
+/* Is [AT, AT + LEN) of PATH a token with a digit and a letter?  Vite's
+ * and esbuild's manifests name an output's hash where their pattern put
+ * it, so there a hash of base36 that reads as a word and a number
+ * ("edidli90") is one: a pattern's literal is the same in every output
+ * (literal()). */
+static bool numbered(const char *path, size_t at, size_t len)
+{
+	bool digit = false, letter = false;
+
+	if (!kiln_token_at_min(path, at, len, KILN_TOKEN_MIN_BUNDLER))
+		return false;
+	for (size_t i = at; i < at + len; i++) {
+		digit |= path[i] >= '0' && path[i] <= '9';
+		letter |= (path[i] >= 'a' && path[i] <= 'z') || (path[i] >= 'A' && path[i] <= 'Z');
+	}
+	return digit && letter;
+}
+
 /* The token of OUTPUT (a cleaned path) that starts right after its base
  * name's first N bytes and a '-' or '.': its offset, or 0 when none. */
 static size_t token_after(const char *output, size_t n, size_t *len)
@@ -129,7 +147,7 @@ static size_t token_after(const char *output, size_t n, size_t *len)
 		return 0;
 	while (output[at + l] && output[at + l] != '.')
 		l++;
-	if (!inserted(output, at, l))
+	if (!inserted(output, at, l) && !numbered(output, at, l))
 		return 0;
 	*len = l;
 	return at;

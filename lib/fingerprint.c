@@ -323,9 +323,9 @@ static bool hex_other(const char *base, const char *t, size_t len)
 }
 
 /* Rule (b) for esbuild's base32, upper case and the digits 2 to 7: a
- * number (outside a bundler's code, KIND, two), and not a name someone
- * could have chosen (kiln_token_chosen32(): "MP3AUDIO", "SOLID226",
- * "B5E456AE"). */
+ * number (outside a bundler's code, KIND, two, and no model's number of 3
+ * digits: "H264HEVC"), and not a name someone could have chosen
+ * (kiln_token_chosen32(): "MP3AUDIO", "SOLID226", "B5E456AE"). */
 static bool base32_token(const char *t, unsigned kind)
 {
 	size_t numbers = 0, hex = 0;
@@ -334,7 +334,9 @@ static bool base32_token(const char *t, unsigned kind)
 		numbers += is_digit(t[i]) && (i == 0 || !is_digit(t[i - 1]));
 		hex += is_digit(t[i]) || (t[i] >= 'A' && t[i] <= 'F');
 	}
-	return numbers >= (kind == KILN_KIND_CODE ? 1 : 2) && hex < 8 && !kiln_token_chosen32(t, 8);
+	if (kind != KILN_KIND_CODE && (numbers < 2 || kiln_token_model32(t, 8)))
+		return false;
+	return numbers && hex < 8 && !kiln_token_chosen32(t, 8);
 }
 
 /* The runs of the 8 bytes at T of which IS is true. */

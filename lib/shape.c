@@ -164,7 +164,8 @@ static bool could_be(const struct member *m, unsigned alpha)
 	if (!has_letter(t, m->len))
 		return false;
 	if (alpha == KILN_ALPHA_B32)
-		return m->code ? !kiln_token_words32(t, m->len) : !kiln_token_chosen32(t, m->len);
+		return m->code ? !kiln_token_words32(t, m->len) :
+				 !kiln_token_chosen32(t, m->len) && !kiln_token_model32(t, m->len);
 	/* an image beside Vite's in upper case is a code ("badge-MP3AUDIO"): a
 	 * Vite hash is of one case one time in 70 */
 	if (!m->code && !has_lower(t, m->len))
@@ -236,10 +237,14 @@ static bool proves(size_t members, size_t samples, bool code)
 	return samples >= KILN_SHAPE_SEVERAL && (code ? 3 : 8) * samples >= members;
 }
 
+/* Is the shape over the whole tree proven (a bundler named files so):
+ * by its code's samples, its other outputs', or both together?  A
+ * directory's own samples decide which of its files are taken. */
 static bool proves_global(const struct global *g, int a)
 {
 	return proves(g->members[a][0], g->samples[a][0], false) ||
-	       proves(g->members[a][1], g->samples[a][1], true);
+	       proves(g->members[a][1], g->samples[a][1], true) ||
+	       proves(g->members[a][0] + g->members[a][1], g->samples[a][0] + g->samples[a][1], true);
 }
 
 /* The shape of alphabet ALPHA (index A) among V[0..N), one directory, byte

@@ -729,7 +729,8 @@ bool kiln_token_chosen(const char *t, size_t len)
 	 * 8, 9), a product's ("X7K2PQ9Z"), not esbuild's hash; in lower case,
 	 * the way people write names ("vsprintf", "xcb_cw_t", "v2048f32") */
 	if (upper_only(t, len))
-		return kiln_token_chosen32(t, len) || strcspn(t, "0189") < len;
+		return kiln_token_chosen32(t, len) || kiln_token_model32(t, len) ||
+		       strcspn(t, "0189") < len;
 	if (lower_only(t, len))
 		return true;
 	return verb_led(t, len) || unit_code(t, len) || read_as(t, len, broad) ||
@@ -769,7 +770,6 @@ bool kiln_token_chosen32(const char *t, size_t len)
 			while (j < len && is_digit(t[j]))
 				j++;
 			numbers++;
-			spelt |= j - i >= 3; /* a model's number ("H264HEVC", "X509V3AB") */
 		} else if (is_upper(t[i])) {
 			while (j < len && is_upper(t[j]))
 				j++;
@@ -779,8 +779,18 @@ bool kiln_token_chosen32(const char *t, size_t len)
 	}
 	for (size_t i = 0; i < len; i++)
 		hex += is_digit(t[i]) || (t[i] >= 'A' && t[i] <= 'F');
-	/* a word ("AUDIO", "TYPE", "WIFI") or a long number, or a short word
-	 * beside a single number ("BIT2"); the letters and digits of
-	 * hexadecimal ("B5E456AE") */
+	/* a word ("AUDIO", "TYPE", "WIFI"), or a short word beside a single
+	 * number ("BIT2"); the letters and digits of hexadecimal ("B5E456AE") */
 	return spelt || (short_spelt && numbers <= 1) || hex == len;
+}
+
+bool kiln_token_model32(const char *t, size_t len)
+{
+	for (size_t i = 0, j; i < len; i = j + 1) {
+		for (j = i; j < len && is_digit(t[j]); j++)
+			;
+		if (j - i >= 3 && i > 0 && j < len)
+			return true;
+	}
+	return false;
 }

@@ -67,9 +67,14 @@ bool kiln_token_words32(const char *t, size_t len);
 /* kiln_token_words32(), or could the upper-case token T be a hand-chosen
  * code: a spelt word with at most 2 digits, a code of kiln_token_code(), a
  * run of 4 letters or more that could be spelt ("MP3AUDIO", "SOC2TYPE",
- * "WIFI6GHZ"), a number of 3 digits or more ("H264HEVC"), a spelt run of
- * 3 beside a single number ("BIT2BOOL"), or only the letters and digits of
- * hexadecimal ("B5E456AE")? */
+ * "WIFI6GHZ"), a spelt run of 3 beside a single number ("BIT2BOOL"), or
+ * only the letters and digits of hexadecimal ("B5E456AE")? */
 bool kiln_token_chosen32(const char *t, size_t len);
+
+/* Is there a number of 3 digits or more between letters of the upper-case
+ * token T: a model's ("H264HEVC", "X509V3AB")?  One random token of
+ * esbuild's in 25 has one: only for a file that is no bundler's code is it
+ * taken for a chosen name. */
+bool kiln_token_model32(const char *t, size_t len);
 
 #endif

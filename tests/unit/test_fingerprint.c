@@ -346,9 +346,11 @@ static void test_vite(void)
 	CHECK(read_text("{\"a.js\": {\"file\": \"assets/a-aB3dE9.js\", \"name\": \"a\"},"
 			" \"b.js\": {\"file\": \"assets/b-aB3dE9xQ7mKp.js\", \"name\": \"b\"},"
 			" \"c.js\": {\"file\": \"assets/c-k3x9q2mz.js\", \"name\": \"c\"},"
-			" \"d.js\": {\"file\": \"assets/d-aB3dE.js\", \"name\": \"d\"}}", &p, &format));
+			" \"d.js\": {\"file\": \"assets/d-aB3dE.js\", \"name\": \"d\"},"
+			" \"e.js\": {\"file\": \"assets/e-edidli90.js\", \"name\": \"e\"}}", &p, &format));
 	CHECK(proven(&p, "assets/a-aB3dE9.js", "aB3dE9") && proven(&p, "assets/b-aB3dE9xQ7mKp.js", "aB3dE9xQ7mKp") &&
-	      proven(&p, "assets/c-k3x9q2mz.js", "k3x9q2mz") && !proven(&p, "assets/d-aB3dE.js", ""));
+	      proven(&p, "assets/c-k3x9q2mz.js", "k3x9q2mz") && !proven(&p, "assets/d-aB3dE.js", "") &&
+	      proven(&p, "assets/e-edidli90.js", "edidli90")); /* base36 reading as a word and a number */
 	kiln_proofs_free(&p);
 
 	/* a pattern's literal is the same in every output: no hash (of 8

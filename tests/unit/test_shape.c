@@ -112,7 +112,8 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 		 * in hex, a letter otherwise, and no words (words.h) */
 		may = kiln_token_hashlike(tk, len) && (alphabet == hex ? digit : letter) &&
 		      !(alphabet == b64 && (code ? kiln_token_words(tk, len) : kiln_token_chosen(tk, len))) &&
-		      !(alphabet == b32 && (code ? kiln_token_words32(tk, len) : kiln_token_chosen32(tk, len)));
+		      !(alphabet == b32 && (code ? kiln_token_words32(tk, len) :
+						   kiln_token_chosen32(tk, len) || kiln_token_model32(tk, len)));
 		tl->total[a][code]++;
 		tl->wordlike[a][code] += !may;
 		if (!may)

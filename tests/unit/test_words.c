@@ -83,8 +83,10 @@ static void test_chosen(void)
 static void test_upper(void)
 {
 	static const char *const words[] = { "LINKEDIN", "APPSTORE", "ABCDEFGH", "HGFEDCBA", "OVERVIEW" };
-	static const char *const codes[] = { "MP3AUDIO", "SOC2TYPE", "WIFI6GHZ", "H264HEVC",
-					     "B5E456AE", "BIT2BOOL", "EPSG4326", "TWITTER1" };
+	static const char *const codes[] = { "MP3AUDIO", "SOC2TYPE", "WIFI6GHZ", "B5E456AE",
+					     "BIT2BOOL", "EPSG4326", "TWITTER1" };
+	static const char *const models[] = { "H264HEVC", "X509V3AB", "A380JETS" };
+	static const char *const not_models[] = { "KZ3T4RBF", "H264", "264HEVCX", "HEVCX264" };
 	static const char *const hashes[] = { "KZ3T4RBF", "K2ZT4RBQ", "7QPLMZ2A", "VIRMOKMZ",
 					      "QWXJKPLZ" };
 
@@ -93,6 +95,8 @@ static void test_upper(void)
 	CHECK(ALL(kiln_token_chosen32, codes, true));
 	CHECK(ALL(kiln_token_words32, hashes, false));
 	CHECK(ALL(kiln_token_chosen32, hashes, false));
+	CHECK(ALL(kiln_token_model32, models, true));
+	CHECK(ALL(kiln_token_model32, not_models, false));
 }
 
 /* A token longer than KILN_WORDS_MAX is not read (nor is an empty one). */
