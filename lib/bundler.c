@@ -281,9 +281,11 @@ static void webpack_assets(json_t *stats, struct kiln_proofs *out, bool *nomem, 
 		if (!name)
 			continue;
 		if (!json_is_true(json_object_get(info, "immutable"))) {
+			/* webpack's word, but of a source map (info.development),
+			 * whose name is its script's */
 			list(out, name, nomem);
-			if (out->n && !*nomem)
-				out->v[out->n - 1].denied = true; /* webpack's word */
+			if (out->n && !*nomem && !json_is_true(json_object_get(info, "development")))
+				out->v[out->n - 1].denied = true;
 			continue;
 		}
 		if (!(o = clean_url(name, nomem)))

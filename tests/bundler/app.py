@@ -63,7 +63,9 @@ NAMED = ("team-TomHanks.jpg team-BobSmith.jpg team-XuLiPing.jpg team-IanMcKay.jp
          "550e8400-e29b-41d4-a716-4466554400ab.jpg post-3f9a2c7b1d4e.html "
          "palette-ff00aa11.css vendor-ReactDOM.js widget-TomHanks.js").split()
 for _name in NAMED:
-    PUBLIC["assets/" + _name] = f"hand-named {_name}\n".encode() * 40
+    _line = {"js": "// hand-named {}\n", "css": "/* hand-named {} */\n"}.get(_name.rsplit(".", 1)[1],
+                                                                          "hand-named {}\n")
+    PUBLIC["assets/" + _name] = _line.format(_name).encode() * 40
 
 
 def words(rng, n):
