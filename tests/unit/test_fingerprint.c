@@ -227,9 +227,9 @@ static void test_family(void)
 /* How much of each bundler's random hashes the rule on the name alone
  * takes, in a bundler's code and in an image: the rest is the tree's, a
  * rename's or the manifest's to prove (docs/cache-control.md, "What it
- * costs").  Before the rules read hand-chosen names by their pieces
- * (kiln 0.3), the name alone took 91.4% of Vite's, 81% of esbuild's,
- * 97.7% of webpack's [contenthash:8], whatever the file. */
+ * costs").  Before the rules read hand-chosen names by their pieces, the
+ * name alone took 91.19% of these Vite hashes, 80.38% of esbuild's, 97.62%
+ * of webpack's [contenthash:8], whatever the file. */
 static void test_random_names(void)
 {
 	static const struct {
