@@ -3,35 +3,34 @@
  *
  * A token is a run of at least KILN_TOKEN_MIN base64url bytes that ends
  * right before a '.' (the extension) and starts the base name or follows a
- * '.' or '-'.  The rule on a name alone (docs/cache-control.md,
- * "Cache-Control"): a
- * name is fingerprinted when it holds a token T, right after a '.' or '-'
- * that is not the base name's first byte, such that
+ * '.' or '-'.  The rule on a name alone (docs/cache-control.md, "The
+ * name"): a name that is no page (kiln_name_kind()) is fingerprinted when
+ * it holds a token T, right after a '.' or '-' that is not the base name's
+ * first byte, such that
  *  (a) T is 8 or more lowercase hexadecimal digits with at least one digit
- *      and one letter: webpack and Create React App
- *      ("main.3f9a2c7b1d4e.chunk.js"), Parcel, Angular, Next.js
- *      ("framework-2c79e2a64abdb08b.js"); or
- *  (b) T is exactly 8 characters, not made of words
- *      (kiln_token_hashlike(): "python23", "mobile-2"), and either
- *      upper-case base32 with a digit, and not a code or a word with a
- *      number (a few letters or a spelt word, then digits:
- *      "CRS.EPSG4326.js", "manual-ENGLISH2.html"): esbuild
- *      ("styles.KZ3T4RBF.css"); or base64url with both an uppercase and a
- *      lowercase letter and a digit, or with no digit but a lowercase
- *      letter directly followed by an uppercase one, and not a CamelCase
- *      word ("SemiBold", "iPhone12", "Web3Auth", "BTreeMap"), nor words
- *      with numbers ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
- *      "SUMMER24"), codes and counters ("iD4-0003"), identifiers of
- *      words and acronyms ("loadJSON", "setState", "arrowUpR") or letters
- *      typed in sequence ("QWERTYui"): Vite and Rollup
- *      ("index-B2x9_kQ1.js"); or
+ *      and one letter, and no colour or UUID's group (hex_other()):
+ *      webpack and Create React App ("main.3f9a2c7b1d4e.chunk.js"),
+ *      Parcel, Next.js ("framework-2c79e2a64abdb08b.js"); or
+ *  (b) T is exactly 8 characters, hash-like (kiln_token_hashlike():
+ *      "python23", "mobile-2" are words), and either esbuild's upper-case
+ *      base32 with a number and no name someone could have chosen
+ *      (kiln_token_chosen32(): "MP3AUDIO", "EPSG4326"; "styles.KZ3T4RBF.css"
+ *      is a hash); or base64url with both cases and a digit or a lowercase
+ *      letter right before an uppercase one, neither plain CamelCase
+ *      ("KqxWpzVr") nor a name someone could have chosen
+ *      (kiln_token_chosen(): people, brands, identifiers, codes): Vite and
+ *      Rollup ("index-B2x9_kQ1.js").  In a file that is no bundler's code
+ *      (an image, a font, a document), where people name files by hand,
+ *      more: in base32 two numbers and no model's number (H264HEVC), in
+ *      base64url a digit and two runs of each case; or
  *  (c) the base name starts with 16 or more lowercase hexadecimal digits,
  *      a digit and a letter among them, followed by a '.': webpack's
  *      "[hash][ext]" ("3f9a2c7b1d4e5f6a7b8c.svg").
  * The conditions keep words, versions ("jquery-3.7.1.min.js": a token
  * holds no '.'), sizes ("favicon-32x32.png": too short) and dates
- * ("report.20241201.js": no letter) out; they also keep out a few per cent
- * of real hashes, which the other evidence (immutable.c) brings back.
+ * ("report.20241201.js": no letter) out; they also keep out a tenth of
+ * real hashes in code and more than half in images, which the other
+ * evidence (immutable.c) brings back.
  */
 #include "fingerprint.h"
 #include "spell.h"
@@ -380,7 +379,8 @@ bool kiln_token_other(const char *name, size_t start, size_t len)
 	       hex_other(base_of(name), name + start, len);
 }
 
-bool kiln_fingerprint_span_as(const char *name, unsigned kind, size_t *start, size_t *len)
+/* The rule on the name alone, NAME's file of KIND. */
+static bool span_as(const char *name, unsigned kind, size_t *start, size_t *len)
 {
 	const char *base = base_of(name);
 	size_t n;
@@ -405,7 +405,7 @@ bool kiln_fingerprint_span_as(const char *name, unsigned kind, size_t *start, si
 
 bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len)
 {
-	return kiln_fingerprint_span_as(name, kiln_name_kind(name), start, len);
+	return span_as(name, kiln_name_kind(name), start, len);
 }
 
 bool kiln_fingerprinted(const char *name)

@@ -114,10 +114,6 @@ bool kiln_token_next(const char *name, size_t *at, size_t *len);
  * too). */
 bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len);
 
-/* kiln_fingerprint_span() as if NAME's file were of KIND: the tree's
- * samples are judged as a bundler's code (shape.h). */
-bool kiln_fingerprint_span_as(const char *name, unsigned kind, size_t *start, size_t *len);
-
 /* Is NAME's hexadecimal token at [START, START + LEN) something other
  * than a hash: a colour of four doubled digits ("palette-ff00aa11"), the
  * last group of a UUID? */

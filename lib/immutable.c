@@ -365,16 +365,28 @@ static bool pairable(const char *rel, size_t at, size_t len)
 }
 
 /* The pairable tokens of REL, at most 4 (the first ones): their offsets
- * in AT and lengths in LEN; returns how many. */
+ * in AT and lengths in LEN; returns how many.  A pairable token holds no
+ * '-' or '_', so it is the part of a segment of the base name between
+ * '.'s after its last '-' (or all of it): the name is read once. */
 static size_t tokens_of(const char *rel, size_t at[4], size_t len[4])
 {
-	size_t n = 0, l;
+	const char *base = base_of(rel);
+	size_t n = 0, b = (size_t)(base - rel);
 
-	for (size_t p = 0; n < 4 && kiln_token_next(rel, &p, &l); p++)
-		if (pairable(rel, p, l)) {
-			at[n] = p;
-			len[n++] = l;
+	for (size_t s = b, e; rel[s] && n < 4; s = e + 1) {
+		size_t t = s;
+		for (e = s; rel[e] && rel[e] != '.'; e++)
+			if (rel[e] == '-' || rel[e] == '_')
+				t = e + 1;
+		if (!rel[e])
+			break; /* no '.' after it: the extension */
+		if (t > s && rel[t - 1] != '-')
+			continue; /* after a '_' */
+		if (kiln_token_at(rel, t, e - t) && pairable(rel, t, e - t)) {
+			at[n] = t;
+			len[n++] = e - t;
 		}
+	}
 	return n;
 }
 

@@ -1,29 +1,30 @@
 /*
  * shape.c - the tree evidence: a directory's names of one shape.
  *
- * Every candidate token of every name (fingerprint.h: a base64url run of
- * at least KILN_TOKEN_MIN bytes before a '.', at the start of the name or
- * after a '.' or '-'; at most KILN_SHAPE_TOKENS of them per name, none
- * longer than KILN_SHAPE_TOKEN_MAX) is a member of the shapes (directory,
- * byte before, length, alphabet, and whether the file is a bundler's code)
- * of each alphabet it fits; a token the rule on the name alone takes, the
- * file judged as a bundler's code, is a sample.  Sorting the members by
- * directory, byte before and length puts each shape's together; a shape
- * with enough samples, and at least as many samples as other members,
- * proves its other members, and so does a shape with one sample that is
- * half of it when the same shape over the whole tree has enough (an entry
- * alone beside its style sheet at the top of esbuild's output), for its
- * members that look like hashes of its alphabet (strong()); and a
- * directory's one or two members with no sample, when the tree's shape is
- * proven or a sample has their logical name (orphan(), kin()).
+ * Every candidate token of every name that is no page (fingerprint.h: a
+ * base64url run of at least KILN_TOKEN_MIN bytes before a '.', at the
+ * start of the name or after a '.' or '-'; at most KILN_SHAPE_TOKENS of
+ * them per name, none longer than KILN_SHAPE_TOKEN_MAX) is a member of the
+ * shapes (directory, byte before, length, alphabet, and whether the file
+ * is a bundler's code) of each alphabet it fits; a token the rule on the
+ * name alone takes is a sample.  Sorting the members by directory, byte
+ * before and length puts each shape's together; a shape with enough
+ * samples (a third of the members in code, an eighth in other files,
+ * where the name alone takes fewer) proves its other members, and so does
+ * a shape with one sample that is half of it when the same shape over the
+ * whole tree is proven (an entry alone beside its style sheet at the top
+ * of esbuild's output), for its members that look like hashes of its
+ * alphabet (strong()); a directory's one or two members with no sample,
+ * when the tree's shape is proven or a sample has their logical name
+ * (orphan(), kin()); and a script's style sheet beside it (kin()).
  *
  * What a member must be to be taken (could_be()): never words
  * (kiln_token_words(), kiln_token_words32()) in any shape, and in a file
  * that is no bundler's code never a name someone could have chosen
  * (kiln_token_chosen(), kiln_token_chosen32()): hand-named images, fonts
  * and documents sit beside a bundler's outputs (Vite copies public/ there),
- * hand-named scripts seldom.  docs/cache-control.md, "The tree", has the
- * numbers that chose KILN_SHAPE_SEVERAL and "half".
+ * hand-named scripts seldom.  docs/cache-control.md, "The tree", says why
+ * and "What it costs" what it costs.
  */
 #include "shape.h"
 
@@ -41,7 +42,7 @@ struct member {
 	char before;     /* '.', '-', or 0 at the start of the name */
 	bool code;       /* a bundler's code (.js, .css, .map, ...) */
 	unsigned alpha;  /* the alphabets it fits */
-	bool sample;     /* the rule on the name alone takes it (as code) */
+	bool sample;     /* the rule on the name alone takes it */
 	unsigned lonely; /* the alphabets of its shapes with no sample in its
 			  * directory and at most 2 members */
 };

@@ -30,14 +30,14 @@
  * (fingerprint.h) and whether the files are a bundler's code (.js, .css,
  * .map, ...) or not: each kind is evidence only of its own.  A page
  * (.html) is in no shape.  Samples are the tokens the rule on the name
- * alone takes, the file judged as a bundler's code
- * (kiln_fingerprint_span_as()).  A shape is proven when at least
- * KILN_SHAPE_SEVERAL of its tokens are samples and those are at least half
- * of its tokens that may be hashes; or when one of its tokens is a sample,
- * is half of them, and the same shape over the whole tree (any directory)
- * is proven so (then only tokens that look like hashes of the alphabet are
- * taken: both cases in base64url, a digit in hex, a digit or letters that
- * cannot be spelt in base32).  A shape of a directory with no sample and
+ * alone takes (kiln_fingerprint_span()).  A shape is proven when at least
+ * KILN_SHAPE_SEVERAL of its tokens are samples and those are at least a
+ * third of its tokens that may be hashes (code) or an eighth (other
+ * files, of which the name alone takes fewer); or when one of its tokens
+ * is a sample, is half of them, and the same shape over the whole tree
+ * (any directory) is proven so (then only tokens that look like hashes of
+ * the alphabet are taken: both cases in base64url, a digit in hex, a
+ * digit or letters that cannot be spelt in base32).  A shape of a directory with no sample and
  * at most 2 members, in hexadecimal or base32, takes its tokens that are
  * all digits in a bundler's code or, in base32, letters that cannot be
  * spelt, when the same shape over the whole tree is proven or a sample

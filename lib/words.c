@@ -148,9 +148,10 @@ static bool nameable(const char *w, size_t n)
 	return vowel;
 }
 
-/* A word that spells well enough to count beside acronyms and numbers:
- * every pair of its letters one English spells (level 2 or more) and
- * common on average ("Chat", "React", "Init"; not "Hsik", "Ywax"). */
+/* A word that spells well enough to count beside acronyms and numbers: of
+ * 2 letters two_letters(), of 3 kiln_spelt(), longer every pair of its
+ * letters one English spells (level 2 or more) and common on average
+ * ("Chat", "React", "Init"; not "Hsik", "Ywax"). */
 static bool good_word(const char *w, size_t n)
 {
 	if (n <= 3)
@@ -163,7 +164,7 @@ static bool good_word(const char *w, size_t n)
 static bool units(const char *w, size_t n)
 {
 	static const char *const u[] = { "x", "k", "m", "s", "d", "p", "g", "st", "nd", "rd", "th",
-					 "px", "em", "fps", "kb", "mb" };
+					 "px", "em", "kb", "mb" };
 
 	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
 		if (strlen(u[i]) == n && memcmp(u[i], w, n) == 0)
@@ -181,11 +182,11 @@ struct tally {
 	size_t named;       /* words that are nameable() */
 	size_t long_named;  /* ... of 5 letters or more */
 	size_t short_bad;   /* words of 2 or 3 letters that are not good_word() */
-	size_t long_bad;    /* words of 4 or more that do not kiln_spelt() */
+	size_t long_bad;    /* words of 4 or more neither spelt nor nameable */
 	size_t acronyms, long_acronyms, numbers, long_numbers;
 	size_t longest;     /* letters of the longest good word */
-	size_t stray;       /* lowercase words neither first nor after an
-			     * acronym ("USBtype"), units not of units() */
+	size_t stray;       /* lowercase words (CamelCase of names has them,
+			     * the other forms not), units not of units() */
 	size_t ones;        /* letters alone (not a number's unit) */
 	size_t capitals;    /* ... of which capitals */
 	size_t inner_ones;  /* ... but a lowercase prefix first before a
@@ -248,12 +249,13 @@ static void count(const char *t, const struct piece *p, size_t n, struct tally *
 }
 
 /* Words by the pieces (words.h, kiln_token_words()):
- *  - CamelCase of names: words only, each nameable(), one of them spelt,
- *    and at most one letter alone at an end ("TomHanks", "XuLiPing",
- *    "AmyGarza", "ChevronR", "OConnorP");
- *  - good words of 4 letters or more in all, with one acronym, one number
- *    and one letter alone at most, and at least one of them ("ReactDOM",
- *    "Win32API", "ChatGPT4", "iPad10th", "USBtypeC", "DeShawnW");
+ *  - CamelCase of names: words only, each nameable(), two of them and one
+ *    spelt, or one capital alone at the end after a spelt word or one of
+ *    5 letters ("TomHanks", "XuLiPing", "AmyGarza", "ChevronR");
+ *  - capitalised good words, one of 4 letters or more (or 6 letters in
+ *    all), with one acronym, one number and one letter alone at most, at
+ *    least one of them, in 3 pieces at most ("ReactDOM", "GitHubCI",
+ *    "ChatGPT4", "jQueryUI", "ZoomIn2x");
  *  - good words of 5 letters or more in all and one abbreviation of 2 or
  *    3 letters ("CssLexer", "TkWindow"). */
 static bool narrow(const char *t, const struct piece *p, size_t n)
@@ -267,9 +269,9 @@ static bool narrow(const char *t, const struct piece *p, size_t n)
 	    ((!c.ones && c.words >= 2 && c.spelt) ||
 	     (c.capitals == 1 && c.ones == 1 && !c.stray && (c.spelt || c.long_named))))
 		return true;
-	if (c.good == c.words && (c.longest >= 4 || c.good_letters >= 6) && c.pieces <= 3 && !c.stray &&
-	    c.acronyms <= 1 && c.numbers <= 1 &&
-	    c.ones <= 1 && c.acronyms + c.numbers + c.ones >= 1)
+	if (c.good == c.words && (c.longest >= 4 || c.good_letters >= 6) && c.pieces <= 3 &&
+	    !c.stray && c.acronyms <= 1 && c.numbers <= 1 && c.ones <= 1 &&
+	    c.acronyms + c.numbers + c.ones >= 1)
 		return true;
 	return !c.acronyms && !c.numbers && !c.ones && c.short_bad == 1 && c.good + 1 == c.words &&
 	       c.good_letters >= 5;
