@@ -171,13 +171,14 @@ static void test_renames(void)
 	done(&t, run, &opt);
 	/* ... a whole name of 16 hex digits or more is webpack's [hash] */
 	put("p3/r1/3f9a2c7b1d4e5f6a.svg", "svg ");
-	put("p3/r2/123456789012345678.svg", "svg two ");
+	put("p3/r2/1234567890123456.svg", "svg two "); /* no letter: not the name's */
 	put("p3/r1/one/app-KQXWPZvr.js", "app ");
 	put("p3/r2/one/app-DPJWWXvr.js", "app two ");
 	kiln_options_init(&opt);
 	if (!decide(&t, &run, &opt, "p3/r2", "p3/r1", NULL))
 		return;
 	CHECK(is(&t, "one/app-DPJWWXvr.js", KILN_WHY_PREVIOUS, "DPJWWXvr"));
+	CHECK(is(&t, "1234567890123456.svg", KILN_WHY_PREVIOUS, "1234567890123456"));
 	done(&t, run, &opt);
 }
 

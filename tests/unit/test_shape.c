@@ -388,6 +388,22 @@ static void test_thresholds(void)
 	CHECK(t.fp[10].why == KILN_WHY_TREE); /* a hash without a digit still is */
 	CHECK(t.fp[12].why == KILN_WHY_TREE);
 	tree_free(&t);
+	/* esbuild's single entry: its script's sample proves its style sheet
+	 * beside it, of the same logical name, with nothing else in the tree;
+	 * not a third name of it, nor another name */
+	add(&t, "main-K2ZT4RBQ.js");
+	add(&t, "main-VIRMOKMZ.css");
+	add(&t, "other-QWXJKPLZ.css");
+	decide(&t);
+	CHECK(t.fp[0].why == KILN_WHY_NAME && t.fp[1].why == KILN_WHY_TREE && t.fp[2].why == KILN_WHY_NONE);
+	tree_free(&t);
+	add(&t, "main-K2ZT4RBQ.js");
+	add(&t, "main-VIRMOKMZ.css");
+	add(&t, "main-QWXJKPLZ.css");
+	add(&t, "main-ZXKPWQJT.css");
+	decide(&t);
+	CHECK(t.fp[1].why == KILN_WHY_NONE && t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE);
+	tree_free(&t);
 	/* esbuild's all-letter hashes */
 	add(&t, "out/a-KZ3T4RBF.js");
 	add(&t, "out/b-7QPLMZ2A.js");
