@@ -89,6 +89,13 @@ if kiln_serve_start "$T/site"; then
 		eval "[ $code = 206 ] && head -c 10 '$T/site/settings.js.gz' | cmp -s - '$T/body'"
 	code=$(get /settings.js -H "Range: bytes=0-9" -H 'If-Range: "no-such-etag"')
 	check "If-Range with another ETag: the whole file, 200 ($code)" [ "$code" = 200 ]
+	# a request's line and fields must fit about half of 16 KiB
+	# (REQUEST_MEMORY): a 7 KB cookie is served, 20 KB is not
+	code=$(get /settings.js -H "Cookie: big=$(head -c 7000 /dev/zero | tr '\0' c)")
+	check "a 7 KB Cookie field: 200 ($code) and the file" \
+		eval "[ $code = 200 ] && cmp -s '$T/site/settings.js' '$T/body'"
+	code=$(get /settings.js -H "Cookie: big=$(head -c 20000 /dev/zero | tr '\0' c)")
+	check "a 20 KB Cookie field: 431 ($code)" [ "$code" = 431 ]
 	if [ -x /usr/bin/chromium ]; then
 		check "Chromium: the page ran, each script and stylesheet in the smallest coding, 304s and cache hits on the second visit" \
 			$PY "$E2E/browser.py" --url "http://127.0.0.1:$PORT/" --tree "$T/site" --log "$LOG" \
