@@ -58,6 +58,7 @@
 
 struct kiln_httpd {
 	char *root;
+	char *manifest; /* the manifest's path, or NULL: ROOT's own */
 	struct kiln_httpd_options opt;
 	struct MHD_Daemon *d;
 	pthread_mutex_t lock; /* guards table */
@@ -663,7 +664,10 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 	const union MHD_DaemonInfo *info;
 
 	*out = NULL;
-	if (!h || !(h->root = strdup(root))) {
+	if (!h || !(h->root = strdup(root)) ||
+	    (opt->manifest_path && !(h->manifest = strdup(opt->manifest_path)))) {
+		if (h)
+			free(h->root);
 		free(h);
 		return KILN_ERR_NOMEM;
 	}
@@ -678,7 +682,8 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 		err->suffix = "";
 		goto fail;
 	}
-	if ((st = kiln_srv_table_load(root, h->opt.url_prefix, h->opt.verify, &h->table, err)) != KILN_OK)
+	if ((st = kiln_srv_table_load(root, h->manifest, h->opt.url_prefix, h->opt.verify, &h->table,
+				      err)) != KILN_OK)
 		goto fail;
 	h->table->cache_free = cached_free;
 	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
@@ -718,6 +723,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 fail:
 	kiln_srv_table_unref(h->table);
 	pthread_mutex_destroy(&h->lock);
+	free(h->manifest);
 	free(h->root);
 	free(h);
 	return st;
@@ -745,12 +751,13 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 	*reloaded = false;
 	if (if_changed) {
 		t = table_get(h);
-		bool stale = kiln_srv_table_stale(t, h->root);
+		bool stale = kiln_srv_table_stale(t, h->root, h->manifest);
 		kiln_srv_table_unref(t);
 		if (!stale)
 			return KILN_OK;
 	}
-	if ((st = kiln_srv_table_load(h->root, h->opt.url_prefix, h->opt.verify, &t, err)) != KILN_OK)
+	if ((st = kiln_srv_table_load(h->root, h->manifest, h->opt.url_prefix, h->opt.verify, &t,
+				      err)) != KILN_OK)
 		return st; /* the old table goes on serving */
 	t->cache_free = cached_free;
 	pthread_mutex_lock(&h->lock);
@@ -781,6 +788,7 @@ void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
 	}
 	kiln_srv_table_unref(h->table);
 	pthread_mutex_destroy(&h->lock);
+	free(h->manifest);
 	free(h->root);
 	free(h);
 }
