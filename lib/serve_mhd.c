@@ -600,7 +600,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	(void)version;
 	(void)upload_data;
-	if (*req_cls == &answered)
+	if (*req_cls == &answered || *req_cls == &corked)
 		return MHD_YES;
 	if (!*req_cls) {
 		/* answered at the next call, once the request is read whole
