@@ -30,6 +30,8 @@ void kiln_ledger_free(struct kiln_ledger *l)
 	free(l->stale);
 	free(l->carried);
 	free(l->records);
+	kiln_intern_free(l->strings);
+	l->strings = NULL;
 	pthread_mutex_destroy(&l->stale_lock);
 	l->records = NULL;
 	l->carried = NULL;
@@ -41,8 +43,10 @@ bool kiln_ledger_size(struct kiln_ledger *l, size_t n)
 {
 	struct kiln_record **records = calloc(n + 1, sizeof(*records));
 
-	if (!records)
+	if (!records || (!l->strings && !(l->strings = kiln_intern_new()))) {
+		free(records);
 		return false;
+	}
 	l->records = records;
 	l->n = n;
 	return true;
@@ -63,6 +67,15 @@ void kiln_ledger_set(struct kiln_ledger *l, size_t k, const struct kiln_record *
 		free(r);
 		kiln_ledger_lost(l);
 	}
+}
+
+const char *kiln_ledger_recipe(struct kiln_ledger *l, const char *recipe)
+{
+	const char *got = l->strings ? kiln_intern(l->strings, recipe) : NULL;
+
+	if (!got)
+		kiln_ledger_lost(l);
+	return got;
 }
 
 const struct kiln_record *kiln_ledger_record(const struct kiln_ledger *l, size_t k)

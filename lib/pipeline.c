@@ -103,7 +103,8 @@ static void record_outcome(struct work *wk)
 			continue;
 		cr->size = r->coding[c].size;
 		memcpy(cr->sha256, r->coding[c].sha256, 32);
-		strcpy(cr->recipe, wk->recipe[c]);
+		if (!(cr->recipe = kiln_ledger_recipe(&wk->t->ledger, wk->recipe[c])))
+			return; /* lost: the ledger says so */
 	}
 	set_record(wk, &rec);
 }

@@ -26,7 +26,10 @@ struct kiln_coding_record {
 	kiln_coding_outcome outcome;
 	uint64_t size;
 	uint8_t sha256[32];
-	char recipe[KILN_RECIPE_MAX]; /* how it was made; "" when unknown */
+	/* How it was made ("" when unknown), never NULL unless OFF: shared,
+	 * owned by the pool of the state or ledger that made the record
+	 * (intern.h), which outlives it. */
+	const char *recipe;
 };
 
 /* A dictionary delta of an asset (RFC 9842): the sibling
@@ -54,7 +57,7 @@ struct kiln_record {
 	uint8_t sha384[48];
 	kiln_outcome outcome;  /* COMPRESSED, or why not: MEDIA, SMALL,
 	                          NO_GAIN, EXCLUDED */
-	struct kiln_coding_record coding[KILN_MAX_CODINGS];
+	struct kiln_coding_record coding[KILN_NCODECS];
 	/* Its dictionary deltas, sorted by dict_sha256; owned. */
 	struct kiln_dict_record *dicts;
 	size_t ndicts;

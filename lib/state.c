@@ -3,6 +3,7 @@
 
 #include "codec.h"
 #include "error.h"
+#include "intern.h"
 #include "jscan.h"
 #include "manifest.h"
 
@@ -187,6 +188,21 @@ static bool get_recipe(json_t *obj, char out[KILN_RECIPE_MAX])
 	return true;
 }
 
+/* The same, as POOL's copy in *OUT: false if malformed, with errno ENOMEM
+ * when out of memory. */
+static bool get_shared_recipe(json_t *obj, struct kiln_intern *pool, const char **out)
+{
+	char buf[KILN_RECIPE_MAX];
+
+	if (!get_recipe(obj, buf))
+		return false;
+	if (!(*out = kiln_intern(pool, buf))) {
+		errno = ENOMEM;
+		return false;
+	}
+	return true;
+}
+
 /* SHA-384 from an SRI value "sha384-" + base64 (64 characters). */
 static bool sri384(const char *s, uint8_t out[48])
 {
@@ -200,13 +216,13 @@ static bool sri384(const char *s, uint8_t out[48])
 /* One coding of an entry: a kept sibling S (if non-NULL) or a no-gain
  * record NG (an integer in version 1, an object later). */
 static bool parse_coding(const char *key, json_t *s, json_t *ng, kiln_coding c,
-			 struct kiln_coding_record *cr)
+			 struct kiln_intern *pool, struct kiln_coding_record *cr)
 {
 	const char *suffix = kiln_codecs[c]->info.suffix, *path;
 
 	if (s) {
 		path = json_string_value(json_object_get(s, "path"));
-		if (!get_u64(s, "size", &cr->size) || !path || !get_recipe(s, cr->recipe) ||
+		if (!get_u64(s, "size", &cr->size) || !path || !get_shared_recipe(s, pool, &cr->recipe) ||
 		    !hex32(json_string_value(json_object_get(s, "sha256")), cr->sha256))
 			return false;
 		/* the sibling must be the entry's own: KEY + suffix */
@@ -217,9 +233,12 @@ static bool parse_coding(const char *key, json_t *s, json_t *ng, kiln_coding c,
 	} else if (json_is_integer(ng) && json_integer_value(ng) > 0) {
 		cr->outcome = KILN_CODING_NO_GAIN;
 		cr->size = (uint64_t)json_integer_value(ng);
+		cr->recipe = "";
 	} else if (json_is_object(ng) && get_u64(ng, "size", &cr->size) && cr->size > 0 &&
-		   get_recipe(ng, cr->recipe)) {
+		   get_shared_recipe(ng, pool, &cr->recipe)) {
 		cr->outcome = KILN_CODING_NO_GAIN;
+	} else if (errno == ENOMEM) {
+		return false;
 	}
 	return true;
 }
@@ -271,7 +290,8 @@ static bool parse_dicts(const char *key, json_t *e, struct kiln_record *r)
 
 /* Fill *pe from entry E: 1, or 0 if E is malformed (it is then dropped),
  * or -1 when out of memory. */
-static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev_entry *pe)
+static int parse_entry(const char *key, json_t *e, int version, struct kiln_intern *pool,
+		       struct kiln_prev_entry *pe)
 {
 	json_t *encs = json_object_get(e, "encodings"), *nogain = json_object_get(e, "no_gain");
 	struct kiln_record *r = &pe->rec;
@@ -290,14 +310,14 @@ static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev
 		if (r->outcome == KILN_NOUTCOMES)
 			return false;
 	}
+	errno = 0;
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		const char *name = kiln_codecs[c]->info.name;
 		json_t *s = encs ? json_object_get(encs, name) : NULL;
 		json_t *ng = json_is_object(nogain) ? json_object_get(nogain, name) : NULL;
-		if (!parse_coding(key, s, ng, (kiln_coding)c, &r->coding[c]))
-			return false;
+		if (!parse_coding(key, s, ng, (kiln_coding)c, pool, &r->coding[c]))
+			return errno == ENOMEM ? -1 : 0;
 	}
-	errno = 0;
 	if (!parse_dicts(key, e, r)) {
 		kiln_record_free_dicts(r);
 		return errno == ENOMEM ? -1 : 0;
@@ -425,12 +445,12 @@ kiln_status kiln_state_parse_whole(const char *text, size_t len, struct kiln_sta
 	    version < 1 || version > KILN_MANIFEST_VERSION || !json_is_object(files))
 		goto out;
 	st->v = calloc(json_object_size(files) + 1, sizeof(*st->v));
-	if (!st->v) {
+	if (!st->v || (!st->strings && !(st->strings = kiln_intern_new()))) {
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
 	json_object_foreach(files, key, e) {
-		if ((got = parse_entry(key, e, (int)version, &st->v[st->n])) < 0) {
+		if ((got = parse_entry(key, e, (int)version, st->strings, &st->v[st->n])) < 0) {
 			kiln_state_free(st);
 			ret = KILN_ERR_NOMEM;
 			goto out;
@@ -531,7 +551,7 @@ static int parse_streamed(const char *text, size_t len, struct kiln_state *st)
 	}
 	st->v = calloc(count + 1, sizeof(*st->v));
 	hashes = calloc(count + 1, sizeof(*hashes));
-	if (!st->v || !hashes) {
+	if (!st->v || !hashes || (!st->strings && !(st->strings = kiln_intern_new()))) {
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
@@ -544,7 +564,8 @@ static int parse_streamed(const char *text, size_t len, struct kiln_state *st)
 			goto out;
 		}
 		hashes[i] = key_hash(json_string_value(key));
-		got = parse_entry(json_string_value(key), e, (int)version, &st->v[st->n]);
+		got = parse_entry(json_string_value(key), e, (int)version, st->strings,
+				  &st->v[st->n]);
 		json_decref(e);
 		json_decref(key);
 		key = NULL;
@@ -747,5 +768,6 @@ void kiln_state_free(struct kiln_state *st)
 		free(st->snippets[i].name);
 	free(st->snippets);
 	free(st->tree);
+	kiln_intern_free(st->strings);
 	memset(st, 0, sizeof(*st));
 }

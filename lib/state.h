@@ -12,6 +12,7 @@
 #ifndef KILN_STATE_H
 #define KILN_STATE_H
 
+#include "intern.h"
 #include "kiln.h"
 #include "record.h"
 
@@ -53,6 +54,8 @@ struct kiln_state {
 	/* "tree": the tree's top relative to the manifest's directory (a
 	 * manifest kept away from its tree, outputs.h); NULL when absent */
 	char *tree;
+	/* the records' recipes (intern.h); NULL until a record needs one */
+	struct kiln_intern *strings;
 };
 
 /*

@@ -46,7 +46,8 @@ static const char hand[] =
 static bool same_coding(const struct kiln_coding_record *a, const struct kiln_coding_record *b)
 {
 	return a->outcome == b->outcome && a->size == b->size &&
-	       memcmp(a->sha256, b->sha256, 32) == 0 && strcmp(a->recipe, b->recipe) == 0;
+	       memcmp(a->sha256, b->sha256, 32) == 0 &&
+	       (a->outcome == KILN_CODING_OFF || strcmp(a->recipe, b->recipe) == 0);
 }
 
 static bool same_record(const struct kiln_record *a, const struct kiln_record *b)
@@ -56,7 +57,7 @@ static bool same_record(const struct kiln_record *a, const struct kiln_record *b
 	    a->ndicts != b->ndicts || a->fp.why != b->fp.why || a->fp.start != b->fp.start ||
 	    a->fp.len != b->fp.len)
 		return false;
-	for (size_t c = 0; c < KILN_MAX_CODINGS; c++)
+	for (size_t c = 0; c < KILN_NCODECS; c++)
 		if (!same_coding(&a->coding[c], &b->coding[c]))
 			return false;
 	for (size_t i = 0; i < a->ndicts; i++) {
