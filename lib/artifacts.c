@@ -83,13 +83,13 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *re
 		struct kiln_fp fp;
 		unsigned mine = 0;
 		if (i >= n && (kiln_ledger_record(&t->ledger, i - n) ||
-			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
+			       t->done[i - n].outcome != KILN_OUTCOME_COMPRESSED))
 			continue;
 		rel = i < n ? recs[i].r->rel : t->walk.v[i - n].rel;
-		outcome = i < n ? recs[i].r->outcome : t->reports[i - n].outcome;
+		outcome = i < n ? recs[i].r->outcome : (kiln_outcome)t->done[i - n].outcome;
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
 			if (i < n ? recs[i].r->coding[c].outcome == KILN_CODING_KEPT
-				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
+				  : (t->done[i - n].kept & (1u << c)) != 0)
 				mine |= 1u << c;
 		fp = i < n ? recs[i].fp : kiln_immutable_of(t, i - n);
 		/* the decision (immutable.h) drives Cache-Control and dictionaries */

@@ -532,9 +532,10 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	const struct kiln_entry *e = &t->walk.v[k];
 	struct work *wk = calloc(1, sizeof(*wk));
 	char *path = kiln_path_join(t->root, e->rel, "");
-	struct kiln_report *r = &t->reports[k];
+	struct kiln_report rep, *r = &rep;
 	uint64_t planned = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0, credited = 0;
 
+	kiln_tree_report_of(t, k, r);
 	if (!wk || !path) {
 		/* nothing settled for this file: the previous manifest must stay */
 		kiln_ledger_lost(&t->ledger);
@@ -563,7 +564,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	}
 	process_open(wk);
 	/* its dictionary deltas, last: they must be smaller than what it kept */
-	kiln_dict_file(t, k);
+	kiln_dict_file(t, k, r);
 out:
 	if (wk) {
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
@@ -577,4 +578,5 @@ out:
 	kiln_tree_progress(t, &credited, planned, 1, planned);
 	free(wk);
 	free(path);
+	kiln_tree_settled(t, k, r);
 }

@@ -12,7 +12,8 @@
 
 /*
  * Process walk entry K of T (a candidate, or an excluded file to hash) on
- * worker W: fill t->reports[k] and, when a record is kept for it, entry
+ * worker W: settle it (kiln_tree_settled(): its outcome noted, its report
+ * told) and, when a record is kept for it, entry
  * K's record in the ledger (ledger.h).  Called from pool threads, each K
  * by exactly one; everything it shares with other workers is thread-safe
  * (see run.h).

@@ -176,7 +176,6 @@ static void work(void *arg, unsigned worker)
 		if (i >= t->norder)
 			return;
 		kiln_pipeline_file(t, &t->run->workers[worker], t->order[i]);
-		kiln_tree_report(t, &t->reports[t->order[i]]);
 	}
 }
 
@@ -213,23 +212,18 @@ static kiln_status plan(struct kiln_tree *t)
 	size_t norder;
 
 	t->order = malloc(n * sizeof(*t->order));
-	t->reports = calloc(n, sizeof(*t->reports));
-	if (!keys || !t->order || !t->reports || !kiln_ledger_size(&t->ledger, t->walk.n)) {
+	t->done = malloc(n * sizeof(*t->done));
+	if (!keys || !t->order || !t->done || !kiln_ledger_size(&t->ledger, t->walk.n)) {
 		free(keys);
 		return KILN_ERR_NOMEM;
 	}
 	for (size_t i = 0; i < t->walk.n; i++) {
 		struct kiln_entry *e = &t->walk.v[i];
-		struct kiln_report *rep = &t->reports[i];
 		const struct kiln_prev_entry *pe = kiln_state_find(&t->state, e->rel);
 		bool regular = S_ISREG(e->st.st_mode);
+		uint64_t size = regular ? (uint64_t)e->st.st_size : 0;
 
-		rep->root = t->root;
-		rep->path = e->rel;
-		rep->outcome = e->outcome;
-		rep->size = regular ? (uint64_t)e->st.st_size : 0;
-		rep->error = e->err;
-		rep->immutable = kiln_why_name(kiln_immutable_of(t, i).why);
+		t->done[i] = (struct kiln_done){ (uint8_t)e->outcome, 0 };
 		if (!kiln_shard_mine(t->opt, e->rel))
 			continue; /* another shard's: not even reported */
 		/* excluded files are opened only to be hashed for the manifest,
@@ -237,8 +231,8 @@ static kiln_status plan(struct kiln_tree *t)
 		if (e->outcome == KILN_OUTCOME_CANDIDATE ||
 		    (e->outcome == KILN_OUTCOME_EXCLUDED && regular &&
 		     (t->hashing || has_siblings(pe)))) {
-			keys[t->norder++] = (struct order_key){ rep->size, i };
-			bytes += rep->size;
+			keys[t->norder++] = (struct order_key){ size, i };
+			bytes += size;
 		}
 	}
 	norder = t->norder;
@@ -256,8 +250,11 @@ static kiln_status plan(struct kiln_tree *t)
 		/* a directory kiln cannot read may hold any shard's files:
 		 * every shard says so */
 		bool any_shard = e->outcome == KILN_OUTCOME_ERROR && S_ISDIR(e->st.st_mode);
-		if (!e->queued && (kiln_shard_mine(t->opt, e->rel) || any_shard))
-			kiln_tree_report(t, &t->reports[i]);
+		struct kiln_report rep;
+		if (!e->queued && (kiln_shard_mine(t->opt, e->rel) || any_shard)) {
+			kiln_tree_report_of(t, i, &rep);
+			kiln_tree_report(t, &rep);
+		}
 	}
 	return KILN_OK;
 }

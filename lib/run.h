@@ -57,6 +57,12 @@ struct kiln_run {
 	struct kiln_temps temps;
 };
 
+/* What became of a walk entry, once settled. */
+struct kiln_done {
+	uint8_t outcome;  /* kiln_outcome */
+	uint8_t kept;     /* bit C: coding C's sibling kept */
+};
+
 struct kiln_tree {
 	/* Set by kiln_tree_begin() (main), read-only afterwards. */
 	struct kiln_run *run;
@@ -78,9 +84,11 @@ struct kiln_tree {
 	struct kiln_cache *cache;        /* thread-safe itself */
 	size_t *order, norder;           /* entries to process, largest first */
 
-	/* Entry k: written by worker k only while the pool runs, then read by
-	 * main. */
-	struct kiln_report *reports;
+	/* Entry k's outcome and the codings it kept: written by worker k only
+	 * while the pool runs (by main for the entries it settles itself),
+	 * then read by main.  Its full report is made, told and dropped by
+	 * whoever settles it: nothing the size of a report is kept per entry. */
+	struct kiln_done *done;
 	/* What the new manifest records, and the failure flags: through
 	 * ledger.h only (who writes what is said there). */
 	struct kiln_ledger ledger;
@@ -129,6 +137,15 @@ void kiln_tree_end(struct kiln_tree *t);
  */
 kiln_status kiln_tree_compress(struct kiln_run *run, const char *root,
 			       const struct kiln_callbacks *cb);
+
+/* Fill *R for walk entry K as the walk left it: root, path, outcome, size
+ * (a regular file's), the walk's error and why it is immutable.  Any
+ * thread. */
+void kiln_tree_report_of(struct kiln_tree *t, size_t k, struct kiln_report *r);
+
+/* Entry K is settled as *R says: note its outcome and kept codings
+ * (t->done[k]), then tell R through on_file.  Worker K, or main. */
+void kiln_tree_settled(struct kiln_tree *t, size_t k, const struct kiln_report *r);
 
 /* Callbacks, serialised by T's lock; each is a no-op when unset. */
 void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r);

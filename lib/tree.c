@@ -7,7 +7,9 @@
 #include "run.h"
 
 #include "beneath.h"
+#include "codec.h"
 #include "error.h"
+#include "immutable.h"
 #include "sibling.h"
 
 #include <stdlib.h>
@@ -85,7 +87,7 @@ void kiln_tree_end(struct kiln_tree *t)
 	if (t->pinned)
 		kiln_beneath_unpin(t->root);
 	kiln_ledger_free(&t->ledger);
-	free(t->reports);
+	free(t->done);
 	free(t->order);
 	free(t->fp);
 	for (size_t i = 0; i < KILN_MAX_PREVIOUS; i++)
@@ -99,6 +101,31 @@ void kiln_tree_end(struct kiln_tree *t)
 	free(t->manifest_path);
 	free((char *)t->root);
 	pthread_mutex_destroy(&t->cb_lock);
+}
+
+void kiln_tree_report_of(struct kiln_tree *t, size_t k, struct kiln_report *r)
+{
+	const struct kiln_entry *e = &t->walk.v[k];
+
+	memset(r, 0, sizeof(*r));
+	r->root = t->root;
+	r->path = e->rel;
+	r->outcome = e->outcome;
+	r->size = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
+	r->error = e->err;
+	r->immutable = kiln_why_name(kiln_immutable_of(t, k).why);
+}
+
+void kiln_tree_settled(struct kiln_tree *t, size_t k, const struct kiln_report *r)
+{
+	struct kiln_done d = { (uint8_t)r->outcome, 0 };
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (r->coding[c].outcome == KILN_CODING_KEPT)
+			d.kept |= (uint8_t)(1u << c);
+	if (t->done)
+		t->done[k] = d;
+	kiln_tree_report(t, r);
 }
 
 void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r)
