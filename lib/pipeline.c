@@ -32,6 +32,7 @@
 #include "classify.h"
 #include "decide.h"
 #include "hash.h"
+#include "immutable.h"
 #include "previous.h"
 #include "produce.h"
 #include "sibling.h"
@@ -527,6 +528,19 @@ static void process_open(struct work *wk)
 	compress(wk);
 }
 
+void kiln_pipeline_report_of(struct kiln_tree *t, size_t k, struct kiln_report *r)
+{
+	const struct kiln_entry *e = &t->walk.v[k];
+
+	memset(r, 0, sizeof(*r));
+	r->root = t->root;
+	r->path = e->rel;
+	r->outcome = e->outcome;
+	r->size = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
+	r->error = e->err;
+	r->immutable = kiln_why_name(kiln_immutable_of(t, k).why);
+}
+
 void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 {
 	const struct kiln_entry *e = &t->walk.v[k];
@@ -535,7 +549,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	struct kiln_report rep, *r = &rep;
 	uint64_t planned = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0, credited = 0;
 
-	kiln_tree_report_of(t, k, r);
+	kiln_pipeline_report_of(t, k, r);
 	if (!wk || !path) {
 		/* nothing settled for this file: the previous manifest must stay */
 		kiln_ledger_lost(&t->ledger);

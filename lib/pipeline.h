@@ -20,4 +20,9 @@
  */
 void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k);
 
+/* Fill *R for walk entry K of T as the walk left it: root, path, outcome,
+ * size (a regular file's), the walk's error and why it is immutable.  Any
+ * thread. */
+void kiln_pipeline_report_of(struct kiln_tree *t, size_t k, struct kiln_report *r);
+
 #endif

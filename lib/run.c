@@ -252,7 +252,7 @@ static kiln_status plan(struct kiln_tree *t)
 		bool any_shard = e->outcome == KILN_OUTCOME_ERROR && S_ISDIR(e->st.st_mode);
 		struct kiln_report rep;
 		if (!e->queued && (kiln_shard_mine(t->opt, e->rel) || any_shard)) {
-			kiln_tree_report_of(t, i, &rep);
+			kiln_pipeline_report_of(t, i, &rep);
 			kiln_tree_report(t, &rep);
 		}
 	}

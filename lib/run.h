@@ -138,11 +138,6 @@ void kiln_tree_end(struct kiln_tree *t);
 kiln_status kiln_tree_compress(struct kiln_run *run, const char *root,
 			       const struct kiln_callbacks *cb);
 
-/* Fill *R for walk entry K as the walk left it: root, path, outcome, size
- * (a regular file's), the walk's error and why it is immutable.  Any
- * thread. */
-void kiln_tree_report_of(struct kiln_tree *t, size_t k, struct kiln_report *r);
-
 /* Entry K is settled as *R says: note its outcome and kept codings
  * (t->done[k]), then tell R through on_file.  Worker K, or main. */
 void kiln_tree_settled(struct kiln_tree *t, size_t k, const struct kiln_report *r);

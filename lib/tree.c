@@ -9,7 +9,6 @@
 #include "beneath.h"
 #include "codec.h"
 #include "error.h"
-#include "immutable.h"
 #include "sibling.h"
 
 #include <stdlib.h>
@@ -101,19 +100,6 @@ void kiln_tree_end(struct kiln_tree *t)
 	free(t->manifest_path);
 	free((char *)t->root);
 	pthread_mutex_destroy(&t->cb_lock);
-}
-
-void kiln_tree_report_of(struct kiln_tree *t, size_t k, struct kiln_report *r)
-{
-	const struct kiln_entry *e = &t->walk.v[k];
-
-	memset(r, 0, sizeof(*r));
-	r->root = t->root;
-	r->path = e->rel;
-	r->outcome = e->outcome;
-	r->size = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
-	r->error = e->err;
-	r->immutable = kiln_why_name(kiln_immutable_of(t, k).why);
 }
 
 void kiln_tree_settled(struct kiln_tree *t, size_t k, const struct kiln_report *r)

@@ -47,6 +47,38 @@ struct walker {
 	bool has_cache;
 };
 
+/* The entries' paths are copied into chunks of this size (a longer one
+ * gets a chunk of its own): a few allocations for a tree, not one a file. */
+#define NAMES_CHUNK 65536
+
+struct kiln_walk_chunk {
+	struct kiln_walk_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+/* A copy of REL in W's chunks, or NULL when out of memory. */
+static char *keep_name(struct kiln_walk *w, const char *rel)
+{
+	size_t len = strlen(rel) + 1;
+	struct kiln_walk_chunk *c = w->names;
+	char *copy;
+
+	if (!c || c->size - c->used < len) {
+		size_t size = len > NAMES_CHUNK ? len : NAMES_CHUNK;
+		if (!(c = malloc(sizeof(*c) + size)))
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = w->names;
+		w->names = c;
+	}
+	copy = c->data + c->used;
+	memcpy(copy, rel, len);
+	c->used += len;
+	return copy;
+}
+
 static struct kiln_entry *push(struct kiln_walk *w, const char *rel, const struct stat *st)
 {
 	struct kiln_entry *e;
@@ -61,11 +93,11 @@ static struct kiln_entry *push(struct kiln_walk *w, const char *rel, const struc
 	}
 	e = &w->v[w->n];
 	memset(e, 0, sizeof(*e));
-	e->rel = strdup(rel);
+	e->rel = keep_name(w, rel);
 	if (!e->rel)
 		return NULL;
 	if (st)
-		e->st = *st;
+		e->st = kiln_stat_of(st);
 	e->outcome = KILN_OUTCOME_CANDIDATE;
 	w->n++;
 	return e;
@@ -239,7 +271,7 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 			e->outcome = KILN_OUTCOME_SYMLINK;
 			goto out;
 		}
-		e->st = tst;
+		e->st = kiln_stat_of(&tst);
 		e->via_link = true;
 		st = tst;
 	}
@@ -374,13 +406,23 @@ kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
 	wk.root_real = real;
 	ret = walk_dir(&wk, AT_FDCWD, "", NULL, true);
 	free(real);
+	/* the entries stay for the whole operation: no room to spare */
+	if (ret == KILN_OK && out->n && out->n < out->cap) {
+		struct kiln_entry *v = realloc(out->v, out->n * sizeof(*v));
+		if (v) {
+			out->v = v;
+			out->cap = out->n;
+		}
+	}
 	return ret;
 }
 
 void kiln_walk_free(struct kiln_walk *w)
 {
-	for (size_t i = 0; i < w->n; i++)
-		free(w->v[i].rel);
+	for (struct kiln_walk_chunk *c = w->names, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
 	free(w->v);
 	free(w->glob_used);
 	memset(w, 0, sizeof(*w));

@@ -12,6 +12,7 @@
 #define KILN_WALK_H
 
 #include "kiln.h"
+#include "source.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,19 +21,23 @@
 /* outcome value of an entry still to be opened and classified by content */
 #define KILN_OUTCOME_CANDIDATE KILN_NOUTCOMES
 
+/* One entry: about 100 bytes and its path, for every file of a tree
+ * (siblings included), kept for the whole operation. */
 struct kiln_entry {
-	char *rel;              /* path relative to the root, '/'-separated */
-	struct stat st;         /* lstat, or stat of a followed link's target */
-	kiln_outcome outcome;   /* decided outcome, or KILN_OUTCOME_CANDIDATE */
+	char *rel;              /* path relative to the root, '/'-separated
+	                           (owned by the walk) */
+	struct kiln_stat st;    /* lstat, or stat of a followed link's target */
+	uint8_t outcome;        /* kiln_outcome decided, or KILN_OUTCOME_CANDIDATE */
+	uint8_t was;            /* before previous.c made it a sibling (0: not) */
 	bool via_link;          /* reached through a followed symbolic link */
 	bool queued;            /* handed to a worker (set by run.c) */
-	kiln_outcome was;       /* before previous.c made it a sibling (0: not) */
 	struct kiln_error err;  /* when outcome == KILN_OUTCOME_ERROR */
 };
 
 struct kiln_walk {
 	struct kiln_entry *v;
 	size_t n, cap;
+	struct kiln_walk_chunk *names; /* where the entries' paths live */
 	/* Per glob, the options' include globs then exclude globs: did it
 	 * match any file? */
 	bool *glob_used;
