@@ -376,6 +376,12 @@ static void free_snippets(struct snippet_set *b)
 		free(b->rec[i].name);
 }
 
+/* kiln_manifest_put for an artifact being written (tempfile.h). */
+static void put_artifact(void *arg, const char *p, size_t n)
+{
+	kiln_artifact_put(arg, p, n);
+}
+
 void kiln_tree_write_artifacts(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
@@ -400,11 +406,14 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 		kiln_tree_artifact(t, "manifest", t->manifest_path, &err);
 	} else if (opt->write_manifest) {
 		char *tree = kiln_outputs_tree_field(t);
+		struct kiln_artifact a;
+		kiln_artifact_begin(&a, &t->run->temps, t->manifest_path, opt->fsync);
 		if (!recs || !snip_ok ||
-		    kiln_write_artifact(&t->run->temps, t->manifest_path,
-					kiln_manifest_dump(opt, recs, n, stale, nstale, b->rec,
-							   b->nrec, tree),
-					opt->fsync, "cannot build the manifest", &kept, &err) != KILN_OK)
+		    !kiln_manifest_write(opt, recs, n, stale, nstale, b->rec, b->nrec, tree,
+					 put_artifact, &a))
+			kiln_artifact_fail(&a, &(struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
+								     "cannot build the manifest", "" });
+		if (kiln_artifact_end(&a, &kept, &err) != KILN_OK)
 			t->artifact_failed = t->manifest_failed = true;
 		free(tree);
 		if (!recs || !snip_ok)

@@ -58,4 +58,18 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manif
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
 			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree);
 
+/* Where kiln_manifest_write() hands the text, piece by piece, in order. */
+typedef void (*kiln_manifest_put)(void *arg, const char *p, size_t n);
+
+/*
+ * The text kiln_manifest_dump() makes, handed to PUT(ARG, ...) in pieces of
+ * at most 64 KiB as it is made: memory for the records' keys, not for the
+ * text.  False when out of memory (or a string jansson would refuse): the
+ * pieces handed on so far are then not a whole manifest.
+ */
+bool kiln_manifest_write(const struct kiln_options *opt, const struct kiln_manifest_item *items,
+			 size_t n, const struct kiln_stale *stale, size_t nstale,
+			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree,
+			 kiln_manifest_put put, void *arg);
+
 #endif
