@@ -17,6 +17,7 @@
 #include "dict.h"
 #include "hash.h"
 #include "immutable.h"
+#include "index.h"
 #include "manifest.h"
 #include "outputs.h"
 #include "server.h"
@@ -119,6 +120,7 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *re
 	 * output an option names elsewhere in it is refused, outputs.h; one
 	 * outside it is not the tree's to hide: an asset may share its name) */
 	own[o++] = KILN_MANIFEST_NAME;
+	own[o++] = KILN_INDEX_NAME;
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
 		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
 			own[o++] = f->name;
@@ -167,7 +169,7 @@ static void build_snippets(struct kiln_tree *t, const struct kiln_manifest_item 
 			   struct snippet_set *b)
 {
 	const struct kiln_options *opt = t->opt;
-	const char *own[2 + 3 * KILN_MAX_SERVERS];
+	const char *own[3 + 3 * KILN_MAX_SERVERS];
 	struct kiln_serve s = { 0 };
 	bool ok = recs != NULL && serve_input(t, recs, n, &s, own);
 
@@ -376,6 +378,26 @@ static void free_snippets(struct snippet_set *b)
 		free(b->rec[i].name);
 }
 
+/* The index of the manifest just written or kept (index.h); a failure is
+ * told as the index's, and fails the run, the manifest standing. */
+static void write_index(struct kiln_tree *t, const struct kiln_manifest_item *recs, size_t n,
+			const struct kiln_stale *stale, size_t nstale,
+			const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree)
+{
+	struct kiln_index_input in = {
+		.root = t->root, .top = &t->top, .manifest_path = t->manifest_path,
+		.digest = t->digest, .since_ns = t->since_ns, .local = t->local,
+		.items = recs, .n = n, .stale = stale, .nstale = nstale,
+		.snip = snip, .nsnip = nsnip, .tree = tree,
+	};
+	struct kiln_error err = { 0 };
+
+	if (kiln_index_write(&t->run->temps, t->index_path, t->opt->fsync, &in, &err) != KILN_OK) {
+		t->artifact_failed = true;
+		kiln_tree_artifact(t, "index", t->index_path, &err);
+	}
+}
+
 /* kiln_manifest_put for an artifact being written (tempfile.h). */
 static void put_artifact(void *arg, const char *p, size_t n)
 {
@@ -415,11 +437,14 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 								     "cannot build the manifest", "" });
 		if (kiln_artifact_end(&a, &kept, &err) != KILN_OK)
 			t->artifact_failed = t->manifest_failed = true;
-		free(tree);
 		if (!recs || !snip_ok)
 			err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
 		kiln_tree_artifact(t, "manifest", t->manifest_path,
 				   t->artifact_failed ? &err : kept ? &unchanged : NULL);
+		/* (a manifest not written leaves the index of the one there) */
+		if (t->indexing && !t->manifest_failed)
+			write_index(t, recs, n, stale, nstale, b->rec, b->nrec, tree);
+		free(tree);
 	}
 	if (t->manifest_failed)
 		drop_contradicted_deltas(t);

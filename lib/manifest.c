@@ -748,3 +748,20 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manif
 	}
 	return t.p;
 }
+
+bool kiln_manifest_settings_digest(const struct kiln_options *opt, uint8_t out[32])
+{
+	json_t *o = json_object();
+	char *text = NULL;
+	bool ok = o && json_object_set_new(o, "generator", generator()) == 0 &&
+		  json_object_set_new(o, "settings", settings(opt)) == 0 &&
+		  put_int(o, "max_file_size", opt->max_file_size) &&
+		  json_object_set_new(o, "follow_symlinks", json_boolean(opt->follow_symlinks)) == 0 &&
+		  json_object_set_new(o, "verify", json_boolean(opt->verify)) == 0;
+
+	ok = ok && (text = dump_whole(o, DUMP_FLAGS)) != NULL &&
+	     kiln_sha256(text, strlen(text), out) == KILN_OK;
+	free(text);
+	json_decref(o);
+	return ok;
+}

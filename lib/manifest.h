@@ -58,6 +58,16 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manif
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
 			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree);
 
+/*
+ * The SHA-256 of everything in OPT (and of the encoders' versions) that
+ * decides a file's record from its bytes: the manifest's "generator" and
+ * "settings", and the options that make a file an error or decide how it
+ * is read and checked (max_file_size, follow_symlinks, verify).  Two runs
+ * with one digest give the same record to the same bytes (index.h).  False
+ * when out of memory.
+ */
+bool kiln_manifest_settings_digest(const struct kiln_options *opt, uint8_t out[32]);
+
 /* Where kiln_manifest_write() hands the text, piece by piece, in order. */
 typedef void (*kiln_manifest_put)(void *arg, const char *p, size_t n);
 

@@ -8,6 +8,7 @@
 
 #include "run.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -19,6 +20,16 @@
  * (see run.h).
  */
 void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k);
+
+/*
+ * Settle walk entry K of T without reading it, when the index proves its
+ * bytes and its siblings unchanged since its record (index.h): the same
+ * stamp, the same options (t->quick), its siblings as stamped and no other
+ * file at their names, no journal or delta of it.  Then its record stands
+ * (borrowed into the ledger), its report is told, and true; else false and
+ * nothing done.  Main, before the pool.
+ */
+bool kiln_pipeline_unchanged(struct kiln_tree *t, size_t k);
 
 /* Fill *R for walk entry K of T as the walk left it: root, path, outcome,
  * size (a regular file's), the walk's error and why it is immutable.  Any

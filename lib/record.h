@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* One coding of an asset. */
 struct kiln_coding_record {
@@ -50,6 +51,31 @@ struct kiln_dict_list {
 	size_t n;
 };
 
+/*
+ * What an asset and its kept siblings looked like on disk when a run last
+ * read the one and wrote or checked the others (index.h): the proof that
+ * lets a later run, check or clean know them unchanged from their status
+ * alone.  Each sibling has its source's mode and mtime and its coding's
+ * recorded size, so only its inode and ctime are kept.
+ */
+struct kiln_stamp {
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+	int64_t mtime_ns, ctime_ns;
+	struct {
+		ino_t ino;
+		int64_t ctime_ns;
+	} sib[KILN_NCODECS];       /* for the codings KEPT */
+};
+
+/* How far a record's stamp may be trusted. */
+enum {
+	KILN_STAMP_NONE = 0,       /* no stamp: the file must be read */
+	KILN_STAMP_SEEN,           /* taken in this run: index.c decides */
+	KILN_STAMP_TRUSTED,        /* from a valid index, or confirmed */
+};
+
 struct kiln_record {
 	char *rel;             /* exact relative path bytes, owned */
 	uint64_t size;         /* of the source */
@@ -64,6 +90,9 @@ struct kiln_record {
 	/* Why it is served immutable, and its fingerprint's span in REL
 	 * (immutable.h): the manifest's "immutable" and "fingerprint". */
 	struct kiln_fp fp;
+	/* Not in the manifest: the index's proof (KILN_STAMP_*). */
+	uint8_t stamped;
+	struct kiln_stamp stamp;
 };
 
 /* A sibling kiln wrote that should be gone but could not be removed: kept

@@ -18,6 +18,7 @@
 #include "codec.h"
 #include "dict.h"
 #include "hash.h"
+#include "index.h"
 #include "lock.h"
 #include "manifest.h"
 #include "outputs.h"
@@ -226,6 +227,11 @@ static kiln_status plan(struct kiln_tree *t)
 		t->done[i] = (struct kiln_done){ (uint8_t)e->outcome, 0 };
 		if (!kiln_shard_mine(t->opt, e->rel))
 			continue; /* another shard's: not even reported */
+		/* unchanged since its record, as the index proves: not read */
+		if (t->quick && kiln_pipeline_unchanged(t, i)) {
+			e->queued = true;
+			continue;
+		}
 		/* excluded files are opened only to be hashed for the manifest,
 		 * or to lose the siblings an earlier run gave them */
 		if (e->outcome == KILN_OUTCOME_CANDIDATE ||
@@ -241,6 +247,7 @@ static kiln_status plan(struct kiln_tree *t)
 		t->order[i] = keys[i].index;
 		t->walk.v[keys[i].index].queued = true;
 	}
+	/* (the queue's order is all the keys were for) */
 	free(keys);
 	if (t->cb->on_plan)
 		t->cb->on_plan(t->cb->user, t->root, norder, bytes);
@@ -375,6 +382,23 @@ static kiln_status to_part(struct kiln_tree *t)
 	return KILN_OK;
 }
 
+/* Where T's index is (index.h), and whether this run writes it: runs that
+ * write the manifest, but not a shard's (its part is not the manifest) or
+ * an archive's staging tree (no run sees it again).  The clock is read
+ * first: before any file of the run is looked at. */
+static void index_begin(struct kiln_tree *t)
+{
+	const struct kiln_options *opt = t->opt;
+
+	t->since_ns = kiln_index_now();
+	if (!opt->write_manifest || opt->shard_count || t->run->staging || !t->manifest_path ||
+	    stat(t->root, &t->top) != 0 || !kiln_manifest_settings_digest(opt, t->digest) ||
+	    !(t->index_path = kiln_index_path(t->manifest_path)))
+		return;
+	t->local = kiln_index_local(t->root);
+	t->indexing = t->hashing;
+}
+
 /* The tree T, once begun. */
 static kiln_status compress_tree(struct kiln_tree *t)
 {
@@ -398,6 +422,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		free(where);
 		return ret;
 	}
+	index_begin(t);
 	if (opt->write_manifest)
 		note_own(t->manifest_path, own, &nown);
 	for (unsigned sv = 0; sv < kiln_nservers; sv++) {

@@ -29,6 +29,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
 
 /* What one pool thread owns: only that thread touches it. */
 struct worker {
@@ -51,6 +53,9 @@ struct kiln_run {
 	unsigned nworkers;
 	/* workers[i]: pool thread i only. */
 	struct worker *workers;
+	/* Set by kiln_run_archive() around its staging tree, which no later
+	 * run sees: no index is kept for it (index.h). */
+	bool staging;
 	/* Any thread, any time (atomic): kiln_run_cancel() sets it. */
 	atomic_int cancelled;
 	/* Any thread; its own lock (tempfile.h). */
@@ -76,6 +81,16 @@ struct kiln_tree {
 	int outer_lock_fd[8];            /* lock.h: the trees around it, held (KILN_LOCK_OUTER) */
 	size_t nouter_lock;
 	char *manifest_path;             /* where the record is read and written */
+
+	/* The index beside the manifest (index.h).  Main, before the pool;
+	 * read-only afterwards. */
+	char *index_path;                /* where it is read and written; NULL: none */
+	bool indexing;                   /* this run writes it */
+	bool quick;                      /* a file that matches its stamp is not read */
+	bool local;                      /* kiln_index_local() of the top */
+	struct stat top;                 /* the top's status as the run began */
+	int64_t since_ns;                /* the coarse clock then (kiln_index_now()) */
+	uint8_t digest[32];              /* the options' (kiln_manifest_settings_digest()) */
 
 	/* Main, before the pool starts; read-only while it runs (except
 	 * state entries' SEEN, written by main only). */

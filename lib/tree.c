@@ -98,6 +98,7 @@ void kiln_tree_end(struct kiln_tree *t)
 	pthread_mutex_destroy(&t->journal.lock);
 	kiln_cache_close(t->cache);
 	free(t->manifest_path);
+	free(t->index_path);
 	free((char *)t->root);
 	pthread_mutex_destroy(&t->cb_lock);
 }

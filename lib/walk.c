@@ -173,9 +173,29 @@ static bool on_path(const struct ancestor *a, const struct stat *st)
 static kiln_status walk_dir(struct walker *wk, int dfd, const char *rel,
 			    const struct ancestor *up, bool follow);
 
-/* Decide one name of a directory.  Returns KILN_ERR_NOMEM or KILN_OK. */
+/* Link each entry of a directory to the entries named like its siblings:
+ * NAMES sorted, AT[i] the entry of NAMES[i] (SIZE_MAX: none, a
+ * directory).  A name's siblings follow it among the names that start
+ * with it. */
+static void link_siblings(struct kiln_walk *w, char **names, const size_t *at, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+		if (at[i] == SIZE_MAX)
+			continue;
+		for (size_t j = i + 1; j < n && strncmp(names[j], names[i], len) == 0; j++)
+			for (unsigned c = 0; c < kiln_ncodecs; c++)
+				if (strcmp(names[j] + len, kiln_codecs[c]->info.suffix) == 0)
+					w->v[at[i]].sib[c] = at[j] < UINT32_MAX - 1
+								     ? (uint32_t)at[j] + 1
+								     : KILN_SIB_NOT_ENTRY;
+	}
+}
+
+/* Decide one name of a directory; *PUSHED gets the index of its entry
+ * (SIZE_MAX for a directory).  Returns KILN_ERR_NOMEM or KILN_OK. */
 static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char **names,
-			 size_t n, const char *name, const struct ancestor *up)
+			 size_t n, const char *name, const struct ancestor *up, size_t *pushed)
 {
 	struct kiln_entry *e;
 	struct stat st;
@@ -189,8 +209,10 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 		memcpy(rel, rel_dir, rlen), rel[rlen++] = '/';
 	strcpy(rel + rlen, name);
 
+	*pushed = SIZE_MAX;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		int err = errno;
+		*pushed = wk->out->n;
 		if (!(e = push(wk->out, rel, NULL)))
 			goto nomem;
 		set_error(e, KILN_ERR_IO, err, "cannot stat");
@@ -201,6 +223,7 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 			ret = walk_dir(wk, dfd, rel, up, false);
 		goto out;
 	}
+	*pushed = wk->out->n;
 	if (!(e = push(wk->out, rel, &st)))
 		goto nomem;
 
@@ -295,7 +318,7 @@ static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
 	struct ancestor self;
 	struct stat st;
 	char **names = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, *at = NULL;
 	kiln_status ret = KILN_OK;
 	struct dirent *d;
 	DIR *dir;
@@ -355,8 +378,12 @@ static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
 	}
 	if (n > 1)
 		qsort(names, n, sizeof(*names), cmp_names);
+	if (n && !(at = malloc(n * sizeof(*at))))
+		goto nomem;
 	for (size_t i = 0; i < n && ret == KILN_OK; i++)
-		ret = visit(wk, dirfd(dir), rel, names, n, names[i], &self);
+		ret = visit(wk, dirfd(dir), rel, names, n, names[i], &self, &at[i]);
+	if (ret == KILN_OK)
+		link_siblings(wk->out, names, at, n);
 	goto out;
 nomem:
 	ret = KILN_ERR_NOMEM;
@@ -364,6 +391,7 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(at);
 	closedir(dir);
 	return ret;
 }

@@ -147,7 +147,7 @@ def main():
     return 1 if problems else 0
 
 
-LEDGER_FIELDS = ("n", "records", "set", "strings", "carried", "ncarried", "carried_cap", "stale_lock",
+LEDGER_FIELDS = ("n", "records", "borrowed", "set", "strings", "carried", "ncarried", "carried_cap", "stale_lock",
                  "stale", "nstale", "stale_cap", "remove_failed", "cache_failed",
                  "foreign_stale", "record_lost")
 LEDGER_FIELD = re.compile(r"\bledger\s*(?:\.|->)\s*(?:%s)\b" % "|".join(LEDGER_FIELDS))
