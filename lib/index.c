@@ -94,6 +94,19 @@ int64_t kiln_index_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t kiln_index_after(int64_t then_ns)
+{
+	const struct timespec ms = { 0, 1000000 };
+	int64_t now = kiln_index_now();
+
+	/* one clock tick (1 to 10 ms), unless it has passed already */
+	for (int i = 0; now && now <= then_ns && i < 100; i++) {
+		nanosleep(&ms, NULL);
+		now = kiln_index_now();
+	}
+	return now;
+}
+
 static int64_t ns(struct timespec ts)
 {
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -363,6 +376,13 @@ kiln_status kiln_index_write(struct kiln_temps *reg, const char *path, bool fsyn
 	bool kept, ok = o && items && (o->h = kiln_hasher_new_sha256()) != NULL;
 
 	kiln_artifact_begin(&a, reg, path, fsync);
+	/* siblings written in this clock tick are settled once it is over:
+	 * waiting for it spares the next run reading their files again */
+	for (size_t i = 0; i < in->n; i++)
+		if (in->items[i].r->stamped == KILN_STAMP_SEEN) {
+			now = kiln_index_after(now);
+			break;
+		}
 	if (ok && lstat(in->manifest_path, &man) != 0) {
 		kiln_artifact_fail(&a, &(struct kiln_error){ KILN_ERR_IO, errno,
 							    "cannot stat the manifest", "" });
@@ -556,7 +576,7 @@ static void get_record(struct in *r, struct kiln_prev_entry *pe, const char **re
 		       size_t nrecipes)
 {
 	struct kiln_record *rec = &pe->rec;
-	unsigned why, outcome;
+	unsigned why, outcome, ndicts;
 
 	if (!(rec->rel = get_name(r)) || !kiln_state_safe_rel(rec->rel, strlen(rec->rel)))
 		goto bad;
@@ -587,10 +607,10 @@ static void get_record(struct in *r, struct kiln_prev_entry *pe, const char **re
 		if (o == KILN_CODING_KEPT)
 			take(r, cr->sha256, 32);
 	}
-	if ((rec->ndicts = get_u16(r)) > MAX_DELTAS)
+	if ((ndicts = get_u16(r)) > MAX_DELTAS ||
+	    (ndicts && !(rec->dicts = calloc(ndicts, sizeof(*rec->dicts)))))
 		goto bad;
-	if (rec->ndicts && !(rec->dicts = calloc(rec->ndicts, sizeof(*rec->dicts))))
-		goto bad;
+	rec->ndicts = ndicts;
 	for (size_t i = 0; i < rec->ndicts && !r->bad; i++) {
 		struct kiln_dict_record *d = &rec->dicts[i];
 		char *recipe;
@@ -618,9 +638,14 @@ static void get_record(struct in *r, struct kiln_prev_entry *pe, const char **re
 			}
 		rec->stamped = KILN_STAMP_TRUSTED;
 	}
+	if (r->bad)
+		goto bad;
 	pe->in_manifest = true;
 	return;
 bad:
+	/* (the record is dropped whole: the index with it) */
+	kiln_record_free(rec);
+	memset(pe, 0, sizeof(*pe));
 	r->bad = true;
 }
 

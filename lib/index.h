@@ -130,4 +130,9 @@ bool kiln_index_matches(const struct kiln_record *r, const struct kiln_stat *st,
  * systems stamp ctimes with. */
 int64_t kiln_index_now(void);
 
+/* The coarse clock once it is past THEN_NS (kiln_index_now()'s), sleeping
+ * for the rest of its tick if need be (at most 100 ms): every change made
+ * by then has a ctime before it. */
+int64_t kiln_index_after(int64_t then_ns);
+
 #endif

@@ -385,7 +385,7 @@ static kiln_status to_part(struct kiln_tree *t)
 /* Where T's index is (index.h), and whether this run writes it: runs that
  * write the manifest, but not a shard's (its part is not the manifest) or
  * an archive's staging tree (no run sees it again).  The clock is read
- * first: before any file of the run is looked at. */
+ * first, as the run begins. */
 static void index_begin(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
@@ -482,6 +482,11 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	if ((ret = plan(t)) != KILN_OK)
 		return ret;
 	kiln_dict_plan(t);
+	/* the stamps of the files read from here on are proved against the
+	 * clock as it is now, once past the tick the run began in (index.h):
+	 * a file changed just before the run is then not taken for racy */
+	if (t->indexing)
+		t->since_ns = kiln_index_after(t->since_ns);
 	atomic_store(&t->next, 0);
 	kiln_pool_run(t->run->nworkers, work, t);
 	kiln_dict_finish(t);

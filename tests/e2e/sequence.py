@@ -95,6 +95,7 @@ MOVE_SIBLINGS = os.environ.get("KILN_SEQUENCE_ALL") == "1"
 # again.
 READ_ONLY_SOURCES = True
 MANIFEST = b"kiln-manifest.json"
+INDEX = b".kiln-manifest.json.index"
 SNIPPETS = (b"kiln.nginx.conf", b"kiln.nginx.http.conf", b"kiln.caddy.conf", b"kiln.apache.conf")
 
 WORDS = (b"function return const let var if else for while class export import default "
@@ -883,7 +884,7 @@ class Sequence:
             if rel in self.files:
                 continue
             base = rel.rpartition(b"/")[2]
-            if rel == MANIFEST or rel in SNIPPETS or (b"/" not in rel and audit.JOURNAL.match(rel)):
+            if rel in (MANIFEST, INDEX) or rel in SNIPPETS or (b"/" not in rel and audit.JOURNAL.match(rel)):
                 continue
             if audit.TEMP.match(base):
                 if temps_ok:
