@@ -22,7 +22,11 @@
 # Output: a header line naming each binary by its number, then per size,
 # round and binary one line per step:
 #   files bin step wall_s peak_rss_mb wall/floor
-# and the lines "files bin floor wall_s" and "files bin manifest bytes".
+# and the lines "files bin floor wall_s" and "files bin manifest bytes";
+# at the end, per binary, the medians over the rounds (each step's wall
+# time, its ratio to the floor and its peak RSS; the floor) and, from one
+# size to the next, the ratio of each step's median wall time and of its
+# median peak RSS (linear is 2.0 when the sizes double).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -gt 0 ]; then KILNS=("$@"); else KILNS=("${KILN:-$here/../../build/kiln}"); fi
@@ -110,6 +114,7 @@ steps() {
 		awk -v n="$n" -v b="$b" -v s="$1" -v w="$2" -v r="$3" -v f="$FLOOR" 'BEGIN {
 			x = (f > 0) ? sprintf("%.1f", w / f) : "-"
 			printf "%-8s %-3s %-11s %9.2f %12.1f %11s\n", n, b, s, w, r, x }'
+		echo "$n $b $1 $2 $3 $FLOOR" >>"$T/results"
 	}
 	line cold "$cold_w" "$cold_r"
 	measure unchanged "$KILN" "${OPTS[@]}" -q "$d"
@@ -129,6 +134,7 @@ steps() {
 	printf '%-8s %-3s %-11s %9.2f\n' "$n" "$b" floor "$FLOOR"
 	printf '%-8s %-3s %-11s %9s\n' "$n" "$b" manifest "$mbytes"
 }
+: >"$T/results"
 for n in $SIZES; do
 	rm -rf "$T/src" "$T/tree"
 	mkdir -p "$T/src"
@@ -142,3 +148,45 @@ for n in $SIZES; do
 	done
 done
 rm -rf "$T/src"
+
+# The medians of the rounds, and what each doubling of the tree costs.
+/usr/bin/python3 - "$T/results" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+steps = ["cold", "unchanged", "one-changed", "check", "clean"]
+runs = {}
+for n, b, step, wall, rss, floor in rows:
+    runs.setdefault((b, step, int(n)), []).append((float(wall), float(rss), float(floor)))
+sizes = sorted({int(r[0]) for r in rows})
+bins = sorted({r[1] for r in rows}, key=int)
+med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in runs.items()}
+
+
+def cell(b, s, n):
+    m = med.get((b, s, n))
+    return "-" if not m else "%.2f (%.1f) %.0f" % (m[0], m[0] / m[2] if m[2] else 0, m[1])
+
+
+for b in bins:
+    print(f"bin {b}: medians of {len(runs[(b, 'cold', sizes[0])])} round(s): "
+          "wall_s (x floor) peak_rss_mb")
+    print("%-11s" % "step" + "".join("%21s" % n for n in sizes))
+    for s in steps:
+        print("%-11s" % s + "".join("%21s" % cell(b, s, n) for n in sizes))
+    print("%-11s" % "floor" + "".join("%21s" % ("%.2f" % med[(b, "cold", n)][2]) for n in sizes))
+    if len(sizes) < 2:
+        continue
+    print(f"bin {b}: each size against the one before: wall x, peak RSS x")
+    print("%-11s" % "step" + "".join("%21s" % f"{a}->{c}" for a, c in zip(sizes, sizes[1:])))
+    for s in steps + ["floor"]:
+        cells = []
+        for a, c in zip(sizes, sizes[1:]):
+            x, y = med.get((b, "cold" if s == "floor" else s, a)), med.get((b, "cold" if s == "floor" else s, c))
+            if not x or not y:
+                cells.append("-")
+            elif s == "floor":
+                cells.append("%.2f" % (y[2] / x[2]))
+            else:
+                cells.append("%.2f %.2f" % (y[0] / x[0], y[1] / x[1]))
+        print("%-11s" % s + "".join("%21s" % c for c in cells))
+EOF
