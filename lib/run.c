@@ -383,20 +383,21 @@ static kiln_status to_part(struct kiln_tree *t)
 }
 
 /* Where T's index is (index.h), and whether this run writes it: runs that
- * write the manifest, but not a shard's (its part is not the manifest) or
- * an archive's staging tree (no run sees it again).  The clock is read
- * first, as the run begins. */
+ * write the manifest, but not a shard's (its part is not the manifest; it
+ * reads the index all the same) or an archive's staging tree (no run sees
+ * it again).  The clock is read first, as the run begins. */
 static void index_begin(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
 
 	t->since_ns = kiln_index_now();
-	if (!opt->write_manifest || opt->shard_count || t->run->staging || !t->manifest_path ||
+	if (!opt->write_manifest || t->run->staging || !t->manifest_path ||
 	    stat(t->root, &t->top) != 0 || !kiln_manifest_settings_digest(opt, t->digest) ||
 	    !(t->index_path = kiln_index_path(t->manifest_path)))
 		return;
 	t->local = kiln_index_local(t->root);
-	t->indexing = t->hashing;
+	/* (a shard reads the index of the manifest it starts from) */
+	t->indexing = t->hashing && !opt->shard_count;
 }
 
 /* The tree T, once begun. */
