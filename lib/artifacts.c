@@ -42,10 +42,14 @@ static int asset_cmp(const void *a, const void *b)
  * borrowed from the ledger (a pointer each, not a copy). */
 static struct kiln_manifest_item *gather(struct kiln_tree *t, size_t *n)
 {
-	size_t ncarried;
+	size_t ncarried, nrec = 0;
 	const struct kiln_record *carried = kiln_ledger_carried(&t->ledger, &ncarried);
-	struct kiln_manifest_item *v = malloc((t->walk.n + ncarried + 1) * sizeof(*v));
+	struct kiln_manifest_item *v;
 
+	/* (sized to the records: a tree's walk has as many siblings again) */
+	for (size_t k = 0; k < t->walk.n; k++)
+		nrec += kiln_ledger_record(&t->ledger, k) != NULL;
+	v = malloc((nrec + ncarried + 1) * sizeof(*v));
 	*n = 0;
 	for (size_t k = 0; v && k < t->walk.n; k++) {
 		const struct kiln_record *r = kiln_ledger_record(&t->ledger, k);
@@ -73,10 +77,13 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *re
 			struct kiln_serve *s, const char **own)
 {
 	const struct kiln_options *opt = t->opt;
-	struct kiln_serve_asset *a = malloc((n + t->walk.n + 1) * sizeof(*a));
-	size_t m = 0, o = 0;
+	struct kiln_serve_asset *a;
+	size_t m = 0, o = 0, more = 0;
 
-	if (!a)
+	for (size_t k = 0; k < t->walk.n; k++)
+		more += !kiln_ledger_record(&t->ledger, k) &&
+			t->done[k].outcome == KILN_OUTCOME_COMPRESSED;
+	if (!(a = malloc((n + more + 1) * sizeof(*a))))
 		return false;
 	for (size_t i = 0; i < n + t->walk.n; i++) {
 		const char *rel;

@@ -586,7 +586,7 @@ bool kiln_pipeline_unchanged(struct kiln_tree *t, size_t k)
 	char recipe[KILN_RECIPE_MAX];
 
 	if (!t->quick || (e->outcome != KILN_OUTCOME_CANDIDATE && e->outcome != KILN_OUTCOME_EXCLUDED) ||
-	    !(pe = kiln_state_find(&t->state, e->rel)) || !pe->seen || !pe->in_manifest || pe->njv)
+	    !(pe = kiln_tree_prev(t, k)) || !pe->seen || !pe->in_manifest || pe->njv)
 		return false;
 	rec = &pe->rec;
 	/* the same bytes (its stamp), decided the same way as its record: the
@@ -650,7 +650,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	wk->e = e;
 	wk->r = r;
 	wk->k = k;
-	wk->pe = kiln_state_find(&t->state, e->rel);
+	wk->pe = kiln_tree_prev(t, k);
 	if (wk->pe && !wk->pe->seen)
 		wk->pe = NULL; /* the name of a recorded sibling, not this asset's */
 	wk->src.rel = e->rel;

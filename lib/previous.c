@@ -593,9 +593,13 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
 		*where = bad;
 		return KILN_ERR_IO;
 	}
+	/* each walk entry's record, found once (the state is complete now) */
+	if ((t->prev_of = malloc((t->walk.n + 1) * sizeof(*t->prev_of))))
+		for (size_t k = 0; k < t->walk.n; k++)
+			t->prev_of[k] = kiln_state_find(&t->state, t->walk.v[k].rel);
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_entry *e = &t->walk.v[k];
-		struct kiln_prev_entry *pe = kiln_state_find(&t->state, e->rel);
+		struct kiln_prev_entry *pe = kiln_tree_prev(t, k);
 		/* "X.gz" the record holds as kiln's: a sibling (removed if its
 		 * source is gone), never an asset, whatever the walk thought */
 		if ((e->outcome == KILN_OUTCOME_CANDIDATE || e->outcome == KILN_OUTCOME_EXCLUDED) &&

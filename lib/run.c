@@ -220,7 +220,7 @@ static kiln_status plan(struct kiln_tree *t)
 	}
 	for (size_t i = 0; i < t->walk.n; i++) {
 		struct kiln_entry *e = &t->walk.v[i];
-		const struct kiln_prev_entry *pe = kiln_state_find(&t->state, e->rel);
+		const struct kiln_prev_entry *pe = kiln_tree_prev(t, i);
 		bool regular = S_ISREG(e->st.st_mode);
 		uint64_t size = regular ? (uint64_t)e->st.st_size : 0;
 
@@ -346,7 +346,7 @@ static bool globs_drop_all(struct kiln_tree *t)
 	for (size_t k = 0; k < t->walk.n; k++) {
 		const struct kiln_entry *e = &t->walk.v[k];
 		if ((e->outcome != KILN_OUTCOME_CANDIDATE && e->outcome != KILN_OUTCOME_EXCLUDED) ||
-		    !has_siblings(kiln_state_find(&t->state, e->rel)))
+		    !has_siblings(kiln_tree_prev(t, k)))
 			continue;
 		present++;
 		excluded += e->outcome == KILN_OUTCOME_EXCLUDED;

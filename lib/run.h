@@ -96,6 +96,9 @@ struct kiln_tree {
 	 * state entries' SEEN, written by main only). */
 	struct kiln_walk walk;
 	struct kiln_state state;
+	/* per walk entry, its entry of STATE by path, or NULL: set by
+	 * kiln_prev_load(), once STATE has all it will hold (kiln_tree_prev()) */
+	struct kiln_prev_entry **prev_of;
 	struct kiln_cache *cache;        /* thread-safe itself */
 	size_t *order, norder;           /* entries to process, largest first */
 
@@ -156,6 +159,12 @@ kiln_status kiln_tree_compress(struct kiln_run *run, const char *root,
 /* Entry K is settled as *R says: note its outcome and kept codings
  * (t->done[k]), then tell R through on_file.  Worker K, or main. */
 void kiln_tree_settled(struct kiln_tree *t, size_t k, const struct kiln_report *r);
+
+/* The entry of T's previous state with the path of walk entry K, or NULL. */
+static inline struct kiln_prev_entry *kiln_tree_prev(const struct kiln_tree *t, size_t k)
+{
+	return t->prev_of ? t->prev_of[k] : kiln_state_find(&t->state, t->walk.v[k].rel);
+}
 
 /* Callbacks, serialised by T's lock; each is a no-op when unset. */
 void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r);

@@ -92,6 +92,7 @@ void kiln_tree_end(struct kiln_tree *t)
 	for (size_t i = 0; i < KILN_MAX_PREVIOUS; i++)
 		kiln_release_free(&t->releases[i]);
 	kiln_walk_free(&t->walk);
+	free(t->prev_of);
 	kiln_state_free(&t->state);
 	kiln_parts_seen_free(&t->parts_seen);
 	kiln_journal_close(&t->journal, false);
