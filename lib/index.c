@@ -464,6 +464,7 @@ kiln_status kiln_index_write(struct kiln_temps *reg, const char *path, bool fsyn
 
 struct in {
 	int fd;
+	uint64_t size;         /* the file's: no count may claim more */
 	uint8_t *buf;
 	size_t at, len, cap;   /* unread bytes: buf[at..len) */
 	struct kiln_hasher *h; /* of every byte taken */
@@ -681,7 +682,7 @@ static bool header_fits(struct in *r, const struct stat *man, const struct stat 
 static void get_body(struct in *r, struct kiln_state *st)
 {
 	size_t nrecipes = get_u32(r);
-	const char **recipes = calloc(nrecipes + 1, sizeof(*recipes));
+	const char **recipes = nrecipes <= r->size ? calloc(nrecipes + 1, sizeof(*recipes)) : NULL;
 	uint64_t n;
 
 	if (!recipes || !(st->strings = kiln_intern_new()))
@@ -693,9 +694,10 @@ static void get_body(struct in *r, struct kiln_state *st)
 		free(s);
 	}
 	n = get_u64(r);
-	/* each record takes more than 100 bytes: a count past the file's
-	 * size is a damaged index, not an allocation to try */
-	if (r->bad || n > ((uint64_t)1 << 40) / 100 || !(st->v = calloc((size_t)n + 1, sizeof(*st->v))))
+	/* each record takes over 100 bytes, each stale sibling over 40: a
+	 * count past the file's size is a damaged index, not an allocation
+	 * to try */
+	if (r->bad || n > r->size / 100 || !(st->v = calloc((size_t)n + 1, sizeof(*st->v))))
 		goto bad;
 	for (uint64_t i = 0; i < n && !r->bad; i++) {
 		get_record(r, &st->v[st->n], recipes, nrecipes);
@@ -704,7 +706,7 @@ static void get_body(struct in *r, struct kiln_state *st)
 		if (st->n > 1 && strcmp(st->v[st->n - 2].rec.rel, st->v[st->n - 1].rec.rel) >= 0)
 			r->bad = true; /* sorted, each path once */
 	}
-	if ((n = get_u64(r)) > ((uint64_t)1 << 40) / 40 ||
+	if ((n = get_u64(r)) > r->size / 40 ||
 	    (n && !(st->stale = calloc((size_t)n, sizeof(*st->stale)))))
 		goto bad;
 	for (uint64_t i = 0; i < n && !r->bad; i++) {
@@ -752,6 +754,7 @@ bool kiln_index_load(const char *path, const char *manifest_path, const struct s
 	    fstat(r.fd, &ist) != 0 || !S_ISREG(ist.st_mode) || !(r.h = kiln_hasher_new_sha256()))
 		goto out;
 	r.cap = 1 << 20;
+	r.size = (uint64_t)ist.st_size;
 	if (!(r.buf = malloc(r.cap)) || !header_fits(&r, &man, top, digest))
 		goto out;
 	get_body(&r, st);
