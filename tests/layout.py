@@ -204,6 +204,8 @@ UNTESTED = {
     "artifacts": "writes what test_manifest and test_snippet check as text; files: e2e/artifacts.sh",
     "bundler": "reads real bundlers' manifests (tests/bundler/): e2e/immutable.sh",
     "dict": "not yet; dictionary deltas, the pipeline's last step: e2e/serve_dcz.sh, first_deploy.sh",
+    "jscan": "the member scan under the manifest's readers: unit/test_state_stream.c reads every "
+             "text it takes both ways, and from a file through windows of a few bytes",
     "merge": "not yet; shard parts merged: e2e/shard.sh and shard_corpus.sh",
     "pipeline": "not yet; one file to its siblings: e2e/site.sh, codings.sh, consistency.sh",
     "produce": "not yet; encoding a file's codings: e2e/codings.sh, stream.sh",
