@@ -40,20 +40,21 @@ struct kiln_manifest_item {
 	struct kiln_fp fp;
 };
 
-/*
- * The manifest text (JSON, keys sorted, 2-space indent, final newline) for
- * the N assets ITEMS, the NSTALE siblings STALE and the NSNIP snippet
- * files SNIP of one tree, and TREE (the tree's top relative to the
- * manifest's directory, for a manifest kept away from its tree; NULL for
- * none), as a malloc'ed string, or NULL when out of memory.  Built one
- * entry at a time: memory for the text, not for a JSON tree of it.
- */
 /* Have jansson allocate through kiln's counting malloc, so that a dump
  * during which an allocation failed is never taken for whole.  Once per
  * process (kiln_run_new() calls it), before any other thread uses
  * jansson. */
 void kiln_manifest_alloc_init(void);
 
+/*
+ * The manifest text (JSON, keys sorted, 2-space indent, final newline) for
+ * the N assets ITEMS, the NSTALE siblings STALE and the NSNIP snippet
+ * files SNIP of one tree, and TREE (the tree's top relative to the
+ * manifest's directory, for a manifest kept away from its tree; NULL for
+ * none), as a malloc'ed string, or NULL when out of memory.  A run writes
+ * it with kiln_manifest_write(), never holding it whole; this is for the
+ * manifests that stay small (a merge's header, tests).
+ */
 char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manifest_item *items,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
 			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree);
