@@ -76,7 +76,7 @@ step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DKILN_WERROR=ON -DKILN_SANITIZE=address -DKILN_SEQUENCE_SECONDS="$seq_seconds"
 cmake --build build-asan -j "$jobs"
 # (not the tests that run no instrumented code: documentation, layout)
-no_code='layout|man_lint|readme_ci|docs_links|docs_coverage|install'
+no_code='layout|man_lint|readme_ci|docs_links|docs_twice|docs_coverage|install'
 SIGNAL_ROUNDS=$rounds ctest --test-dir build-asan -j "$jobs" --output-on-failure -E "^($no_code)\$"
 
 step "ThreadSanitizer"
