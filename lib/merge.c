@@ -507,14 +507,17 @@ static void settle_siblings(struct merger *m)
 {
 	for (size_t i = 0; i < m->nslots; i++) {
 		const struct slot *s = &m->slots[i];
-		const struct stat *src = &m->walk.v[s->entry].st;
+		const struct kiln_stat *ks = &m->walk.v[s->entry].st;
+		/* the walk keeps no atime: the sibling keeps its own */
+		struct stat src = { .st_mode = ks->st_mode, .st_mtim = ks->st_mtim,
+				    .st_atim = { 0, UTIME_OMIT } };
 		for (unsigned c = 0; c < kiln_ncodecs; c++) {
 			char *sib;
 			if (s->rec->coding[c].outcome != KILN_CODING_KEPT ||
 			    !(sib = kiln_path_join(m->t->root, s->rec->rel, kiln_codecs[c]->info.suffix)))
 				continue;
 			errno = 0;
-			if (!kiln_sibling_fix_meta(m->t->root, sib, src))
+			if (!kiln_sibling_fix_meta(m->t->root, sib, &src))
 				problem(m, m->t->root, sib + strlen(m->t->root) + 1,
 					"cannot give it its source's mode and mtime%s%s",
 					errno ? ": " : "", errno ? strerror(errno) : "");

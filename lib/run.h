@@ -29,6 +29,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
 
 /* What one pool thread owns: only that thread touches it. */
 struct worker {
@@ -51,10 +53,19 @@ struct kiln_run {
 	unsigned nworkers;
 	/* workers[i]: pool thread i only. */
 	struct worker *workers;
+	/* Set by kiln_run_archive() around its staging tree, which no later
+	 * run sees: no index is kept for it (index.h). */
+	bool staging;
 	/* Any thread, any time (atomic): kiln_run_cancel() sets it. */
 	atomic_int cancelled;
 	/* Any thread; its own lock (tempfile.h). */
 	struct kiln_temps temps;
+};
+
+/* What became of a walk entry, once settled. */
+struct kiln_done {
+	uint8_t outcome;  /* kiln_outcome */
+	uint8_t kept;     /* bit C: coding C's sibling kept */
 };
 
 struct kiln_tree {
@@ -71,16 +82,31 @@ struct kiln_tree {
 	size_t nouter_lock;
 	char *manifest_path;             /* where the record is read and written */
 
+	/* The index beside the manifest (index.h).  Main, before the pool;
+	 * read-only afterwards. */
+	char *index_path;                /* where it is read and written; NULL: none */
+	bool indexing;                   /* this run writes it */
+	bool quick;                      /* a file that matches its stamp is not read */
+	bool local;                      /* kiln_index_local() of the top */
+	struct stat top;                 /* the top's status as the run began */
+	int64_t since_ns;                /* the coarse clock then (kiln_index_now()) */
+	uint8_t digest[32];              /* the options' (kiln_manifest_settings_digest()) */
+
 	/* Main, before the pool starts; read-only while it runs (except
 	 * state entries' SEEN, written by main only). */
 	struct kiln_walk walk;
 	struct kiln_state state;
+	/* per walk entry, its entry of STATE by path, or NULL: set by
+	 * kiln_prev_load(), once STATE has all it will hold (kiln_tree_prev()) */
+	struct kiln_prev_entry **prev_of;
 	struct kiln_cache *cache;        /* thread-safe itself */
 	size_t *order, norder;           /* entries to process, largest first */
 
-	/* Entry k: written by worker k only while the pool runs, then read by
-	 * main. */
-	struct kiln_report *reports;
+	/* Entry k's outcome and the codings it kept: written by worker k only
+	 * while the pool runs (by main for the entries it settles itself),
+	 * then read by main.  Its full report is made, told and dropped by
+	 * whoever settles it: nothing the size of a report is kept per entry. */
+	struct kiln_done *done;
 	/* What the new manifest records, and the failure flags: through
 	 * ledger.h only (who writes what is said there). */
 	struct kiln_ledger ledger;
@@ -129,6 +155,16 @@ void kiln_tree_end(struct kiln_tree *t);
  */
 kiln_status kiln_tree_compress(struct kiln_run *run, const char *root,
 			       const struct kiln_callbacks *cb);
+
+/* Entry K is settled as *R says: note its outcome and kept codings
+ * (t->done[k]), then tell R through on_file.  Worker K, or main. */
+void kiln_tree_settled(struct kiln_tree *t, size_t k, const struct kiln_report *r);
+
+/* The entry of T's previous state with the path of walk entry K, or NULL. */
+static inline struct kiln_prev_entry *kiln_tree_prev(const struct kiln_tree *t, size_t k)
+{
+	return t->prev_of ? t->prev_of[k] : kiln_state_find(&t->state, t->walk.v[k].rel);
+}
 
 /* Callbacks, serialised by T's lock; each is a no-op when unset. */
 void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r);

@@ -12,6 +12,7 @@
 #ifndef KILN_STATE_H
 #define KILN_STATE_H
 
+#include "intern.h"
 #include "kiln.h"
 #include "record.h"
 
@@ -53,6 +54,8 @@ struct kiln_state {
 	/* "tree": the tree's top relative to the manifest's directory (a
 	 * manifest kept away from its tree, outputs.h); NULL when absent */
 	char *tree;
+	/* the records' recipes (intern.h); NULL until a record needs one */
+	struct kiln_intern *strings;
 };
 
 /*
@@ -78,6 +81,12 @@ kiln_status kiln_state_parse_whole(const char *text, size_t len, struct kiln_sta
  * kiln_state_parse(), plus KILN_ERR_IO with *err set.
  */
 kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln_error *err);
+
+/* The same, a manifest read from its file through a window of WINDOW
+ * bytes whatever its size (0: as kiln_state_load(), which reads one of 1
+ * MiB or more so, never holding its text whole).  For tests. */
+kiln_status kiln_state_load_window(const char *path, size_t window, struct kiln_state *st,
+				   struct kiln_error *err);
 
 /* The previous entry for REL, or NULL.  Thread-safe for readers. */
 struct kiln_prev_entry *kiln_state_find(const struct kiln_state *st, const char *rel);
