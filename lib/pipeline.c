@@ -16,14 +16,18 @@
  *   verify    with --verify, decode each new sibling and compare;
  *   commit    check every new sibling's path, put each in place and journal
  *             it; then remove the earlier siblings of codings not kept;
- *   record    fill the report and, when a manifest is kept, the record.
+ *   record    fill the report and, when a manifest is kept, the record;
+ *   deltas    with --previous, its dictionary deltas (dict.c), each kept
+ *             only when smaller than every sibling it kept.
  *
  * A failure at any step settles what the file is left with (settle()): a
  * file whose content is unchanged, or unknown because it cannot be read,
  * keeps its earlier siblings and record; a file that vanished or changed
  * loses its earlier siblings; siblings written for it in this run are
- * removed.  So no failure leaves a sibling kiln does not record, and none
- * leaves one that does not decode to its source as the manifest says.
+ * removed, and one that cannot be is journaled (the next run removes it)
+ * and fails the run.  So no failure leaves a sibling kiln does not know
+ * of, and none leaves one that does not decode to its source as the
+ * manifest says.
  */
 #include "pipeline.h"
 #include "beneath.h"

@@ -6,8 +6,9 @@
  * temporary files.  This module decides, against the tree as it is now,
  * which of them is still good (reused as it is), which must go (removed,
  * but only while it still holds the bytes kiln wrote), and which record is
- * carried over unchanged because its file could not be read.  Every removal
- * in a tree run goes through here.
+ * carried over unchanged because its file could not be read.  It decides
+ * what of the earlier runs goes; the removal itself, here as everywhere,
+ * is sibling.c's.
  */
 #ifndef KILN_PREVIOUS_H
 #define KILN_PREVIOUS_H
