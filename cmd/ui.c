@@ -650,6 +650,7 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		free(glob);
 		warning_line(ui, path, text);
 		break;
+	case KILN_EVENT_BYTES_CHANGED:
 	case KILN_EVENT_SNIPPET_LEFT_OUT:
 	case KILN_EVENT_SNIPPET_EDITED:
 	case KILN_EVENT_PREVIOUS_UNUSED:

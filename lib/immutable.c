@@ -25,7 +25,9 @@
 #include "classify.h"
 #include "error.h"
 #include "hash.h"
+#include "index.h"
 #include "shape.h"
+#include "shard.h"
 #include "sibling.h"
 #include "source.h"
 
@@ -191,7 +193,7 @@ static void apply(struct decide *d, const struct kiln_proofs *p)
 			d->listed[k] |= PROVEN;
 			if (fp->why != KILN_WHY_NONE)
 				continue;
-			*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0 };
+			*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0, 0 };
 			if (p->v[i].len) {
 				fp->start = (uint32_t)((size_t)(base_of(rel) - rel) + p->v[i].start - off);
 				fp->len = (uint32_t)p->v[i].len;
@@ -293,22 +295,38 @@ static void bundler_evidence(struct decide *d)
 		read_manifest(d, d->t->opt->fingerprints[i], true);
 }
 
-/* Do the bytes of the tree's entry K and of release R's file F differ? */
-static bool bytes_differ(struct decide *d, size_t k, size_t r, const struct kiln_release_file *f)
+/* The SHA-256 of the tree's entry K into OUT, read once (*HAVE: 0 not
+ * yet, 1 read, -1 unreadable). */
+static bool digest_of(struct decide *d, size_t k, uint8_t out[32], int *have)
+{
+	char *path;
+	uint64_t size;
+
+	if (*have)
+		return *have > 0;
+	*have = -1;
+	if (!(path = kiln_path_join(d->t->root, d->t->walk.v[k].rel, "")))
+		return false;
+	if (kiln_file_digest(path, d->t->walk.v[k].via_link, &size, out) == KILN_OK)
+		*have = 1;
+	free(path);
+	return *have > 0;
+}
+
+/* Do the bytes of the tree's entry K (its digest in CUR, read once: *HAVE)
+ * and of release R's file F differ? */
+static bool bytes_differ(struct decide *d, size_t k, size_t r, const struct kiln_release_file *f,
+			 uint8_t cur[32], int *have)
 {
 	struct kiln_tree *t = d->t;
-	uint8_t a[32], b[32];
+	uint8_t b[32];
 	uint64_t size;
 	char *path;
 	bool got;
 
 	if ((uint64_t)t->walk.v[k].st.st_size != f->len)
 		return true;
-	if (!(path = kiln_path_join(t->root, t->walk.v[k].rel, "")))
-		return false;
-	got = kiln_file_digest(path, t->walk.v[k].via_link, &size, a) == KILN_OK;
-	free(path);
-	if (!got)
+	if (!digest_of(d, k, cur, have))
 		return false;
 	if (f->data) {
 		got = kiln_sha256(f->len ? (const void *)f->data : "", f->len, b) == KILN_OK;
@@ -318,7 +336,7 @@ static bool bytes_differ(struct decide *d, size_t k, size_t r, const struct kiln
 	} else {
 		got = false;
 	}
-	return got && memcmp(a, b, 32) != 0;
+	return got && memcmp(cur, b, 32) != 0;
 }
 
 /* A name of an earlier release around a token of a bundler's hash shape:
@@ -419,6 +437,8 @@ static bool renamed(struct decide *d, size_t k, size_t r, const struct around *i
 	const char *name = d->t->walk.v[k].rel;
 	struct around key = { name, start, len, 0 };
 	size_t lo = 0, hi = n, end;
+	uint8_t sha[32];
+	int have = 0;
 
 	while (lo < hi) { /* the first name around the same place */
 		size_t mid = lo + (hi - lo) / 2;
@@ -433,7 +453,7 @@ static bool renamed(struct decide *d, size_t k, size_t r, const struct around *i
 	for (; lo < end; lo++) {
 		const struct kiln_release_file *f = &d->t->releases[r].v[ix[lo].f];
 		if (kiln_token_changed(f->rel + start, name + start, len) && !in_tree(d, f->rel) &&
-		    bytes_differ(d, k, r, f))
+		    bytes_differ(d, k, r, f, sha, &have))
 			return true;
 	}
 	return false;
@@ -459,7 +479,7 @@ static void previous_evidence(struct decide *d)
 			for (size_t j = 0; j < m && d->fp[k].why == KILN_WHY_NONE; j++)
 				if (renamed(d, k, r, ix, n, at[j], len[j]))
 					d->fp[k] = (struct kiln_fp){ KILN_WHY_PREVIOUS, (uint32_t)at[j],
-								     (uint32_t)len[j] };
+								     (uint32_t)len[j], 0 };
 		}
 		free(ix);
 	}
@@ -480,6 +500,69 @@ static void decided(struct decide *d)
 		if ((!d->listed[k] || (d->listed[k] & (PROVEN | DENIED)) == DENIED) &&
 		    why != KILN_WHY_NONE && why != KILN_WHY_BUNDLER && in_bundled(d, d->by_rel[f].rel))
 			d->fp[k] = (struct kiln_fp){ 0 };
+	}
+}
+
+/* Is WHY a reading of the name (its own, the tree's shapes, a rename)
+ * that bytes changed under the name refute?  A bundler's account and a
+ * glob are not readings: the bundler says it hashed the name, a glob is
+ * the user's word. */
+static bool read_from_name(unsigned why)
+{
+	return why == KILN_WHY_NAME || why == KILN_WHY_TREE || why == KILN_WHY_PREVIOUS;
+}
+
+/* Did the bytes of entry K change under its name: other than its record
+ * of the last run says (its size, or its sha256 unless the index proves
+ * the file untouched), or than the file of the same path in an earlier
+ * release? */
+static bool bytes_changed(struct decide *d, size_t k, const struct kiln_prev_entry *pe)
+{
+	const struct kiln_entry *e = &d->t->walk.v[k];
+	uint8_t sha[32];
+	int have = 0;
+
+	if (pe && pe->in_manifest) {
+		if (pe->rec.size != (uint64_t)e->st.st_size)
+			return true;
+		if ((d->t->opt->reread || !kiln_index_matches(&pe->rec, &e->st, -1)) &&
+		    digest_of(d, k, sha, &have) && memcmp(sha, pe->rec.sha256, 32) != 0)
+			return true;
+	}
+	for (size_t r = 0; r < d->t->opt->n_previous; r++) {
+		const struct kiln_release_file *f = kiln_release_find(&d->t->releases[r], e->rel);
+		if (f && bytes_differ(d, k, r, f, sha, &have))
+			return true;
+	}
+	return false;
+}
+
+/* A name that held other bytes is no content hash: a file read as one
+ * (name, tree, previous) whose bytes changed under its name, or whose
+ * record says they once did (the mark is carried while the name stays),
+ * is revalidated, and the change is told (once: when it is seen).  Only
+ * this shard's files are read. */
+static void changed(struct decide *d)
+{
+	struct kiln_tree *t = d->t;
+
+	for (size_t f = 0; f < d->nfiles; f++) {
+		size_t k = d->by_rel[f].k;
+		const struct kiln_prev_entry *pe = kiln_tree_prev(t, k);
+		struct kiln_fp *fp = &d->fp[k];
+		bool now = false;
+		char *path;
+		if (pe && !pe->seen)
+			pe = NULL; /* the name of a recorded sibling */
+		fp->changed = pe && pe->in_manifest && pe->rec.fp.changed;
+		if (!fp->changed && read_from_name(fp->why) && kiln_shard_mine(t->opt, d->by_rel[f].rel))
+			fp->changed = now = bytes_changed(d, k, pe);
+		if (fp->changed && read_from_name(fp->why))
+			*fp = (struct kiln_fp){ .changed = 1 };
+		if (now && (path = kiln_path_join(t->root, d->by_rel[f].rel, ""))) {
+			kiln_tree_event(t, KILN_EVENT_BYTES_CHANGED, path, -1, NULL);
+			free(path);
+		}
 	}
 }
 
@@ -533,20 +616,21 @@ void kiln_immutable_decide(struct kiln_tree *t)
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
 		if (kiln_fingerprint_span(d.by_rel[f].rel, &start, &len))
-			d.fp[k] = (struct kiln_fp){ KILN_WHY_NAME, (uint32_t)start, (uint32_t)len };
+			d.fp[k] = (struct kiln_fp){ KILN_WHY_NAME, (uint32_t)start, (uint32_t)len, 0 };
 	}
 	bundler_evidence(&d);
 	previous_evidence(&d);
 	if (!tree_evidence(&d) || d.nomem)
 		goto nomem;
 	decided(&d);
+	changed(&d);
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
 		const char *rel = d.by_rel[f].rel;
 		if (d.fp[k].why == KILN_WHY_NONE && any_glob(opt->immutable, opt->n_immutable, rel))
 			d.fp[k].why = KILN_WHY_GLOB;
 		if (any_glob(opt->mutable_globs, opt->n_mutable, rel))
-			d.fp[k] = (struct kiln_fp){ 0 };
+			d.fp[k] = (struct kiln_fp){ .changed = d.fp[k].changed };
 		/* the manifest names the token; it must find the same span again */
 		if (d.fp[k].len && (start = kiln_token_find(rel, rel + d.fp[k].start, d.fp[k].len)) !=
 					   SIZE_MAX)

@@ -3,6 +3,8 @@
 # real binary: each kind of evidence (the name, the tree's shapes, a
 # bundler's manifest at the top or given with --fingerprints, a rename
 # across --previous releases, --immutable) and --mutable over them all;
+# bytes changed under a name read as a fingerprint (against the last run's
+# record, or an earlier release) revalidated, and kept so;
 # the manifest's "immutable" and "fingerprint", -v, every snippet's
 # Cache-Control and Use-As-Dictionary following the same decision; bad
 # --fingerprints files reported with the run going on; shards and merge
@@ -170,6 +172,56 @@ check "a year renamed: not" [ "$(why "$R2" d/sale-SALE2025.html)" = "- -" ]
 check "a counter renamed: not" [ "$(why "$R2" d/chapter-00000042.html)" = "- -" ]
 check "one character of a token changed: not" [ "$(why "$R2" d/page-KQXWPZvq.html)" = "- -" ]
 check "release 1 alone: the lone name is not" [ "$(why "$R1" lone/app-KQXWPZvr.js)" = "- -" ]
+
+# ---- bytes changed under a name read as a fingerprint: revalidated, told
+# once, and kept so while the name stays (re-runs, the index's shortcut,
+# --reread, shards and merge)
+changed() { # changed TREE PATH: the manifest's "bytes_changed" ("-" when none)
+	$PY - "$1/kiln-manifest.json" "$2" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["files"][sys.argv[2]].get("bytes_changed", "-"))
+PY
+}
+B=$T/bytes
+mkdir -p "$B/assets"
+text "$B/assets/app-Kq7wPz3x.js" 3000 one
+text "$B/assets/vendor-Qm7pL2vX.js" 3000 vendor
+"$KILN" -q "$B"
+check "before: immutable by its name" [ "$(why "$B" assets/app-Kq7wPz3x.js)" = "name Kq7wPz3x" ]
+echo "// edited in place" >>"$B/assets/app-Kq7wPz3x.js"
+"$KILN" "$B" 2>"$T/b.log"
+check "bytes changed: the run succeeds" [ $? -eq 0 ]
+check "... and says so" grep -qx "kiln: $B/assets/app-Kq7wPz3x.js: warning: bytes changed under a name read as a fingerprint; revalidated" "$T/b.log"
+check "... once" [ "$(grep -c 'bytes changed' "$T/b.log")" = 1 ]
+check "... no longer immutable" [ "$(why "$B" assets/app-Kq7wPz3x.js)" = "- -" ]
+check "... marked in the manifest" [ "$(changed "$B" assets/app-Kq7wPz3x.js)" = True ]
+check "... the unchanged one stays" [ "$(why "$B" assets/vendor-Qm7pL2vX.js)" = "name Qm7pL2vX" ]
+check "... no snippet serves it immutable" not grep -q 'Kq7wPz3x' "$B/kiln.nginx.http.conf"
+check "... the manifest matches the JSON Schema" \
+	$PY "$(dirname "$0")/check_manifest.py" "$B/kiln-manifest.json" "$B" "$(dirname "$0")/../data/manifest.schema.json"
+for how in "" --reread; do
+	"$KILN" $how "$B" 2>"$T/b.log"
+	check "a re-run ($how) keeps it revalidated" [ "$(why "$B" assets/app-Kq7wPz3x.js)/$(changed "$B" assets/app-Kq7wPz3x.js)" = "- -/True" ]
+	check "... and says nothing more" not grep -q 'bytes changed' "$T/b.log"
+done
+for k in 1 2; do "$KILN" -q --shard "$k/2" "$B" || fail "shard $k"; done
+"$KILN" merge -q "$B"
+check "shards and merge keep it" [ "$(why "$B" assets/app-Kq7wPz3x.js)/$(changed "$B" assets/app-Kq7wPz3x.js)" = "- -/True" ]
+# across releases: the same path with other bytes in the earlier one
+P1=$T/bp1 P2=$T/bp2
+mkdir -p "$P1/assets" "$P2/assets"
+text "$P1/assets/app.9b8e7d6c.js" 3000 dirty-one
+text "$P2/assets/app.9b8e7d6c.js" 3000 dirty-two
+text "$P1/assets/lib-Qm7pL2vX.js" 3000 lib
+cp "$P1/assets/lib-Qm7pL2vX.js" "$P2/assets/"
+"$KILN" --previous "$P1" "$P2" 2>"$T/b.log"
+check "--previous: the run succeeds" [ $? -eq 0 ]
+check "... a name with other bytes in the earlier release is revalidated" \
+	[ "$(why "$P2" assets/app.9b8e7d6c.js)/$(changed "$P2" assets/app.9b8e7d6c.js)" = "- -/True" ]
+check "... and told" grep -q "$P2/assets/app.9b8e7d6c.js: warning: bytes changed" "$T/b.log"
+check "... the same bytes stay immutable" [ "$(why "$P2" assets/lib-Qm7pL2vX.js)" = "name Qm7pL2vX" ]
+check "... and a later run without --previous keeps it so" \
+	sh -c '"$1" -q "$2" && [ "$(grep -c bytes_changed "$2/kiln-manifest.json")" = 1 ]' - "$KILN" "$P2"
 
 # ---- shards and merge write the reasons one run writes
 cp -a "$D" "$T/one"

@@ -7,11 +7,16 @@
  * bundler's manifest (a complete one decides its directories: what it
  * does not list, or says it did not hash, is not immutable by its name;
  * stale, it decides nothing); --immutable globs; --mutable over every kind
- * of evidence.  Which token is a hash comes from how each name was made
- * here, not from kiln's output.
+ * of evidence; bytes changed under a name (against the last run's record,
+ * its mark carried, or an earlier release's file of the same path).
+ * Which token is a hash comes from how each name was made here, not from
+ * kiln's output.
  */
+#include "hash.h"
 #include "immutable.h"
+#include "manifest.h"
 #include "release.h"
+#include "state.h"
 #include "walk.h"
 
 #include "check.h"
@@ -240,6 +245,110 @@ static void test_manifests(void)
 	done(&t, run, &opt);
 }
 
+static unsigned changes_told;
+
+static void on_event(void *user, kiln_event ev, const char *path, int coding,
+		     const struct kiln_error *err)
+{
+	(void)user, (void)path, (void)coding, (void)err;
+	changes_told += ev == KILN_EVENT_BYTES_CHANGED;
+}
+
+/* The record of REL as a run that read TIMES copies of TEXT would have
+ * left it, its mark CHANGED. */
+static struct kiln_record record_of(const char *rel, const char *text, int times, bool changed)
+{
+	struct kiln_record r = { .rel = (char *)rel, .outcome = KILN_OUTCOME_SMALL };
+	size_t n = strlen(text) * (size_t)times;
+	char *bytes = malloc(n + 1);
+
+	for (int i = 0; bytes && i < times; i++)
+		memcpy(bytes + strlen(text) * (size_t)i, text, strlen(text));
+	r.size = n;
+	CHECK(bytes && kiln_sha256(bytes, n, r.sha256) == KILN_OK);
+	free(bytes);
+	r.fp.changed = changed;
+	return r;
+}
+
+/* Bytes changed under a name read as a fingerprint: against the last
+ * run's record (its size, its sha256, its mark carried) and against an
+ * earlier release's file of the same path; a bundler's account and a
+ * glob stand. */
+static void test_bytes_changed(void)
+{
+	static const char *const immutable[] = { "g/*" };
+	struct kiln_callbacks cb = { .on_event = on_event };
+	struct kiln_error err = { 0 };
+	struct kiln_record rec[6];
+	struct kiln_manifest_item items[6];
+	struct kiln_options opt;
+	struct kiln_run *run;
+	struct kiln_tree t;
+	const char *previous[1];
+	char *text;
+
+	put("bc/site/a/size-Kq7wPz3x.js", "new, longer ");  /* another size */
+	put("bc/site/a/same-Dm2xQv8n.js", "unchanged ");     /* the same bytes */
+	put("bc/site/a/hash-Qm7pL2vX.js", "bytes one ");     /* the same size, other bytes */
+	put("bc/site/a/mark-Xk9mQ2pL.js", "marked ");        /* its record's mark */
+	put("bc/site/g/glob-B2x9_kQ1.js", "glob two ");      /* --immutable */
+	put("bc/site/a/rel-Hb3wQx9m.js", "release two ");    /* other bytes in the release */
+	put("bc/site/a/kept-Tq5wRx2m.js", "kept ");          /* the same in the release */
+	put("bc/prev/a/rel-Hb3wQx9m.js", "release one ");
+	put("bc/prev/a/kept-Tq5wRx2m.js", "kept ");
+	rec[0] = record_of("a/size-Kq7wPz3x.js", "old ", 50, false);
+	rec[1] = record_of("a/same-Dm2xQv8n.js", "unchanged ", 50, false);
+	rec[2] = record_of("a/hash-Qm7pL2vX.js", "bytes two ", 50, false);
+	rec[3] = record_of("a/mark-Xk9mQ2pL.js", "marked ", 50, true);
+	rec[4] = record_of("g/glob-B2x9_kQ1.js", "glob one ", 50, false);
+	rec[5] = record_of("a/kept-Tq5wRx2m.js", "kept ", 50, false);
+	for (size_t i = 0; i < 6; i++)
+		items[i] = (struct kiln_manifest_item){ &rec[i], rec[i].fp };
+
+	kiln_options_init(&opt);
+	opt.jobs = 1;
+	opt.immutable = immutable;
+	opt.n_immutable = 1;
+	previous[0] = strdup(scratch_path(dir, "bc/prev"));
+	opt.previous = previous;
+	opt.n_previous = 1;
+	run = kiln_run_new(&opt, &cb);
+	CHECK(run != NULL);
+	if (!run)
+		return;
+	text = kiln_manifest_dump(&opt, items, 6, NULL, 0, NULL, 0, NULL);
+	CHECK(kiln_tree_begin(&t, run, scratch_path(dir, "bc/site"), &run->cb) == KILN_OK);
+	CHECK(text && kiln_state_parse(text, strlen(text), &t.state) == KILN_OK && t.state.n == 6);
+	for (size_t i = 0; i < t.state.n; i++)
+		t.state.v[i].seen = true;
+	CHECK(kiln_walk(t.root, t.opt, NULL, 0, &t.walk, &err) == KILN_OK);
+	CHECK(kiln_release_read(previous[0], t.opt, 1 << 20, &t.releases[0], &err) == KILN_OK);
+	changes_told = 0;
+	kiln_immutable_decide(&t);
+	CHECK(t.fp != NULL);
+	if (t.fp) {
+		CHECK(is(&t, "a/size-Kq7wPz3x.js", KILN_WHY_NONE, "") && of(&t, "a/size-Kq7wPz3x.js").changed);
+		CHECK(is(&t, "a/same-Dm2xQv8n.js", KILN_WHY_NAME, "Dm2xQv8n") &&
+		      !of(&t, "a/same-Dm2xQv8n.js").changed);
+		CHECK(is(&t, "a/hash-Qm7pL2vX.js", KILN_WHY_NONE, "") && of(&t, "a/hash-Qm7pL2vX.js").changed);
+		/* carried: no news, but not immutable again */
+		CHECK(is(&t, "a/mark-Xk9mQ2pL.js", KILN_WHY_NONE, "") && of(&t, "a/mark-Xk9mQ2pL.js").changed);
+		/* its name no hash, but the user's glob stands */
+		CHECK(is(&t, "g/glob-B2x9_kQ1.js", KILN_WHY_GLOB, "") && of(&t, "g/glob-B2x9_kQ1.js").changed);
+		/* against the earlier release */
+		CHECK(is(&t, "a/rel-Hb3wQx9m.js", KILN_WHY_NONE, "") && of(&t, "a/rel-Hb3wQx9m.js").changed);
+		CHECK(is(&t, "a/kept-Tq5wRx2m.js", KILN_WHY_NAME, "Tq5wRx2m") &&
+		      !of(&t, "a/kept-Tq5wRx2m.js").changed);
+		/* told once each, when seen: size, hash, glob, release */
+		CHECK_MSG(changes_told == 4, "%u told", changes_told);
+	}
+	free(text);
+	kiln_tree_end(&t);
+	kiln_run_free(run);
+	free((char *)previous[0]);
+}
+
 int main(void)
 {
 	static const char *const immutable[] = { "fonts/*" };
@@ -344,6 +453,7 @@ int main(void)
 	free((char *)previous[0]);
 	test_renames();
 	test_manifests();
+	test_bytes_changed();
 	if (!check_failures)
 		scratch_remove(dir);
 	return check_exit("test_immutable");
