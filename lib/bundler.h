@@ -49,7 +49,11 @@ struct kiln_proofs {
  * inserted token must be KILN_TOKEN_MIN_BUNDLER base64url bytes or more,
  * hash-like (kiln_token_hashlike(): "standalone", "background" are
  * words), not an upper-case word (kiln_token_words32()), and not the same
- * in two outputs of the manifest (a literal of the name pattern).  Vite's
+ * in two outputs of the manifest (a literal of the name pattern); one
+ * that could be a chosen name or version (kiln_token_chosen(): "es2017",
+ * "v20240301", base36, digits alone) but hex with a digit and a letter
+ * only where the manifest proves its pattern: a strong token of its length,
+ * or 3 distinct ones of its length in all.  Vite's
  * and esbuild's outputs prove their source maps (OUTPUT.map) too.  Returns
  * KILN_OK and sets *FORMAT to a static name ("Vite manifest", ...);
  * KILN_ERR_INVALID when TEXT is not JSON or no format kiln reads;
