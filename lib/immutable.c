@@ -74,6 +74,9 @@ struct decide {
 	struct { const char *rel; size_t len; } *bundled;
 	size_t nbundled;
 	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED */
+	/* sampled()'s last answer: a directory (REL's first N bytes), the
+	 * byte before a token and its length */
+	struct { const char *rel; size_t n, len; char sep; bool yes; } sample;
 	bool nomem;
 };
 
@@ -459,6 +462,60 @@ static bool renamed(struct decide *d, size_t k, size_t r, const struct around *i
 	return false;
 }
 
+/* The byte before the token at AT of REL: '-', '.', or 0 at the start of
+ * its base name. */
+static char sep_of(const char *rel, size_t at)
+{
+	return at == dir_len(rel) ? 0 : rel[at - 1];
+}
+
+/* Does REL's directory hold a sample of the shape of REL's token at [AT,
+ * AT + LEN): a hexadecimal token of that length after the same byte that
+ * its name or the bundler proves?  The last directory's answer is kept in
+ * D (the tree's files come by path, a directory's together). */
+static bool sampled(struct decide *d, const char *rel, size_t at, size_t len)
+{
+	size_t n = dir_len(rel), lo = 0, hi = d->nfiles;
+	char sep = sep_of(rel, at);
+
+	if (d->sample.rel && d->sample.n == n && memcmp(d->sample.rel, rel, n) == 0 &&
+	    d->sample.sep == sep && d->sample.len == len)
+		return d->sample.yes;
+	d->sample.rel = rel;
+	d->sample.n = n;
+	d->sample.sep = sep;
+	d->sample.len = len;
+	d->sample.yes = false;
+	while (lo < hi) { /* the first path of the directory */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strncmp(d->by_rel[mid].rel, rel, n) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < d->nfiles && strncmp(d->by_rel[lo].rel, rel, n) == 0 && !d->sample.yes; lo++) {
+		const char *o = d->by_rel[lo].rel;
+		const struct kiln_fp *fp = &d->fp[d->by_rel[lo].k];
+		d->sample.yes = !strchr(o + n, '/') &&
+				(fp->why == KILN_WHY_NAME || fp->why == KILN_WHY_BUNDLER) && fp->len == len &&
+				sep_of(o, fp->start) == sep &&
+				(kiln_token_alphabets(o + fp->start, len) & KILN_ALPHA_HEX);
+	}
+	return d->sample.yes;
+}
+
+/* Is [AT, AT + LEN) of REL digits alone: a counter as often as a hash? */
+static bool digits(const char *rel, size_t at, size_t len)
+{
+	for (size_t i = at; i < at + len; i++)
+		if (rel[i] < '0' || rel[i] > '9')
+			return false;
+	return true;
+}
+
+/* Renames from each earlier release.  A token of digits alone (an
+ * invoice's or a build's number as often as webpack's hash) pairs only
+ * where the tree proves its shape: a sample beside it. */
 static void previous_evidence(struct decide *d)
 {
 	struct kiln_tree *t = d->t;
@@ -477,7 +534,8 @@ static void previous_evidence(struct decide *d)
 				continue;
 			m = tokens_of(rel, at, len);
 			for (size_t j = 0; j < m && d->fp[k].why == KILN_WHY_NONE; j++)
-				if (renamed(d, k, r, ix, n, at[j], len[j]))
+				if ((!digits(rel, at[j], len[j]) || sampled(d, rel, at[j], len[j])) &&
+				    renamed(d, k, r, ix, n, at[j], len[j]))
 					d->fp[k] = (struct kiln_fp){ KILN_WHY_PREVIOUS, (uint32_t)at[j],
 								     (uint32_t)len[j], 0 };
 		}

@@ -14,7 +14,8 @@
  *  3. previous  a name of an earlier release (--previous) of the same stem
  *               around a token of a bundler's hash shape, the token changed
  *               as a new hash changes it (not a counter, a date or a name
- *               someone chose), where neither name is in the other release
+ *               someone chose; digits alone only beside a sample of
+ *               their shape), where neither name is in the other release
  *               and the bytes differ;
  *  4. tree      its directory's names of the same shape and kind are
  *               enough samples of the rule on the name alone (shape.c);

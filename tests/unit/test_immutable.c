@@ -177,13 +177,39 @@ static void test_renames(void)
 	/* ... a whole name of 16 hex digits or more is webpack's [hash] */
 	put("p3/r1/3f9a2c7b1d4e5f6a.svg", "svg ");
 	put("p3/r2/1234567890123456.svg", "svg two "); /* no letter: not the name's */
+	put("p3/r2/5e8d1c0b9a7f6e2d.svg", "svg three "); /* ... but a sample beside it */
 	put("p3/r1/one/app-KQXWPZvr.js", "app ");
 	put("p3/r2/one/app-DPJWWXvr.js", "app two ");
+	/* digits alone are counters as often: an invoice's, a build's number */
+	put("p3/r1/docs/invoice-48213907.pdf", "invoice ");
+	put("p3/r2/docs/invoice-93017264.pdf", "invoice two ");
+	put("p3/r1/dl/build-10234567.zip", "build ");
+	put("p3/r2/dl/build-10298812.zip", "build two ");
+	/* ... and webpack's hash of digits alone where the tree shows its
+	 * shape (another of its hashes beside it) */
+	put("p3/r1/js/main-87654321.js", "main ");
+	put("p3/r2/js/main-12345678.js", "main two ");
+	put("p3/r2/js/app-3f9a2c7b.js", "app ");
+	put("p3/r1/js2/main-87654321.js", "main ");
+	put("p3/r2/js2/main-12345678.js", "main two ");
+	put("p3/r2/js2/app.3f9a2c7b.js", "app "); /* another shape: '.' */
 	kiln_options_init(&opt);
 	if (!decide(&t, &run, &opt, "p3/r2", "p3/r1", NULL))
 		return;
 	CHECK(is(&t, "one/app-DPJWWXvr.js", KILN_WHY_PREVIOUS, "DPJWWXvr"));
 	CHECK(is(&t, "1234567890123456.svg", KILN_WHY_PREVIOUS, "1234567890123456"));
+	CHECK(is(&t, "docs/invoice-93017264.pdf", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "dl/build-10298812.zip", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "js/main-12345678.js", KILN_WHY_PREVIOUS, "12345678"));
+	CHECK(!is(&t, "js2/main-12345678.js", KILN_WHY_PREVIOUS, "12345678"));
+	done(&t, run, &opt);
+	/* without the sample, a whole name of digits alone pairs with none */
+	put("p4/r1/3f9a2c7b1d4e5f6a.svg", "svg ");
+	put("p4/r2/1234567890123456.svg", "svg two ");
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "p4/r2", "p4/r1", NULL))
+		return;
+	CHECK(is(&t, "1234567890123456.svg", KILN_WHY_NONE, ""));
 	done(&t, run, &opt);
 }
 
