@@ -348,6 +348,18 @@ static void next(json_t *root, struct kiln_proofs *out, bool *nomem)
 				prove_any(out, json_string_value(f), nomem);
 }
 
+/* Is ROOT Next.js's build-manifest.json: "pages" and Next's own lists
+ * beside it ("lowPriorityFiles", and "polyfillFiles", "devFiles" or
+ * "rootMainFiles"), not any manifest with a "pages" key? */
+static bool is_next(json_t *root)
+{
+	return json_is_object(json_object_get(root, "pages")) &&
+	       json_is_array(json_object_get(root, "lowPriorityFiles")) &&
+	       (json_is_array(json_object_get(root, "polyfillFiles")) ||
+		json_is_array(json_object_get(root, "devFiles")) ||
+		json_is_array(json_object_get(root, "rootMainFiles")));
+}
+
 /* Is every value of the object O a string (IS_STRING) or an object, and
  * is there one? */
 static bool all_values(json_t *o, bool is_string)
@@ -492,9 +504,9 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 		f = "webpack stats";
 		insertions = false; /* webpack's own word, [fullhash] too */
 		complete = true;
-	} else if (json_is_object(json_object_get(root, "pages"))) {
+	} else if (is_next(root)) {
 		next(root, out, &nomem);
-		f = "Next.js build manifest";
+		f = KILN_FORMAT_NEXT;
 		insertions = false;
 	} else if (all_values(json_object_get(root, "files"), true)) {
 		flat(json_object_get(root, "files"), out, &nomem);

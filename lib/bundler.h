@@ -45,7 +45,9 @@ struct kiln_proofs {
  * output's name without the token), webpack's stats JSON
  * (assets[].info.immutable, webpack's own word), esbuild's metafile (as
  * Vite's, from entryPoint and inputs), Next.js's build-manifest.json
- * (every file under static/, which Next.js serves immutable itself).  An
+ * ("pages" with Next's "lowPriorityFiles" and "polyfillFiles", "devFiles"
+ * or "rootMainFiles": every file under static/, which Next.js serves
+ * immutable itself).  An
  * inserted token must be KILN_TOKEN_MIN_BUNDLER base64url bytes or more,
  * hash-like (kiln_token_hashlike(): "standalone", "background" are
  * words), not an upper-case word (kiln_token_words32()), and not the same
@@ -59,6 +61,9 @@ struct kiln_proofs {
  * KILN_ERR_INVALID when TEXT is not JSON or no format kiln reads;
  * KILN_ERR_NOMEM.  Thread-safe.
  */
+/* The *FORMAT kiln_bundler_read() names Next.js's build-manifest.json. */
+#define KILN_FORMAT_NEXT "Next.js build manifest"
+
 kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *out,
 			      const char **format);
 

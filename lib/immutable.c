@@ -261,6 +261,10 @@ static void read_manifest(struct decide *d, const char *path, bool required)
 	} else if (kiln_source_read(fd, &st, &text, &err) == KILN_OK) {
 		ret = kiln_bundler_read(text ? (const char *)text : "", (size_t)st.st_size, &p,
 					&format);
+		/* found at the top: Next.js's is only ever build-manifest.json */
+		if (ret == KILN_OK && !required && strcmp(format, KILN_FORMAT_NEXT) == 0 &&
+		    strcmp(base_of(path), "build-manifest.json") != 0)
+			ret = KILN_ERR_INVALID;
 		if (ret == KILN_ERR_INVALID)
 			kiln_fail(&err, KILN_ERR_INVALID, 0, "not a bundler manifest kiln reads "
 				  "(Vite, webpack, esbuild, Next.js)");

@@ -487,6 +487,16 @@ static void test_others(void)
 	      proven(&p, "static/Xq1-build_id/_buildManifest.js", ""));
 	kiln_proofs_free(&p);
 
+	/* a "pages" key alone is no Next.js manifest: a site's own
+	 * manifest.json of pages proves nothing */
+	CHECK(!read_text("{\"name\": \"My docs\", \"pages\": {\"/\": [\"static/css/site.css\", "
+			 "\"static/img/hero.jpg\"], \"/about\": [\"static/css/site.css\"]}}", &p, &format) ||
+	      count_proven(&p) == 0);
+	kiln_proofs_free(&p);
+	CHECK(!read_text("{\"pages\": {\"/\": [\"static/css/site.css\"]}, \"lowPriorityFiles\": []}",
+			 &p, &format) || count_proven(&p) == 0);
+	kiln_proofs_free(&p);
+
 	/* Angular's ngsw.json lists every file with a hash of its bytes, which
 	 * says nothing of the names: no manifest kiln reads */
 	CHECK(!read_text("{\"configVersion\": 1, \"hashTable\": {\"/main-KZ3T4RBF.js\": \"x\", "

@@ -256,6 +256,31 @@ static void test_manifests(void)
 		return;
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NAME, "B2x9_kQ1"));
 	done(&t, run, &opt);
+	/* Next.js's manifest is read at the top only as build-manifest.json;
+	 * a site's manifest.json with a "pages" key proves nothing */
+	put("nx/static/css/site.css", "site ");
+	put("nx/static/img/hero.jpg", "hero ");
+	put("nx/static/chunks/main-c67a75d1b6f99dc8.js", "main ");
+	put_n("nx/manifest.json", "{\"name\": \"My docs\", \"pages\": {\"/\": [\"static/css/site.css\", "
+		"\"static/img/hero.jpg\"]}}", 1);
+	put_n("nx/asset-manifest.json", "{\"pages\": {\"/\": [\"static/css/site.css\"]}, "
+		"\"polyfillFiles\": [], \"lowPriorityFiles\": [], \"rootMainFiles\": []}", 1);
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "nx", NULL, NULL))
+		return;
+	CHECK(is(&t, "static/css/site.css", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "static/img/hero.jpg", KILN_WHY_NONE, ""));
+	done(&t, run, &opt);
+	put_n("nx/build-manifest.json", "{\"pages\": {\"/\": [\"static/chunks/main-c67a75d1b6f99dc8.js\", "
+		"\"static/css/site.css\"]}, \"polyfillFiles\": [], \"lowPriorityFiles\": [], "
+		"\"rootMainFiles\": []}", 1);
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "nx", NULL, NULL))
+		return;
+	CHECK(is(&t, "static/css/site.css", KILN_WHY_BUNDLER, ""));
+	CHECK(is(&t, "static/chunks/main-c67a75d1b6f99dc8.js", KILN_WHY_NAME, "c67a75d1b6f99dc8"));
+	CHECK(is(&t, "static/img/hero.jpg", KILN_WHY_NONE, ""));
+	done(&t, run, &opt);
 	/* webpack's stats: an output webpack says it did not hash is not
 	 * immutable, whatever its name */
 	put("w/static/js/main.3f9a2c7b.js", "main ");
