@@ -57,22 +57,31 @@ static const char *const top_manifests[] = {
 /* What the bundlers' manifests say of a file of the tree (bits). */
 enum { LISTED = 1, PROVEN = 2, DENIED = 4 };
 
-/* A file of the tree: its walk index, path and base name. */
+/* A file of the tree: its walk index, path and the path's length. */
 struct name {
 	size_t k;
-	const char *rel, *base;
+	const char *rel;
+	size_t len;
+};
+
+/* A directory: the path of a file in it, and the directory's length. */
+struct dir {
+	const char *rel;
+	size_t len;
 };
 
 struct decide {
 	struct kiln_tree *t;
 	struct kiln_fp *fp;
-	struct name *by_base; /* the tree's files, sorted by base name */
-	struct name *by_rel;  /* the same, sorted by path */
+	struct name *by_rel;  /* the tree's files, sorted by path */
+	struct name *by_rev;  /* the same, sorted by path read backwards */
 	size_t nfiles;
 	/* the directories a complete manifest accounts for (struct
-	 * kiln_proof): each a path and the length of its directory part */
-	struct { const char *rel; size_t len; } *bundled;
-	size_t nbundled;
+	 * kiln_proof): each a path and the length of its directory part;
+	 * SORTED: sorted by directory, each once (in_bundled() sorts them) */
+	struct dir *bundled;
+	size_t nbundled, capbundled;
+	bool sorted;
 	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED */
 	/* sampled()'s last answer: a directory (REL's first N bytes), the
 	 * byte before a token and its length */
@@ -87,15 +96,31 @@ static size_t dir_len(const char *rel)
 	return b ? (size_t)(b - rel) + 1 : 0;
 }
 
-/* Is REL's directory one a complete manifest accounts for? */
-static bool in_bundled(const struct decide *d, const char *rel)
+static int bundled_cmp(const void *a, const void *b)
 {
-	size_t n = dir_len(rel);
+	const struct dir *x = a, *y = b;
+	int c = memcmp(x->rel, y->rel, x->len < y->len ? x->len : y->len);
 
-	for (size_t i = 0; i < d->nbundled; i++)
-		if (d->bundled[i].len == n && memcmp(d->bundled[i].rel, rel, n) == 0)
-			return true;
-	return false;
+	return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Is REL's directory one a complete manifest accounts for?  (The set is
+ * sorted, and each directory kept once, on the first question after a
+ * directory was added.) */
+static bool in_bundled(struct decide *d, const char *rel)
+{
+	struct dir key = { rel, dir_len(rel) };
+	size_t m = 0;
+
+	if (!d->sorted && d->nbundled) {
+		qsort(d->bundled, d->nbundled, sizeof(*d->bundled), bundled_cmp);
+		for (size_t i = 0; i < d->nbundled; i++)
+			if (!m || bundled_cmp(&d->bundled[m - 1], &d->bundled[i]) != 0)
+				d->bundled[m++] = d->bundled[i];
+		d->nbundled = m;
+	}
+	d->sorted = true;
+	return d->nbundled && bsearch(&key, d->bundled, d->nbundled, sizeof(*d->bundled), bundled_cmp);
 }
 
 /* Record REL's directory as one a complete manifest accounts for. */
@@ -103,15 +128,18 @@ static void add_bundled(struct decide *d, const char *rel)
 {
 	void *w;
 
-	if (in_bundled(d, rel))
-		return;
-	if (!(w = realloc(d->bundled, (d->nbundled + 1) * sizeof(*d->bundled)))) {
-		d->nomem = true;
-		return;
+	if (d->nbundled == d->capbundled) {
+		size_t c = d->capbundled ? 2 * d->capbundled : 64;
+		if (!(w = realloc(d->bundled, c * sizeof(*d->bundled)))) {
+			d->nomem = true;
+			return;
+		}
+		d->bundled = w;
+		d->capbundled = c;
 	}
-	d->bundled = w;
 	d->bundled[d->nbundled].rel = rel;
 	d->bundled[d->nbundled++].len = dir_len(rel);
+	d->sorted = false;
 }
 
 static bool is_file(const struct kiln_entry *e)
@@ -127,12 +155,33 @@ static const char *base_of(const char *path)
 	return b ? b + 1 : path;
 }
 
-static int by_base(const void *a, const void *b)
+/* Paths read backwards, from their last byte: those that end alike are
+ * together. */
+static int by_rev(const void *a, const void *b)
 {
 	const struct name *x = a, *y = b;
-	int c = strcmp(x->base, y->base);
 
-	return c ? c : strcmp(x->rel, y->rel);
+	for (size_t i = 0; i < x->len && i < y->len; i++)
+		if (x->rel[x->len - 1 - i] != y->rel[y->len - 1 - i])
+			return (unsigned char)x->rel[x->len - 1 - i] <
+					       (unsigned char)y->rel[y->len - 1 - i]
+				       ? -1
+				       : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Does the path R (RN bytes) end with '/' and PATH (PN bytes): 0; else
+ * which way it sorts from those that do (by_rev()). */
+static int ends_with(const char *r, size_t rn, const char *path, size_t pn)
+{
+	for (size_t i = 0; i <= pn; i++) {
+		unsigned char c = i < pn ? (unsigned char)path[pn - 1 - i] : '/';
+		if (i >= rn)
+			return -1;
+		if ((unsigned char)r[rn - 1 - i] != c)
+			return (unsigned char)r[rn - 1 - i] < c ? -1 : 1;
+	}
+	return 0;
 }
 
 static int by_rel(const void *a, const void *b)
@@ -143,66 +192,81 @@ static int by_rel(const void *a, const void *b)
 /* Is REL a file of the tree? */
 static bool in_tree(const struct decide *d, const char *rel)
 {
-	struct name key = { 0, rel, NULL };
+	struct name key = { 0, rel, 0 };
 
 	return d->nfiles && bsearch(&key, d->by_rel, d->nfiles, sizeof(key), by_rel);
 }
 
-/* Does the tree path REL stand for the manifest's PATH? */
-static bool names(const char *rel, const char *path)
+/* Call FN(D, F, ARG) for each file F of the tree that stands for the
+ * manifest's PATH: PATH itself or a path PATH ends with after a '/' (found
+ * by path), or one that ends with '/' and PATH (by the path read
+ * backwards): a lookup each, never a scan of the files. */
+static void each_named(struct decide *d, const char *path,
+		       void (*fn)(struct decide *, const struct name *, void *), void *arg)
 {
-	size_t r = strlen(rel), p = strlen(path);
+	size_t pn = strlen(path), lo = 0, hi = d->nfiles;
 
-	if (r == p)
-		return strcmp(rel, path) == 0;
-	if (r < p)
-		return path[p - r - 1] == '/' && strcmp(path + p - r, rel) == 0;
-	return rel[r - p - 1] == '/' && strcmp(rel + r - p, path) == 0;
-}
-
-/* The first of the tree's files (by base name) whose base name is BASE. */
-static size_t first_of(const struct decide *d, const char *base)
-{
-	size_t lo = 0, hi = d->nfiles;
-
+	for (const char *s = path; s;) {
+		struct name key = { 0, s, 0 }, *f;
+		if (d->nfiles && (f = bsearch(&key, d->by_rel, d->nfiles, sizeof(key), by_rel)))
+			fn(d, f, arg);
+		s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(d->by_base[mid].base, base) < 0)
+		if (ends_with(d->by_rev[mid].rel, d->by_rev[mid].len, path, pn) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	for (; lo < d->nfiles && ends_with(d->by_rev[lo].rel, d->by_rev[lo].len, path, pn) == 0; lo++)
+		fn(d, &d->by_rev[lo], arg);
+}
+
+/* Apply the proof P to the tree's file F that stands for it. */
+static void apply_one(struct decide *d, const struct name *f, void *arg)
+{
+	const struct kiln_proof *p = arg;
+	struct kiln_fp *fp = &d->fp[f->k];
+	size_t off = (size_t)(base_of(p->path) - p->path);
+
+	if (p->complete)
+		add_bundled(d, f->rel);
+	d->listed[f->k] |= LISTED | (p->denied ? DENIED : 0);
+	if (!p->proven)
+		return;
+	d->listed[f->k] |= PROVEN;
+	if (fp->why != KILN_WHY_NONE)
+		return;
+	*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0, 0 };
+	if (p->len) {
+		fp->start = (uint32_t)((size_t)(base_of(f->rel) - f->rel) + p->start - off);
+		fp->len = (uint32_t)p->len;
+	}
 }
 
 /* Apply the proofs P to the tree's files. */
 static void apply(struct decide *d, const struct kiln_proofs *p)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		const char *path = p->v[i].path, *base = base_of(path);
-		size_t off = (size_t)(base - path);
-		for (size_t f = first_of(d, base); f < d->nfiles && strcmp(d->by_base[f].base, base) == 0;
-		     f++) {
-			const char *rel = d->by_base[f].rel;
-			size_t k = d->by_base[f].k;
-			struct kiln_fp *fp = &d->fp[k];
-			if (!names(rel, path))
-				continue;
-			if (p->v[i].complete)
-				add_bundled(d, rel);
-			d->listed[k] |= LISTED | (p->v[i].denied ? DENIED : 0);
-			if (!p->v[i].proven)
-				continue;
-			d->listed[k] |= PROVEN;
-			if (fp->why != KILN_WHY_NONE)
-				continue;
-			*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0, 0 };
-			if (p->v[i].len) {
-				fp->start = (uint32_t)((size_t)(base_of(rel) - rel) + p->v[i].start - off);
-				fp->len = (uint32_t)p->v[i].len;
-			}
-		}
-	}
+	for (size_t i = 0; i < p->n; i++)
+		each_named(d, p->v[i].path, apply_one, &p->v[i]);
+}
+
+/* What stale() finds of one output. */
+struct staleness {
+	struct decide *dirs;
+	time_t mtime;
+	size_t found;
+	bool old;
+};
+
+static void stale_one(struct decide *d, const struct name *f, void *arg)
+{
+	struct staleness *s = arg;
+
+	s->found++;
+	add_bundled(s->dirs, f->rel);
+	s->old |= d->t->walk.v[f->k].st.st_mtime > s->mtime + MANIFEST_SLACK;
 }
 
 /* Is the complete manifest P, of modification time MTIME, an earlier
@@ -212,31 +276,26 @@ static void apply(struct decide *d, const struct kiln_proofs *p)
 static bool stale(struct decide *d, const struct kiln_proofs *p, time_t mtime)
 {
 	struct decide dirs = { .t = d->t };
-	bool old = false;
+	struct staleness s = { &dirs, mtime, 0, false };
 
-	for (size_t i = 0; i < p->n && !old; i++) {
-		const char *path = p->v[i].path, *base = base_of(path);
-		size_t n = strlen(path), found = 0;
+	for (size_t i = 0; i < p->n && !s.old; i++) {
+		const char *path = p->v[i].path;
+		size_t n = strlen(path);
 		if (!p->v[i].complete)
 			continue;
-		for (size_t f = first_of(d, base); f < d->nfiles && strcmp(d->by_base[f].base, base) == 0;
-		     f++)
-			if (names(d->by_base[f].rel, path)) {
-				found++;
-				add_bundled(&dirs, d->by_base[f].rel);
-				old |= d->t->walk.v[d->by_base[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
-			}
-		old |= !found && !(n > 4 && strcmp(path + n - 4, ".map") == 0);
+		s.found = 0;
+		each_named(d, path, stale_one, &s);
+		s.old |= !s.found && !(n > 4 && strcmp(path + n - 4, ".map") == 0);
 	}
-	for (size_t f = 0; f < d->nfiles && !old; f++) {
+	for (size_t f = 0; f < d->nfiles && !s.old; f++) {
 		const char *rel = d->by_rel[f].rel;
 		size_t at = 0, len;
 		if (in_bundled(&dirs, rel) && kiln_token_next(rel, &at, &len))
-			old |= d->t->walk.v[d->by_rel[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
+			s.old |= d->t->walk.v[d->by_rel[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
 	}
 	d->nomem |= dirs.nomem;
 	free(dirs.bundled);
-	return old;
+	return s.old;
 }
 
 /* Read the manifest PATH (REQUIRED: one given with --fingerprints, whose
@@ -662,18 +721,18 @@ void kiln_immutable_decide(struct kiln_tree *t)
 
 	d.fp = calloc(t->walk.n + 1, sizeof(*d.fp));
 	d.listed = calloc(t->walk.n + 1, sizeof(*d.listed));
-	d.by_base = malloc((t->walk.n + 1) * sizeof(*d.by_base));
+	d.by_rev = malloc((t->walk.n + 1) * sizeof(*d.by_rev));
 	d.by_rel = malloc((t->walk.n + 1) * sizeof(*d.by_rel));
-	if (!d.fp || !d.listed || !d.by_base || !d.by_rel)
+	if (!d.fp || !d.listed || !d.by_rev || !d.by_rel)
 		goto nomem;
 	for (size_t k = 0; k < t->walk.n; k++)
 		if (is_file(&t->walk.v[k])) {
-			d.by_base[d.nfiles] = (struct name){ k, t->walk.v[k].rel,
-							     base_of(t->walk.v[k].rel) };
-			d.by_rel[d.nfiles] = d.by_base[d.nfiles];
+			d.by_rev[d.nfiles] = (struct name){ k, t->walk.v[k].rel,
+							    strlen(t->walk.v[k].rel) };
+			d.by_rel[d.nfiles] = d.by_rev[d.nfiles];
 			d.nfiles++;
 		}
-	qsort(d.by_base, d.nfiles, sizeof(*d.by_base), by_base);
+	qsort(d.by_rev, d.nfiles, sizeof(*d.by_rev), by_rev);
 	qsort(d.by_rel, d.nfiles, sizeof(*d.by_rel), by_rel);
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
@@ -698,7 +757,7 @@ void kiln_immutable_decide(struct kiln_tree *t)
 					   SIZE_MAX)
 			d.fp[k].start = (uint32_t)start;
 	}
-	free(d.by_base);
+	free(d.by_rev);
 	free(d.by_rel);
 	free(d.bundled);
 	free(d.listed);
@@ -708,7 +767,7 @@ nomem:
 	kiln_ledger_lost(&t->ledger);
 	free(d.fp);
 	free(d.listed);
-	free(d.by_base);
+	free(d.by_rev);
 	free(d.by_rel);
 	free(d.bundled);
 }
