@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,7 @@ static void apply_one(struct kiln_decide *d, const struct name *f, void *arg)
 	if (!p->proven)
 		return;
 	d->listed[f->k] |= PROVEN;
+	d->nproved++;
 	if (fp->why != KILN_WHY_NONE)
 		return;
 	*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0, 0 };
@@ -187,7 +189,7 @@ struct staleness {
 	struct kiln_decide *dirs;
 	time_t mtime;
 	size_t found;
-	bool old;
+	const char *newer; /* a file newer than the manifest */
 };
 
 static void stale_one(struct kiln_decide *d, const struct name *f, void *arg)
@@ -196,36 +198,73 @@ static void stale_one(struct kiln_decide *d, const struct name *f, void *arg)
 
 	s->found++;
 	add_bundled(s->dirs, f->rel);
-	s->old |= d->t->walk.v[f->k].st.st_mtime > s->mtime + MANIFEST_SLACK;
+	if (!s->newer && d->t->walk.v[f->k].st.st_mtime > s->mtime + MANIFEST_SLACK)
+		s->newer = f->rel;
 }
 
 /* Is the complete manifest P, of modification time MTIME, an earlier
  * build's: an output it lists (its implied source maps aside) not in the
  * tree, or a file it lists, or one of a candidate token in the directories
- * it lists, newer than it by more than MANIFEST_SLACK? */
-static bool stale(struct kiln_decide *d, const struct kiln_proofs *p, time_t mtime)
+ * it lists, newer than it by more than MANIFEST_SLACK?  Then WHY (N bytes)
+ * says which; else *NDIRS is how many directories it decides. */
+static bool stale(struct kiln_decide *d, const struct kiln_proofs *p, time_t mtime, char *why,
+		  size_t n, size_t *ndirs)
 {
 	struct kiln_decide dirs = { .t = d->t };
-	struct staleness s = { &dirs, mtime, 0, false };
+	struct staleness s = { &dirs, mtime, 0, NULL };
+	const char *gone = NULL;
 
-	for (size_t i = 0; i < p->n && !s.old; i++) {
+	for (size_t i = 0; i < p->n && !s.newer && !gone; i++) {
 		const char *path = p->v[i].path;
-		size_t n = strlen(path);
+		size_t len = strlen(path);
 		if (!p->v[i].complete)
 			continue;
 		s.found = 0;
 		each_named(d, path, stale_one, &s);
-		s.old |= !s.found && !(n > 4 && strcmp(path + n - 4, ".map") == 0);
+		if (!s.found && !(len > 4 && strcmp(path + len - 4, ".map") == 0))
+			gone = path;
 	}
-	for (size_t f = 0; f < d->nfiles && !s.old; f++) {
+	in_bundled(&dirs, ""); /* (sorted, each directory once) */
+	for (size_t f = 0; f < d->nfiles && !s.newer && !gone; f++) {
 		const char *rel = d->by_rel[f].rel;
 		size_t at = 0, len;
-		if (in_bundled(&dirs, rel) && kiln_token_next(rel, &at, &len))
-			s.old |= d->t->walk.v[d->by_rel[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
+		if (in_bundled(&dirs, rel) && kiln_token_next(rel, &at, &len) &&
+		    d->t->walk.v[d->by_rel[f].k].st.st_mtime > mtime + MANIFEST_SLACK)
+			s.newer = rel;
 	}
+	if (gone)
+		snprintf(why, n, "it lists %s, which the tree does not hold", gone);
+	else if (s.newer)
+		snprintf(why, n, "%s is newer than it: a later build's", s.newer);
+	*ndirs = dirs.nbundled;
 	d->nomem |= dirs.nomem;
 	free(dirs.bundled);
-	return s.old;
+	return gone || s.newer;
+}
+
+/* Tell what the manifest PATH of FORMAT (complete: COMPLETE) proved
+ * (D->nproved files) and decides (NDIRS directories), or why it is STALE
+ * (WHY), through on_event (-v shows it). */
+static void tell(struct kiln_decide *d, const char *path, const char *format, bool complete,
+		 bool stale, const char *why, size_t ndirs)
+{
+	struct kiln_error e = { KILN_OK, 0, NULL, "" };
+	char text[1024];
+	int n = snprintf(text, sizeof(text), "%s: proves %zu file%s", format, d->nproved,
+			 d->nproved == 1 ? "" : "s");
+
+	if (n < 0 || (size_t)n >= sizeof(text))
+		n = 0;
+	if (stale)
+		snprintf(text + n, sizeof(text) - (size_t)n, "; stale: decides nothing (%s)", why);
+	else if (complete)
+		snprintf(text + n, sizeof(text) - (size_t)n, ", decides %zu director%s", ndirs,
+			 ndirs == 1 ? "y" : "ies");
+	else
+		snprintf(text + n, sizeof(text) - (size_t)n, ", decides no directory (it does not "
+			 "list every output)");
+	e.what = text;
+	kiln_tree_event(d->t, KILN_EVENT_FINGERPRINTS, path, -1, &e);
 }
 
 /* Read the manifest PATH (REQUIRED: one given with --fingerprints, whose
@@ -240,6 +279,9 @@ static void read_manifest(struct kiln_decide *d, const char *path, bool required
 	uint8_t *text = NULL;
 	const char *format;
 	kiln_status ret = KILN_ERR_IO;
+	char why[512] = "";
+	size_t ndirs = 0;
+	bool complete, old = false;
 
 	if (fd < 0) {
 		kiln_fail(&err, KILN_ERR_IO, errno, "cannot open the bundler manifest");
@@ -263,11 +305,17 @@ static void read_manifest(struct kiln_decide *d, const char *path, bool required
 	if (fd >= 0)
 		close(fd);
 	free(text);
-	if (ret == KILN_OK && stale(d, &p, st.st_mtime))
+	complete = ret == KILN_OK && p.n && p.v[0].complete;
+	if (complete && (old = stale(d, &p, st.st_mtime, why, sizeof(why), &ndirs)))
 		for (size_t i = 0; i < p.n; i++)
 			p.v[i].complete = false;
+	d->nproved = 0;
 	if (ret == KILN_OK)
 		apply(d, &p);
+	if (ret == KILN_OK)
+		tell(d, path, format, complete, old, why, ndirs);
+	else if (ret == KILN_ERR_INVALID && !required)
+		kiln_tree_event(d->t, KILN_EVENT_FINGERPRINTS, path, -1, &err);
 	kiln_proofs_free(&p);
 	if (ret == KILN_ERR_NOMEM)
 		kiln_ledger_lost(&d->t->ledger);

@@ -43,6 +43,7 @@ struct kiln_decide {
 	size_t nbundled, capbundled;
 	bool sorted;
 	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED */
+	size_t nproved;        /* the files the manifest being read proves */
 	/* sampled()'s last answer: a directory (REL's first N bytes), the
 	 * byte before a token and its length */
 	struct { const char *rel; size_t n, len; char sep; bool yes; } sample;

@@ -37,6 +37,7 @@ static const char *const event_names[KILN_NEVENTS] = {
 	[KILN_EVENT_PREVIOUS_UNUSED] = "no dictionary deltas from this release",
 	[KILN_EVENT_BEHIND_LINK] = "behind a link now, outside the tree: left alone",
 	[KILN_EVENT_WAITING] = "waiting for another kiln",
+	[KILN_EVENT_FINGERPRINTS] = "bundler manifest read",
 	[KILN_EVENT_BYTES_CHANGED] = "bytes changed under a name read as a fingerprint; revalidated",
 	[KILN_EVENT_IN_PROGRESS] = "another kiln is changing this tree",
 	[KILN_EVENT_NO_MANIFEST] = "no manifest",

@@ -86,6 +86,14 @@ ln -s "$T/vite.json" "$T/vite-link.json"
 "$KILN" -q --fingerprints "$T/vite-link.json" "$D"
 check "--fingerprints through a link (a path given outside the tree)" \
 	[ "$(why "$D" solo/app-KQXWPZvr.js)" = "bundler KQXWPZvr" ]
+echo '{"name": "My docs", "pages": {"/": ["solo/app-KQXWPZvr.js"]}}' >"$D/manifest.json"
+"$KILN" -v "$D" 2>"$T/top.log"
+check "-v: a manifest.json at the top that is none kiln reads" \
+	grep -qx "$D/manifest.json: not a bundler manifest kiln reads (Vite, webpack, esbuild, Next.js)" "$T/top.log"
+check "... proves nothing (a \"pages\" key is not Next.js's manifest)" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "- -" ]
+check "... and without -v nothing is said" sh -c '! "$1" "$2" 2>&1 | grep -q "manifest.json: not"' - "$KILN" "$D"
+rm "$D/manifest.json"
+"$KILN" -q "$D"
 echo '{"name": "a web app manifest", "icons": [{"src": "a.png"}]}' >"$T/pwa.json"
 echo 'not json' >"$T/bad.json"
 "$KILN" -q --fingerprints "$T/pwa.json" --fingerprints "$T/bad.json" --fingerprints "$T/none.json" \
@@ -127,7 +135,9 @@ cat >"$V/.vite/manifest.json" <<'JSON'
  "_vendor-Qm7pL2vX.js": {"file": "assets/vendor-Qm7pL2vX.js", "name": "vendor"},
  "src/app.ts": {"file": "assets/app-KQXWPZvr.js", "name": "app", "src": "src/app.ts"}}
 JSON
-"$KILN" -q "$V"
+"$KILN" -v "$V" 2>"$T/vm.log"
+check "-v says what the manifest proves and decides (3 chunks, a style sheet, a map)" \
+	grep -qx "$V/.vite/manifest.json: Vite manifest: proves 5 files, decides 1 directory" "$T/vm.log"
 check "with Vite's manifest, not" [ "$(why "$V" assets/qr-QRCODEzx.svg)" = "- -" ]
 check "... nor a copy whose name alone would be taken: the manifest decides its directory" \
 	[ "$(why "$V" assets/extra-Pq8wR3tZ.js)" = "- -" ]
@@ -136,7 +146,8 @@ check "... their source maps too" [ "$(why "$V" assets/app-KQXWPZvr.js.map)" = "
 check "... and the name's stay the name's" [ "$(why "$V" assets/index-B2x9_kQ1.js)" = "name B2x9_kQ1" ]
 # an earlier build's manifest (older than the outputs) decides nothing
 touch -d '-1 hour' "$V/.vite/manifest.json"
-"$KILN" -q "$V"
+"$KILN" -v "$V" 2>"$T/vm.log"
+check "-v says it is stale, and why" grep -q "^$V/.vite/manifest.json: Vite manifest: proves 5 files; stale: decides nothing (assets/[^ ]* is newer than it: a later build's)$" "$T/vm.log"
 check "a stale manifest decides nothing: the copy is its name's again" \
 	[ "$(why "$V" assets/extra-Pq8wR3tZ.js)" = "name Pq8wR3tZ" ]
 check "... and it still proves what it proves" [ "$(why "$V" assets/index-DPJWWXvr.css)" = "bundler DPJWWXvr" ]

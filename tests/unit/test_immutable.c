@@ -22,6 +22,7 @@
 #include "check.h"
 #include "scratch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -77,13 +78,25 @@ static bool is(const struct kiln_tree *t, const char *rel, unsigned why, const c
 	return at && fp.start == (size_t)(at - rel) && fp.len == strlen(token);
 }
 
+static unsigned changes_told;
+static char manifest_told[1024]; /* what the last manifest read was said to prove */
+
+static void on_event(void *user, kiln_event ev, const char *path, int coding,
+		     const struct kiln_error *err)
+{
+	(void)user, (void)path, (void)coding;
+	changes_told += ev == KILN_EVENT_BYTES_CHANGED;
+	if (ev == KILN_EVENT_FINGERPRINTS)
+		snprintf(manifest_told, sizeof(manifest_told), "%s", err && err->what ? err->what : "");
+}
+
 /* Decide the tree DIR/SITE (its earlier release DIR/PREV when PREV, the
  * manifest FINGERPRINTS when given) into *T, with OPT's globs. */
 static bool decide(struct kiln_tree *t, struct kiln_run **run, struct kiln_options *opt,
 		   const char *site, const char *prev, const char *fingerprints)
 {
 	static const char *previous[1], *fps[1];
-	struct kiln_callbacks cb = { 0 };
+	struct kiln_callbacks cb = { .on_event = on_event };
 	struct kiln_error err = { 0 };
 
 	opt->jobs = 1;
@@ -234,6 +247,10 @@ static void test_manifests(void)
 		return;
 	CHECK(is(&t, "assets/index-DPJWWXvr.js", KILN_WHY_BUNDLER, "DPJWWXvr"));
 	CHECK(is(&t, "assets/vendor-Qm7pL2vX.js", KILN_WHY_NAME, "Qm7pL2vX"));
+	/* told: what it proves (the index chunk: vendor's is only listed) and
+	 * the one directory it decides */
+	CHECK_MSG(strcmp(manifest_told, "Vite manifest: proves 1 file, decides 1 directory") == 0, "%s",
+		  manifest_told);
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NONE, ""));
 	CHECK(is(&t, "other/extra-Xk9mQ2pL.js", KILN_WHY_NAME, "Xk9mQ2pL"));
 	done(&t, run, &opt);
@@ -246,6 +263,8 @@ static void test_manifests(void)
 	CHECK(is(&t, "assets/index-DPJWWXvr.js", KILN_WHY_NAME, "DPJWWXvr") ||
 	      is(&t, "assets/index-DPJWWXvr.js", KILN_WHY_BUNDLER, "DPJWWXvr"));
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NAME, "B2x9_kQ1"));
+	CHECK_MSG(strncmp(manifest_told, "Vite manifest: proves 1 file; stale: decides nothing (", 54) == 0 &&
+		  strstr(manifest_told, "is newer than it"), "%s", manifest_told);
 	done(&t, run, &opt);
 	/* listing an output that is not there: the same */
 	put_n("vite2.json", "{\"index.html\": {\"file\": \"assets/index-DPJWWXvr.js\", "
@@ -255,6 +274,8 @@ static void test_manifests(void)
 	if (!decide(&t, &run, &opt, "m", NULL, "vite2.json"))
 		return;
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NAME, "B2x9_kQ1"));
+	CHECK_MSG(strstr(manifest_told, "stale: decides nothing (it lists assets/gone-Kq7wPz3x.js, which "
+				       "the tree does not hold)"), "%s", manifest_told);
 	done(&t, run, &opt);
 	/* Next.js's manifest is read at the top only as build-manifest.json;
 	 * a site's manifest.json with a "pages" key proves nothing */
@@ -294,15 +315,6 @@ static void test_manifests(void)
 	CHECK(is(&t, "static/js/main.3f9a2c7b.js", KILN_WHY_NAME, "3f9a2c7b"));
 	CHECK(is(&t, "static/js/copied.8e1d0a4f.js", KILN_WHY_NONE, ""));
 	done(&t, run, &opt);
-}
-
-static unsigned changes_told;
-
-static void on_event(void *user, kiln_event ev, const char *path, int coding,
-		     const struct kiln_error *err)
-{
-	(void)user, (void)path, (void)coding, (void)err;
-	changes_told += ev == KILN_EVENT_BYTES_CHANGED;
 }
 
 /* The record of REL as a run that read TIMES copies of TEXT would have
