@@ -103,6 +103,8 @@ static const char *const no[] = {
 	"codec-H264HEVC.svg", "promo-Q3FY24aa.jpg", "sku-X7K2PQ9Z.jpg", "x-PRUint16.svg",
 	/* hexadecimal that is no hash: a colour, a UUID's last group; a page */
 	"palette-ff00aa11.css", "uploads/550e8400-e29b-41d4-a716-4466554400ab.jpg",
+	/* ... an id after a timestamp (Unsplash's photos) */
+	"img/photo-1506744038136-46273834b3fb.jpg", "1699999999-3f9a2c7b1d4e.png",
 	"posts/My-First-Post-3f9a2c7b1d4e.html", "api/struct.B2x9_kQ1.html",
 	/* an image whose token is of too few pieces: one number, one run of
 	 * lowercase letters ("Xk9mqzpL" would be a script's hash) */
@@ -146,6 +148,13 @@ static void test_hashlike(void)
 	CHECK(kiln_token_other("p/palette-ff00aa11.css", 10, 8));
 	CHECK(kiln_token_other("550e8400-e29b-41d4-a716-4466554400ab.jpg", 24, 12));
 	CHECK(!kiln_token_other("p/palette-3f9a2c7b.css", 10, 8));
+	/* an id after a number of 10 digits or more: a timestamp's, not a
+	 * hash's; 9 digits or a word before it leave a hash */
+	CHECK(kiln_token_other("photo-1506744038136-46273834b3fb.jpg", 20, 12));
+	CHECK(kiln_token_other("1506744038-3f9a2c7b.js", 11, 8));
+	CHECK(!kiln_token_other("a-150674403-3f9a2c7b.js", 12, 8));
+	CHECK(!kiln_token_other("a1506744038136-3f9a2c7b.js", 15, 8));
+	CHECK(kiln_fingerprinted("js/chunk-150674403-3f9a2c7b.js"));
 }
 
 /* The previous rule's test of a token's change: a new hash, not a counter,
