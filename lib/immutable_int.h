@@ -7,7 +7,7 @@
 #define KILN_IMMUTABLE_INT_H
 
 #include "fingerprint.h"
-#include "run.h"
+#include "tree.h"
 
 #include <stdbool.h>
 #include <stddef.h>
