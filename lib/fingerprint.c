@@ -311,11 +311,12 @@ static bool hex_other(const char *base, const char *t, size_t len)
 	if (len == 8 && t[0] == t[1] && t[2] == t[3] && t[4] == t[5] && t[6] == t[7])
 		return true;
 	if (t - base >= 11 && t[-1] == '-') {
-		for (p = t - 2; p >= base && *p >= '0' && *p <= '9'; p--)
+		size_t i = (size_t)(t - base) - 1; /* the '-' */
+		for (; i > 0 && base[i - 1] >= '0' && base[i - 1] <= '9'; i--)
 			digits++;
-		if (digits >= 10 && (p < base || *p == '-' || *p == '_' || *p == '.'))
+		if (digits >= 10 && (i == 0 || base[i - 1] == '-' || base[i - 1] == '_' ||
+				     base[i - 1] == '.'))
 			return true;
-		p = base;
 	}
 	if (len != 12 || t - base < 24)
 		return false;
