@@ -11,7 +11,8 @@
  *   u32 recipes, each (u8 length, bytes): what records name by number
  *   u64 records, sorted by path, each:
  *     path (u32 length, bytes), size (u64), SHA-256, SHA-384, outcome (u8),
- *     why immutable (u8), fingerprint start and length (u32, u32),
+ *     why immutable (u8; its high bit: bytes changed), fingerprint start
+ *     and length (u32, u32),
  *     per coding: outcome (u8), and unless OFF its size (u64) and recipe
  *       (u16), and when KEPT its SHA-256,
  *     deltas (u16), each: dictionary SHA-256, dictionary path (u32, bytes),
@@ -43,6 +44,9 @@
 
 #define MAGIC "KILNIDX\n"
 #define VERSION 1
+/* A record's "why" byte holds its fp.changed in its high bit (an index an
+ * earlier kiln cannot read then: it reads the manifest instead). */
+#define WHY_CHANGED 0x80u
 #define ORDER 0x01020304u
 
 /* Limits a reader holds an index to (no record kiln writes comes near). */
@@ -345,7 +349,7 @@ static void put_record(struct out *o, const struct item *it, struct recipes *rs)
 	put(o, r->sha256, 32);
 	put(o, r->sha384, 48);
 	put_u8(o, (unsigned)r->outcome);
-	put_u8(o, it->fp.why);
+	put_u8(o, it->fp.why | (it->fp.changed ? WHY_CHANGED : 0));
 	put_u32(o, it->fp.start);
 	put_u32(o, it->fp.len);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -606,6 +610,8 @@ static void get_record(struct in *r, struct kiln_prev_entry *pe, const char **re
 	take(r, rec->sha384, 48);
 	outcome = get_u8(r);
 	why = get_u8(r);
+	rec->fp.changed = (why & WHY_CHANGED) != 0;
+	why &= ~(unsigned)WHY_CHANGED;
 	rec->fp.start = get_u32(r);
 	rec->fp.len = get_u32(r);
 	if (outcome >= KILN_NOUTCOMES || outcome == KILN_OUTCOME_SIBLING || why >= KILN_NWHY ||

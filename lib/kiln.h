@@ -207,6 +207,18 @@ typedef enum kiln_event {
 	KILN_EVENT_WAITING,          /* another kiln is changing the tree (PATH):
 	                                waiting for it, once per tree (ERR->what
 	                                "waiting for another kiln (pid N)") */
+	KILN_EVENT_FINGERPRINTS,     /* a bundler's manifest (PATH) read: ERR->what
+	                                (ERR->status KILN_OK) says its format,
+	                                how many files of the tree it proves and
+	                                which directories it decides, or that it
+	                                is stale, or (one found at the top) no
+	                                manifest kiln reads */
+	KILN_EVENT_BYTES_CHANGED,    /* a file whose name was read as holding a
+	                                content hash (PATH) has other bytes than
+	                                under the same name before (the last
+	                                run's record, or an earlier release):
+	                                revalidated, not immutable, while the
+	                                name stays; ERR NULL */
 	/* check: the tree (PATH) is being changed by another kiln (ERR->what
 	 * names its pid): what check found is no problem of the tree; a dry
 	 * run (ERR->status KILN_OK: a warning): what it says may change */

@@ -205,6 +205,8 @@ UNTESTED = {
     "bundler": "reads real bundlers' manifests (tests/bundler/): e2e/immutable.sh",
     "jscan": "the member scan under the manifest's readers: unit/test_state_stream.c reads every "
              "text it takes both ways, and from a file through windows of a few bytes",
+    "renames": "the evidence immutable.c decides with: unit/test_immutable.c (renames, bytes "
+               "changed under a name), e2e/immutable.sh",
     "run": "the orchestration of a tree, i.e. the whole binary: every e2e suite",
 }
 UNIT_FAMILIES = ("codec", "archive", "snippet", "serve")
