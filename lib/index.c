@@ -11,8 +11,7 @@
  *   u32 recipes, each (u8 length, bytes): what records name by number
  *   u64 records, sorted by path, each:
  *     path (u32 length, bytes), size (u64), SHA-256, SHA-384, outcome (u8),
- *     why immutable (u8; its high bit: bytes changed), fingerprint start
- *     and length (u32, u32),
+ *     why immutable (u8; high bit: bytes changed), fingerprint (u32 start, u32 length),
  *     per coding: outcome (u8), and unless OFF its size (u64) and recipe
  *       (u16), and when KEPT its SHA-256,
  *     deltas (u16), each: dictionary SHA-256, dictionary path (u32, bytes),
@@ -73,17 +72,14 @@ bool kiln_index_is_kilns(const char *path)
 {
 	char magic[8];
 	struct stat st;
-	bool ours;
-	int fd;
+	int fd = lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ? -1 :
+		 open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool ours = fd >= 0 && kiln_pread_full(fd, (uint8_t *)magic, 8, 0) == 8 &&
+		    memcmp(magic, MAGIC, 8) == 0;
 
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT;
-	if (!S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return false;
-	ours = kiln_pread_full(fd, (uint8_t *)magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
-	       memcmp(magic, MAGIC, sizeof(magic)) == 0;
-	close(fd);
-	return ours;
+	if (fd >= 0)
+		close(fd);
+	return ours || (fd < 0 && lstat(path, &st) != 0 && errno == ENOENT);
 }
 
 bool kiln_index_local(const char *root)
