@@ -100,9 +100,13 @@ static void say_serving(const char *dir, const char *addr, const char *prefix,
 			first = false;
 		}
 	if (in.deltas)
-		fprintf(stderr, ", %zu deltas", in.deltas);
+		fprintf(stderr, ", %zu delta%s", in.deltas, in.deltas == 1 ? "" : "s");
 	if (in.missing)
-		fprintf(stderr, "; %zu recorded files not on disk as recorded, not served", in.missing);
+		fprintf(stderr, "; %zu recorded file%s not on disk as recorded, not served",
+			in.missing, in.missing == 1 ? "" : "s");
+	if (in.changed)
+		fprintf(stderr, "; %zu source%s changed since the manifest, sent as they are",
+			in.changed, in.changed == 1 ? "" : "s");
 	fputs(")\n", stderr);
 }
 
@@ -271,7 +275,7 @@ int serve_main(int argc, char **argv)
 		st = kiln_httpd_reload(h, sig != SIGHUP, &reloaded, &err);
 		if (st != KILN_OK && !failing) { /* told once until a load works */
 			if (st == KILN_ERR_NOMEM)
-				fputs("kiln: out of memory", stderr);
+				fputs("kiln: out of memory\n", stderr);
 			else
 				say_error(argv[optind], &err);
 			fputs("kiln: the last manifest loaded goes on serving\n", stderr);

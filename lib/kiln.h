@@ -499,8 +499,8 @@ struct kiln_httpd_options {
 	 * (kiln's --url-prefix); NULL: "/".  Other paths are 404. */
 	const char *url_prefix;
 	/* At each load, read every recorded file and compare its SHA-256
-	 * with the manifest's: one that differs is never sent (a source's
-	 * asset is then 404). */
+	 * with the manifest's: a sibling or delta that differs is never sent;
+	 * a source that differs is sent as it is, without its siblings. */
 	bool verify;
 	/* The manifest to serve from, read at each load (kiln's --manifest,
 	 * or --artifacts' DIR/kiln-manifest.json); NULL: ROOT's own,
@@ -520,6 +520,8 @@ struct kiln_httpd_info {
 	size_t siblings;           /* siblings on disk as recorded */
 	size_t deltas;             /* dictionary deltas on disk as recorded */
 	size_t missing;            /* recorded files not on disk as recorded: never sent */
+	size_t changed;            /* sources not as recorded (size; with verify,
+	                              digest): sent as they are, without siblings */
 	unsigned codings;          /* bit set (1u << kiln_coding) of the codings served */
 };
 

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* One representation of an asset: the source (coding -1) or a sibling. */
@@ -69,6 +70,26 @@ struct kiln_srv_asset {
 	char *use_as_dictionary;
 	struct kiln_srv_delta *deltas; /* owned, sorted by dict */
 	size_t ndeltas;
+	/* The source as the load found it (opened beneath the top, no link
+	 * followed): a source whose bytes are no longer the manifest's has
+	 * siblings that are not its own (kiln_srv_source_now()). */
+	uint64_t src_dev, src_ino;
+	struct timespec src_mtime;
+	bool changed;         /* already at load: not of the recorded size (or,
+	                         verified, digest): no sibling, no delta */
+	/* The HTTP side's memo of the last check of the source: the second
+	 * (CLOCK_MONOTONIC_COARSE) times 4 plus what it found (0 as loaded,
+	 * 1 changed, 2 gone); 0 before the first. */
+	_Atomic int64_t src_memo;
+};
+
+/* A file the manifest records that the load did not find as recorded (a
+ * source, sibling or delta): looked for again at each poll (a tree copied
+ * file by file, rsync, may bring its manifest before the files). */
+struct kiln_srv_absent {
+	char *rel;            /* owned */
+	uint64_t size;
+	uint8_t sha256[32];
 };
 
 /* A loaded manifest. */
@@ -80,6 +101,10 @@ struct kiln_srv_table {
 	size_t nsiblings;     /* representations besides identity */
 	size_t ndeltas;       /* dictionary deltas on disk as recorded */
 	size_t missing;       /* recorded files left out: not on disk as recorded */
+	size_t nchanged;      /* sources not as recorded: sent as they are */
+	struct kiln_srv_absent *absent; /* the files left out (at most
+	                         ABSENT_MAX of them); owned */
+	size_t nabsent;
 	bool verify;          /* loaded with their digests checked */
 	/* the manifest file as loaded, to notice a new one */
 	uint64_t m_dev, m_ino, m_size;
@@ -106,14 +131,32 @@ struct kiln_srv_table {
 kiln_status kiln_srv_table_load(const char *root, const char *manifest, const char *url_prefix,
 				bool verify, struct kiln_srv_table **out, struct kiln_error *err);
 
-/* Does the manifest file of ROOT (MANIFEST, or ROOT/kiln-manifest.json when
- * NULL) differ (device, inode, size, mtime) from the one T was loaded
- * from?  A manifest gone counts as unchanged. */
+/* Should T be loaded again: does the manifest file of ROOT (MANIFEST, or
+ * ROOT/kiln-manifest.json when NULL) differ (device, inode, size, mtime)
+ * from the one T was loaded from, does ROOT name another directory than
+ * T's top (a link flipped to a release hard-linked from the last one, whose
+ * manifest is the same file), or is a file the load did not find as
+ * recorded there now?  A manifest gone counts as unchanged. */
 bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest);
 
 /* Take and drop a reference; the last drop frees T.  Thread-safe. */
 void kiln_srv_table_ref(struct kiln_srv_table *t);
 void kiln_srv_table_unref(struct kiln_srv_table *t);
+
+/*
+ * The source of A now against what the load found (its device, inode,
+ * size and mtime, by a new open beneath T's top, no link followed):
+ * KILN_SRV_SOURCE_AS_LOADED, _CHANGED (its bytes may not be the
+ * manifest's: only the file as it is may be sent, never a sibling), or
+ * _GONE (nothing may be sent: 404).  *SB gets its status when not gone.
+ * Thread-safe; one open(2) and fstat(2).
+ */
+enum { KILN_SRV_SOURCE_AS_LOADED, KILN_SRV_SOURCE_CHANGED, KILN_SRV_SOURCE_GONE };
+int kiln_srv_source_now(const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+			struct stat *sb);
+
+/* Is SB the source A's load found (and A not changed already at load)? */
+bool kiln_srv_source_same(const struct kiln_srv_asset *a, const struct stat *sb);
 
 /* The asset whose rel is KEY[0..len), or NULL.  Thread-safe for readers. */
 const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const char *key,

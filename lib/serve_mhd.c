@@ -325,6 +325,10 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	}
 	if ((fd = open_rep(t, rep, &sb, status)) < 0)
 		return false;
+	if (rep == &a->rep[0] && !kiln_srv_source_same(a, &sb)) {
+		close(fd); /* another file than the load found: not cached */
+		return false;
+	}
 	if (rep->size == 0 || !(c = calloc(1, sizeof(*c))) ||
 	    !(c->ok = MHD_create_response_from_fd64(rep->size, fd))) {
 		free(c);
@@ -459,21 +463,79 @@ static const struct kiln_srv_rep *delta_wanted(const struct kiln_srv_asset *a,
 }
 
 /*
+ * What A's source is now (KILN_SRV_SOURCE_*), looked at again at most once
+ * a second (as the open files are, struct cached): its siblings are sent
+ * only while it is the file the load found.
+ */
+static int source_state(const struct kiln_srv_table *t, struct kiln_srv_asset *a)
+{
+	int64_t now = coarse_now(), memo = atomic_load_explicit(&a->src_memo, memory_order_relaxed);
+	struct stat sb;
+	int state;
+
+	if (a->changed)
+		return KILN_SRV_SOURCE_CHANGED;
+	if (now && memo >> 2 == now)
+		return (int)(memo & 3);
+	state = kiln_srv_source_now(t, a, &sb);
+	atomic_store_explicit(&a->src_memo, now * 4 + state, memory_order_relaxed);
+	return state;
+}
+
+/*
+ * Answer with A's source as it is now, its bytes no longer (or not known
+ * to be) the manifest's: identity only, with an ETag made from its status
+ * as nginx makes one ("mtime-size" in hex), so that no cache takes it for
+ * the recorded representation.  FD is the source opened and checked (*SB
+ * its status), or -1 to open it here.
+ */
+static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Connection *c,
+				    const struct kiln_srv_table *t,
+				    const struct kiln_srv_asset *a, int fd, struct stat *sb,
+				    struct fields *f)
+{
+	struct kiln_srv_rep now = { .coding = -1, .rel = a->rel };
+
+	if (fd < 0) {
+		fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
+		if (fd >= 0 && (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0)
+			return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
+	}
+	now.size = (uint64_t)sb->st_size;
+	snprintf(now.etag, sizeof(now.etag), "\"%llx-%llx\"", (unsigned long long)sb->st_mtim.tv_sec,
+		 (unsigned long long)sb->st_size);
+	return send_opened(h, c, a, &now, fd, sb, f);
+}
+
+/*
  * Answer with the representation of A that request F gets: the delta it
  * can take, else the smallest sibling it accepts, else the source; a
  * representation whose file is not as the manifest says is passed over
- * for the next (the source's: 404 when gone, 503 when of another size).
- * Without a Range, from the representation's cache while it holds.
+ * for the next.  While the source is not the file the load found, none
+ * of its siblings: the source as it is (send_changed()), or 404 when it
+ * is gone.  Without a Range, from the representation's cache while it
+ * holds.
  */
 static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connection *c,
-				  const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+				  const struct kiln_srv_table *t, struct kiln_srv_asset *a,
 				  struct fields *f)
 {
 	unsigned accept = kiln_srv_accepted(f->has_ae ? f->ae : NULL), status = MHD_HTTP_NOT_FOUND;
-	const struct kiln_srv_rep *rep = delta_wanted(a, f);
+	const struct kiln_srv_rep *rep;
 	struct stat sb;
 	int fd;
 
+	switch (source_state(t, a)) {
+	case KILN_SRV_SOURCE_GONE:
+		return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
+	case KILN_SRV_SOURCE_CHANGED:
+		return send_changed(h, c, t, a, -1, &sb, f);
+	}
+	rep = delta_wanted(a, f);
 	for (;;) {
 		struct cached *k = NULL;
 		bool usable = true;
@@ -487,11 +549,30 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 			if (k)
 				return send_cached(c, rep, k, f);
 		}
+		if (rep == &a->rep[0]) {
+			/* the source, opened by name: sent as recorded only when it
+			 * is still the file the load found (its replacement may have
+			 * the recorded size) */
+			fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
+			if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+				close(fd);
+				fd = -1;
+			}
+			if (fd < 0)
+				return plain(c, f, errno == EMFILE || errno == ENFILE
+							   ? MHD_HTTP_SERVICE_UNAVAILABLE
+							   : MHD_HTTP_NOT_FOUND,
+					     "not found\n");
+			if (!kiln_srv_source_same(a, &sb)) {
+				atomic_store_explicit(&a->src_memo,
+						      coarse_now() * 4 + KILN_SRV_SOURCE_CHANGED,
+						      memory_order_relaxed);
+				return send_changed(h, c, t, a, fd, &sb, f);
+			}
+			return send_opened(h, c, a, rep, fd, &sb, f);
+		}
 		if (usable && (fd = open_rep(t, rep, &sb, &status)) >= 0)
 			return send_opened(h, c, a, rep, fd, &sb, f);
-		if (rep->coding < 0 && !rep->token) /* the source: nothing left */
-			return plain(c, f, status, status == MHD_HTTP_NOT_FOUND ? "not found\n"
-										 : "changing, try again\n");
 		if (rep->coding >= 0)
 			accept &= ~(1u << rep->coding);
 		rep = NULL;
@@ -502,7 +583,7 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 			       struct fields *f)
 {
 	struct kiln_srv_table *t;
-	const struct kiln_srv_asset *a;
+	struct kiln_srv_asset *a;
 	char key[KEY_MAX + sizeof("/index.html")];
 	size_t len;
 	int kind;
@@ -522,7 +603,8 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 		memcpy(key + len, "index.html", sizeof("index.html"));
 		len += sizeof("index.html") - 1;
 	}
-	a = kind ? kiln_srv_find(t, key, len) : NULL;
+	/* the asset's memos are its own: the table is otherwise read-only */
+	a = kind ? (struct kiln_srv_asset *)kiln_srv_find(t, key, len) : NULL;
 	if (a) {
 		ok = send_asset(h, c, t, a, f);
 	} else if (kind == 1 && (memcpy(key + len, "/index.html", sizeof("/index.html")),
@@ -738,6 +820,7 @@ void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
 	info->siblings = t->nsiblings;
 	info->deltas = t->ndeltas;
 	info->missing = t->missing;
+	info->changed = t->nchanged;
 	info->codings = t->codings;
 	kiln_srv_table_unref(t);
 }

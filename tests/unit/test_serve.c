@@ -278,8 +278,51 @@ static void test_table(void)
 		CHECK(kiln_srv_find(t, "a.j", 3) == NULL);
 		CHECK(kiln_srv_find(t, "a.jsx", 5) == NULL);
 		CHECK(!kiln_srv_table_stale(t, dir, NULL));
+		/* the sibling left out is looked for again: there, the table
+		 * is stale (of another size, not yet) */
+		CHECK(t->nabsent == 1 && strcmp(t->absent[0].rel + 5, gzs) == 0);
+		{
+			char sib[64];
+			snprintf(sib, sizeof(sib), "b.css%s", gzs);
+			put(dir, sib, "GZGZ");
+			CHECK(!kiln_srv_table_stale(t, dir, NULL));
+			put(dir, sib, "GZG");
+			CHECK(kiln_srv_table_stale(t, dir, NULL));
+		}
+		/* the source now: as loaded, changed (a new file of the same
+		 * size renamed in), gone */
+		a = kiln_srv_find(t, "a.js", 4);
+		{
+			struct stat sb;
+			char p1[512], p2[512];
+			snprintf(p1, sizeof(p1), "%s/a.js", dir);
+			snprintf(p2, sizeof(p2), "%s/a.js.new", dir);
+			CHECK(a && kiln_srv_source_now(t, a, &sb) == KILN_SRV_SOURCE_AS_LOADED);
+			put(dir, "a.js.new", "9876543210");
+			CHECK(rename(p2, p1) == 0);
+			CHECK(a && kiln_srv_source_now(t, a, &sb) == KILN_SRV_SOURCE_CHANGED &&
+			      sb.st_size == 10);
+			CHECK(unlink(p1) == 0);
+			CHECK(a && kiln_srv_source_now(t, a, &sb) == KILN_SRV_SOURCE_GONE);
+		}
 		kiln_srv_table_unref(t);
 	}
+	/* loaded without its source: the asset is left out and looked for;
+	 * with a source of another size: kept, without its siblings */
+	put(dir, "b.css", "abcdefgh");
+	t = NULL;
+	CHECK(kiln_srv_table_load(dir, NULL, "/", false, &t, &err) == KILN_OK);
+	if (t) {
+		CHECK(t->n == 1 && !kiln_srv_find(t, "a.js", 4) && t->nabsent == 1 &&
+		      strcmp(t->absent[0].rel, "a.js") == 0);
+		a = kiln_srv_find(t, "b.css", 5);
+		CHECK(a && a->changed && a->nreps == 1 && t->nchanged == 1);
+		CHECK(!kiln_srv_table_stale(t, dir, NULL));
+		put(dir, "a.js", "0123456789");
+		CHECK(kiln_srv_table_stale(t, dir, NULL));
+		kiln_srv_table_unref(t);
+	}
+	put(dir, "b.css", "abcdef");
 	/* another tree's record */
 	{
 		char *p = strstr(m, "\"settings\"");
