@@ -19,7 +19,7 @@
  * queue them.  A response holds its own descriptor: a deploy that replaces
  * files never makes a response mix two versions.
  */
-#include "serve.h"
+#include "serve_mhd.h"
 
 #include "beneath.h"
 #include "codec.h"
@@ -44,38 +44,6 @@
 /* Longest Accept-Encoding or If-None-Match value read (all fields of the
  * name joined); the rest is ignored. */
 #define FIELD_MAX 2048
-/*
- * A connection's memory (MHD_OPTION_CONNECTION_MEMORY_LIMIT): the request
- * line and header fields must fit in about half of it (a request that does
- * not is refused: 431 or 414, or the connection closed), with the header
- * block of the answer.  libmicrohttpd zeroes a connection's whole memory
- * between two requests, and the unused half of its read buffer once a
- * request is read: with 32 KiB that was 48 KiB of memset per request,
- * half of kiln serve's user CPU and more than L1 holds.  16 KiB takes a
- * request of about 7.5 KB (nginx's default limit is 8 KB a line).
- */
-#define REQUEST_MEMORY 16384
-
-struct kiln_httpd {
-	char *root;
-	char *manifest; /* the manifest's path, or NULL: ROOT's own */
-	struct kiln_httpd_options opt;
-	struct MHD_Daemon *d;
-	pthread_mutex_t lock; /* guards table */
-	struct kiln_srv_table *table;
-	unsigned port;
-};
-
-static struct kiln_srv_table *table_get(struct kiln_httpd *h)
-{
-	struct kiln_srv_table *t;
-
-	pthread_mutex_lock(&h->lock);
-	t = h->table;
-	kiln_srv_table_ref(t);
-	pthread_mutex_unlock(&h->lock);
-	return t;
-}
 
 /* The fields a request's answer depends on, and what it got (for the
  * access log). */
@@ -285,7 +253,7 @@ static time_t coarse_now(void)
 	return ts.tv_sec;
 }
 
-static void cached_free(void *p)
+void kiln_srv_cached_free(void *p)
 {
 	struct cached *c = p;
 
@@ -341,7 +309,7 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	kiln_srv_format_date(c->mtime, c->lastmod);
 	if (!(c->not_modified = MHD_create_response_from_buffer(0, (void *)"",
 								 MHD_RESPMEM_PERSISTENT))) {
-		cached_free(c);
+		kiln_srv_cached_free(c);
 		return true;
 	}
 	MHD_add_response_header(c->ok, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
@@ -351,7 +319,7 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	rep_headers(c->ok, h, a, rep, c->lastmod);
 	rep_headers(c->not_modified, h, a, rep, c->lastmod);
 	if (!atomic_compare_exchange_strong(&rep->cache, &expect, c)) {
-		cached_free(c); /* another request made it first */
+		kiln_srv_cached_free(c); /* another request made it first */
 		c = expect;
 	}
 	*out = c;
@@ -598,7 +566,7 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 		return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
 	}
 	kind = kiln_srv_url_key(url + plen - 1, key, KEY_MAX, &len);
-	t = table_get(h);
+	t = kiln_srv_table_get(h);
 	if (kind == 2) {
 		memcpy(key + len, "index.html", sizeof("index.html"));
 		len += sizeof("index.html") - 1;
@@ -670,7 +638,7 @@ static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
 	}
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
 {
@@ -717,7 +685,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return ok;
 }
 
-static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+void kiln_srv_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
@@ -726,152 +694,3 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 		cork(c, 0);
 }
 
-/* The URL as it came: decoded by kiln_srv_url_key(), never here. */
-static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
-{
-	(void)cls;
-	(void)c;
-	return strlen(s);
-}
-
-kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *opt,
-			     struct kiln_httpd **out, struct kiln_error *err)
-{
-	struct kiln_httpd *h = calloc(1, sizeof(*h));
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
-	kiln_status st;
-	const union MHD_DaemonInfo *info;
-
-	*out = NULL;
-	if (!h || !(h->root = strdup(root)) ||
-	    (opt->manifest_path && !(h->manifest = strdup(opt->manifest_path)))) {
-		if (h)
-			free(h->root);
-		free(h);
-		return KILN_ERR_NOMEM;
-	}
-	h->opt = *opt;
-	pthread_mutex_init(&h->lock, NULL);
-	if (!h->opt.url_prefix)
-		h->opt.url_prefix = "/";
-	if (h->opt.url_prefix[0] != '/' || h->opt.url_prefix[strlen(h->opt.url_prefix) - 1] != '/') {
-		err->status = st = KILN_ERR_INVALID;
-		err->errnum = 0;
-		err->what = "--url-prefix: begins and ends with '/'";
-		err->suffix = "";
-		goto fail;
-	}
-	if ((st = kiln_srv_table_load(root, h->manifest, h->opt.url_prefix, h->opt.verify, &h->table,
-				      err)) != KILN_OK)
-		goto fail;
-	h->table->cache_free = cached_free;
-	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)opt->port);
-	} else if (inet_pton(AF_INET6, opt->address, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)opt->port);
-		flags |= MHD_USE_IPv6;
-	} else {
-		err->status = st = KILN_ERR_INVALID;
-		err->errnum = 0;
-		err->what = "--listen: not a numeric IPv4 or IPv6 address";
-		err->suffix = "";
-		goto fail;
-	}
-	h->d = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_THREAD_POOL_SIZE,
-		(unsigned)(opt->threads ? opt->threads : 1), MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)(opt->max_connections ? opt->max_connections : 1024),
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-		MHD_OPTION_END);
-	if (!h->d) {
-		err->status = st = KILN_ERR_IO;
-		err->errnum = errno;
-		err->what = "cannot listen on the --listen address";
-		err->suffix = "";
-		goto fail;
-	}
-	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = info ? info->port : opt->port;
-	*out = h;
-	return KILN_OK;
-fail:
-	kiln_srv_table_unref(h->table);
-	pthread_mutex_destroy(&h->lock);
-	free(h->manifest);
-	free(h->root);
-	free(h);
-	return st;
-}
-
-void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
-{
-	struct kiln_srv_table *t = table_get(h);
-
-	info->port = h->port;
-	info->assets = t->n;
-	info->siblings = t->nsiblings;
-	info->deltas = t->ndeltas;
-	info->missing = t->missing;
-	info->changed = t->nchanged;
-	info->codings = t->codings;
-	kiln_srv_table_unref(t);
-}
-
-kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
-			      struct kiln_error *err)
-{
-	struct kiln_srv_table *t, *old;
-	kiln_status st;
-
-	*reloaded = false;
-	if (if_changed) {
-		t = table_get(h);
-		bool stale = kiln_srv_table_stale(t, h->root, h->manifest);
-		kiln_srv_table_unref(t);
-		if (!stale)
-			return KILN_OK;
-	}
-	if ((st = kiln_srv_table_load(h->root, h->manifest, h->opt.url_prefix, h->opt.verify, &t,
-				      err)) != KILN_OK)
-		return st; /* the old table goes on serving */
-	t->cache_free = cached_free;
-	pthread_mutex_lock(&h->lock);
-	old = h->table;
-	h->table = t;
-	pthread_mutex_unlock(&h->lock);
-	kiln_srv_table_unref(old);
-	*reloaded = true;
-	return KILN_OK;
-}
-
-void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
-{
-	if (!h)
-		return;
-	if (h->d) {
-		MHD_socket s = MHD_quiesce_daemon(h->d); /* no new connections */
-		for (unsigned waited = 0; waited < grace_ms; waited += 50) {
-			const union MHD_DaemonInfo *i =
-				MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-			if (!i || i->num_connections == 0)
-				break;
-			usleep(50 * 1000);
-		}
-		MHD_stop_daemon(h->d);
-		if (s != MHD_INVALID_SOCKET)
-			close(s);
-	}
-	kiln_srv_table_unref(h->table);
-	pthread_mutex_destroy(&h->lock);
-	free(h->manifest);
-	free(h->root);
-	free(h);
-}

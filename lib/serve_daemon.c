@@ -1,0 +1,176 @@
+/*
+ * serve_daemon.c - `kiln serve`'s libmicrohttpd daemon: started on the
+ * table of the manifest, given a new table between requests
+ * (kiln_httpd_reload()), stopped after its open responses (server.h and
+ * kiln.h's kiln_httpd_*).  The requests are serve_mhd.c's.
+ */
+#include "serve_mhd.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * A connection's memory (MHD_OPTION_CONNECTION_MEMORY_LIMIT): the request
+ * line and header fields must fit in about half of it (a request that does
+ * not is refused: 431 or 414, or the connection closed), with the header
+ * block of the answer.  libmicrohttpd zeroes a connection's whole memory
+ * between two requests, and the unused half of its read buffer once a
+ * request is read: with 32 KiB that was 48 KiB of memset per request,
+ * half of kiln serve's user CPU and more than L1 holds.  16 KiB takes a
+ * request of about 7.5 KB (nginx's default limit is 8 KB a line).
+ */
+#define REQUEST_MEMORY 16384
+
+/* The URL as it came: decoded by kiln_srv_url_key(), never here. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls;
+	(void)c;
+	return strlen(s);
+}
+
+kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *opt,
+			     struct kiln_httpd **out, struct kiln_error *err)
+{
+	struct kiln_httpd *h = calloc(1, sizeof(*h));
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+	kiln_status st;
+	const union MHD_DaemonInfo *info;
+
+	*out = NULL;
+	if (!h || !(h->root = strdup(root)) ||
+	    (opt->manifest_path && !(h->manifest = strdup(opt->manifest_path)))) {
+		if (h)
+			free(h->root);
+		free(h);
+		return KILN_ERR_NOMEM;
+	}
+	h->opt = *opt;
+	pthread_mutex_init(&h->lock, NULL);
+	if (!h->opt.url_prefix)
+		h->opt.url_prefix = "/";
+	if (h->opt.url_prefix[0] != '/' || h->opt.url_prefix[strlen(h->opt.url_prefix) - 1] != '/') {
+		err->status = st = KILN_ERR_INVALID;
+		err->errnum = 0;
+		err->what = "--url-prefix: begins and ends with '/'";
+		err->suffix = "";
+		goto fail;
+	}
+	if ((st = kiln_srv_table_load(root, h->manifest, h->opt.url_prefix, h->opt.verify, &h->table,
+				      err)) != KILN_OK)
+		goto fail;
+	h->table->cache_free = kiln_srv_cached_free;
+	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)opt->port);
+	} else if (inet_pton(AF_INET6, opt->address, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)opt->port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		err->status = st = KILN_ERR_INVALID;
+		err->errnum = 0;
+		err->what = "--listen: not a numeric IPv4 or IPv6 address";
+		err->suffix = "";
+		goto fail;
+	}
+	h->d = MHD_start_daemon(
+		flags, 0, NULL, NULL, kiln_srv_on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_THREAD_POOL_SIZE,
+		(unsigned)(opt->threads ? opt->threads : 1), MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)(opt->max_connections ? opt->max_connections : 1024),
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
+		MHD_OPTION_NOTIFY_COMPLETED, kiln_srv_on_completed, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+		MHD_OPTION_END);
+	if (!h->d) {
+		err->status = st = KILN_ERR_IO;
+		err->errnum = errno;
+		err->what = "cannot listen on the --listen address";
+		err->suffix = "";
+		goto fail;
+	}
+	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : opt->port;
+	*out = h;
+	return KILN_OK;
+fail:
+	kiln_srv_table_unref(h->table);
+	pthread_mutex_destroy(&h->lock);
+	free(h->manifest);
+	free(h->root);
+	free(h);
+	return st;
+}
+
+void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
+{
+	struct kiln_srv_table *t = kiln_srv_table_get(h);
+
+	info->port = h->port;
+	info->assets = t->n;
+	info->siblings = t->nsiblings;
+	info->deltas = t->ndeltas;
+	info->missing = t->missing;
+	info->changed = t->nchanged;
+	info->codings = t->codings;
+	kiln_srv_table_unref(t);
+}
+
+kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
+			      struct kiln_error *err)
+{
+	struct kiln_srv_table *t, *old;
+	kiln_status st;
+
+	*reloaded = false;
+	if (if_changed) {
+		t = kiln_srv_table_get(h);
+		bool stale = kiln_srv_table_stale(t, h->root, h->manifest);
+		kiln_srv_table_unref(t);
+		if (!stale)
+			return KILN_OK;
+	}
+	if ((st = kiln_srv_table_load(h->root, h->manifest, h->opt.url_prefix, h->opt.verify, &t,
+				      err)) != KILN_OK)
+		return st; /* the old table goes on serving */
+	t->cache_free = kiln_srv_cached_free;
+	pthread_mutex_lock(&h->lock);
+	old = h->table;
+	h->table = t;
+	pthread_mutex_unlock(&h->lock);
+	kiln_srv_table_unref(old);
+	*reloaded = true;
+	return KILN_OK;
+}
+
+void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
+{
+	if (!h)
+		return;
+	if (h->d) {
+		MHD_socket s = MHD_quiesce_daemon(h->d); /* no new connections */
+		for (unsigned waited = 0; waited < grace_ms; waited += 50) {
+			const union MHD_DaemonInfo *i =
+				MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+			if (!i || i->num_connections == 0)
+				break;
+			usleep(50 * 1000);
+		}
+		MHD_stop_daemon(h->d);
+		if (s != MHD_INVALID_SOCKET)
+			close(s);
+	}
+	kiln_srv_table_unref(h->table);
+	pthread_mutex_destroy(&h->lock);
+	free(h->manifest);
+	free(h->root);
+	free(h);
+}

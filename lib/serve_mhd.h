@@ -1,0 +1,47 @@
+/*
+ * serve_mhd.h - what `kiln serve`'s two libmicrohttpd files share:
+ * serve_mhd.c answers requests, serve_daemon.c starts, reloads and stops
+ * the daemon that calls it.
+ */
+#ifndef KILN_SERVE_MHD_H
+#define KILN_SERVE_MHD_H
+
+#include "serve.h"
+
+#include <microhttpd.h>
+#include <pthread.h>
+
+struct kiln_httpd {
+	char *root;
+	char *manifest; /* the manifest's path, or NULL: ROOT's own */
+	struct kiln_httpd_options opt;
+	struct MHD_Daemon *d;
+	pthread_mutex_t lock; /* guards table */
+	struct kiln_srv_table *table;
+	unsigned port;
+};
+
+/* The current table, with a reference the caller drops. */
+static inline struct kiln_srv_table *kiln_srv_table_get(struct kiln_httpd *h)
+{
+	struct kiln_srv_table *t;
+
+	pthread_mutex_lock(&h->lock);
+	t = h->table;
+	kiln_srv_table_ref(t);
+	pthread_mutex_unlock(&h->lock);
+	return t;
+}
+
+/* libmicrohttpd's callbacks (MHD_AccessHandlerCallback and
+ * MHD_OPTION_NOTIFY_COMPLETED), CLS the struct kiln_httpd. */
+enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const char *url,
+				    const char *method, const char *version,
+				    const char *upload_data, size_t *upload_data_size, void **req_cls);
+void kiln_srv_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			   enum MHD_RequestTerminationCode toe);
+
+/* A representation's cache (struct cached), freed with its table. */
+void kiln_srv_cached_free(void *p);
+
+#endif
