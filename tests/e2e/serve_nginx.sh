@@ -48,6 +48,30 @@ serving() { NGINX_SERVER=$3 nginx_start "$T/$1" "$2"; }
 nginx_t() { NGINX_SERVER=$3 NGINX_HTTP=${4-"include $2/kiln.nginx.http.conf;"} nginx_conf "$1" "$2" 8; }
 at_root() { printf '        location / {\n            include %s/kiln.nginx.conf;\n        }\n' "$1"; }
 
+# links_outside TREE: a sibling, a source and a directory of the served
+# TREE replaced by links to outside it: nothing of outside is sent (the
+# source itself may be, 200, when only its sibling is a link).  Put back.
+links_outside() {
+	local tree=$1 u ae code
+	rm -rf "$T/outside" && mkdir -p "$T/outside/assets" && echo 'SECRET-OUTSIDE' >"$T/outside/secret.txt"
+	cp "$tree/assets/"* "$T/outside/assets/" 2>/dev/null
+	echo 'SECRET-OUTSIDE' >>"$T/outside/assets/app.3f9a2c7b.js"
+	gzip -kf "$T/outside/secret.txt" && chmod -R a+rX "$T/outside"
+	cp -a "$tree/settings.js.gz" "$tree/small.txt" "$T/"
+	ln -sf "$T/outside/secret.txt.gz" "$tree/settings.js.gz" && rm -f "$tree/settings.js.br"
+	ln -sf "$T/outside/secret.txt" "$tree/small.txt"
+	mv "$tree/assets" "$T/assets.away" && ln -s "$T/outside/assets" "$tree/assets"
+	for u in settings.js small.txt assets/app.3f9a2c7b.js assets/app.3f9a2c7b.js.gz; do
+		for ae in gzip identity; do
+			code=$(curl -s --compressed -o "$T/body" -w '%{http_code}' -H "Accept-Encoding: $ae" "http://127.0.0.1:$PORT/$u")
+			check "a link to outside the tree on the way to /$u ($ae): nothing of outside sent ($code)" \
+				eval "! grep -q SECRET-OUTSIDE '$T/body' && [ $code != 200 -o '$u' = settings.js ]"
+		done
+	done
+	rm "$tree/assets" && mv "$T/assets.away" "$tree/assets"
+	rm "$tree/settings.js.gz" "$tree/small.txt" && mv "$T/settings.js.gz" "$T/small.txt" "$tree/"
+}
+
 sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 	local name=$1; shift
 	$PY "$E2E/serve_check.py" "$@" >"$T/$name.out" 2>&1 || { grep -m 30 FAIL "$T/$name.out" >&2; tail -n 1 "$T/$name.out" >&2; return 1; }
@@ -55,6 +79,8 @@ sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 
 # ---- 1. The serving tree, every coding of the form, served at /.
 bash "$E2E/serve_tree.sh" "$T/site" || fail "serve_tree.sh"
+# (and a file of its own whose name ends in a sibling's suffix)
+mkdir -p "$T/site/files" && tar -C "$T/site" -czf "$T/site/files/bundle.tar.gz" docs
 "$KILN" -q "${CODINGS[@]}" "$T/site"
 check "kiln ${CODINGS[*]} on the serving tree" [ $? -eq 0 ]
 check "... writes the $FORM form of the snippet" is_form "$T/site"
@@ -109,16 +135,20 @@ fi
 # app's fallback (try_files) still works beside the snippet.
 if [ -n "$NGINX_PID" ]; then
 	rm "$T/old/data.json"
-	code=$(curl -s -o "$T/body" -w '%{http_code}' -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/data.json")
-	if [ "$FORM" = static ]; then
-		# nginx's static modules do not look at the source (docs/serving.md)
-		check "the static form: a source gone, its siblings left: the sibling, until kiln runs again ($code)" \
-			eval "[ $code = 200 ] && cmp -s '$T/body' '$T/old/data.json.br'"
-	else
-		check "a source gone, its siblings left: 404, not a sibling ($code)" [ "$code" = 404 ]
-	fi
+	for ae in 'gzip, deflate, br, zstd' gzip br; do
+		code=$(curl -s -o "$T/body" -w '%{http_code}' -H "Accept-Encoding: $ae" "http://127.0.0.1:$PORT/data.json")
+		check "a source gone, its siblings left, Accept-Encoding $ae: 404, not a sibling ($code)" [ "$code" = 404 ]
+	done
+	for sfx in gz br; do
+		code=$(curl -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/data.json.$sfx")
+		check "... and its .$sfx by its own URL: 404 ($code)" [ "$code" = 404 ]
+	done
 	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/settings.js.gz")
 	check "a sibling by its own URL, beside its source: 404 ($code)" [ "$code" = 404 ]
+	code=$(curl -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/files/bundle.tar.gz")
+	check "a .tar.gz asset of its own (no source beside it): 200 ($code), its bytes" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/old/files/bundle.tar.gz'"
+	[ "$FORM" = negotiating ] && links_outside "$T/old"
 fi
 spa=$(printf '        location / {\n            try_files $uri /index.html;\n            include %s/kiln.nginx.conf;\n        }\n' "$T/site")
 if serving n2b "$T/site" "$spa"; then
@@ -168,6 +198,7 @@ check "... with no module to load (gzip_static alone)" \
 if NGINX_MAIN= serving n4b "$T/gz" "$(at_root "$T/gz")"; then
 	check "a gzip-only run, nginx without the brotli module: serve_check" \
 		sc check4b --base "http://127.0.0.1:$PORT/" --tree "$T/gz"
+	links_outside "$T/gz"
 fi
 nginx_stop
 
