@@ -167,10 +167,13 @@ const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const
  * into a key of at most CAP - 1 bytes in OUT (NUL-terminated, *LEN bytes).
  * Returns 1 for a file key, 2 for a directory ("/", or a path ending in
  * '/': OUT is the directory's key with its '/', "" for the top), 0 when
- * the path can name nothing in the tree: not starting with '/', a %
- * not followed by two hex digits, an encoded NUL, '/' or '\\', a raw or
- * decoded byte below 0x20 or 0x7f, an empty, "." or ".." component, a
- * component starting with '.' other than ".well-known", or too long.
+ * the path names nothing that may be sent: not starting with '/', a %
+ * not followed by two hex digits, an encoded NUL or '/', an empty, "."
+ * or ".." component, a component starting with '.' other than
+ * ".well-known" (RFC 8615: a dotfile or dot-directory, .git, .env, is
+ * never sent even when the manifest lists it), or too long.  Every other
+ * byte, decoded or not, is a name byte (a backslash, a control byte:
+ * POSIX names may hold them, and kiln serves what it compressed).
  */
 int kiln_srv_url_key(const char *raw, char *out, size_t cap, size_t *len);
 

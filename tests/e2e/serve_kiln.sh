@@ -339,6 +339,25 @@ check "a --manifest that is not there: exit 1, said so" \
 "$KILN" serve --manifest '' "$T/art" 2>/dev/null
 check "--manifest '': a usage error ($?)" [ $? = 2 ]
 
+# ---- 5d. Dotfiles and dot-directories are never sent, though the manifest
+# lists them; .well-known (RFC 8615) is served.
+mkdir -p "$T/dot/.git" "$T/dot/.well-known" "$T/dot/sub/.cache" && cp "$T/site/index.html" "$T/dot/"
+echo '[core] secret' >"$T/dot/.git/config"; echo 'PASSWORD=1' >"$T/dot/.env"
+printf 'user:secret %s\n' $(seq 100) >"$T/dot/sub/.htpasswd"; printf 'x %s\n' $(seq 100) >"$T/dot/sub/.cache/x.js"
+printf 'Contact: mailto:a@example.org %s\n' $(seq 50) >"$T/dot/.well-known/security.txt"
+"$KILN" -q "$T/dot"
+check "(the manifest lists the dotfiles)" grep -q '".env"' "$T/dot/kiln-manifest.json"
+if kiln_serve_start "$T/dot"; then
+	for u in /.git/config /.env /sub/.htpasswd /sub/.htpasswd.gz /sub/.cache/x.js /%2eenv; do
+		code=$(get "$u" -H 'Accept-Encoding: gzip')
+		check "a dotfile, $u: 404 ($code)" eval "[ $code = 404 ] && ! grep -q secret '$T/body'"
+	done
+	code=$(get /.well-known/security.txt)
+	check "/.well-known/security.txt: 200 ($code), its bytes" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/dot/.well-known/security.txt'"
+	kiln_serve_stop
+fi
+
 # ---- 6. SIGTERM lets a response in flight finish: 2 MB sent at 1 MB/s,
 # the signal after half a second; the body whole, the exit 0.
 mkdir -p "$T/big" && head -c 2000000 /dev/urandom >"$T/big/big.bin" && cp "$T/site/index.html" "$T/big/"

@@ -46,8 +46,20 @@ static void test_url_key(void)
 	CHECK(key("/caf%C3%A9.css", "caf\xc3\xa9.css") == 1);
 	CHECK(key("/a%25b", "a%b") == 1);
 	CHECK(key("/.well-known/x", ".well-known/x") == 1);
-	CHECK(key("/.a.js", ".a.js") == 1); /* a dotfile the manifest lists is an asset */
+	CHECK(key("/.well-known/security.txt", ".well-known/security.txt") == 1);
+	CHECK(key("/a/.well-known/", "a/.well-known/") == 2);
 	CHECK(key("/x%5cy", "x\\y") == 1);  /* a backslash is a name byte on POSIX */
+	CHECK(key("/x%01y", "x\001y") == 1); /* so is a control byte */
+	CHECK(key("/a.b/c..d", "a.b/c..d") == 1);
+	/* dotfiles and dot-directories, even when the manifest lists them */
+	CHECK(key("/.a.js", NULL) == 0);
+	CHECK(key("/.env", NULL) == 0);
+	CHECK(key("/.git/config", NULL) == 0);
+	CHECK(key("/a/.htpasswd", NULL) == 0);
+	CHECK(key("/%2egit/config", NULL) == 0);
+	CHECK(key("/.well-knownx/a", NULL) == 0);
+	CHECK(key("/.well-know/a", NULL) == 0);
+	CHECK(key("/a/.git/", NULL) == 0);
 	/* refused */
 	CHECK(key("", NULL) == 0);
 	CHECK(key("index.html", NULL) == 0);
