@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /*
@@ -31,6 +32,32 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
 	(void)cls;
 	(void)c;
 	return strlen(s);
+}
+
+/*
+ * The descriptors H may use, by the process's limit: a quarter for files
+ * kept open (h->keep_max), a reserve for libmicrohttpd's own (an epoll
+ * and a pipe per thread), the tables' tops and the manifest, and two per
+ * connection (its socket, and the file of a response not kept open); so
+ * --max-connections is lowered to what is left, and libmicrohttpd stops
+ * accepting before accept(2) can fail with EMFILE (it then retried at
+ * once, a core spinning, until a descriptor came free).
+ */
+static unsigned fit_descriptors(struct kiln_httpd *h, unsigned connections, unsigned threads)
+{
+	struct rlimit rl;
+	size_t limit = 1024, reserve = 64 + 4 * (size_t)threads;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		limit = (size_t)rl.rlim_cur;
+	else if (rl.rlim_cur == RLIM_INFINITY)
+		limit = 1u << 20;
+	h->keep_max = limit / 4;
+	if (limit < h->keep_max + reserve + 2)
+		return 1;
+	if ((limit - h->keep_max - reserve) / 2 < connections)
+		connections = (unsigned)((limit - h->keep_max - reserve) / 2);
+	return connections;
 }
 
 kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *opt,
@@ -81,11 +108,13 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 		err->suffix = "";
 		goto fail;
 	}
+	h->max_connections = fit_descriptors(h, opt->max_connections ? opt->max_connections : 1024,
+					     opt->threads ? opt->threads : 1);
 	h->d = MHD_start_daemon(
 		flags, 0, NULL, NULL, kiln_srv_on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_THREAD_POOL_SIZE,
 		(unsigned)(opt->threads ? opt->threads : 1), MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)(opt->max_connections ? opt->max_connections : 1024),
+		h->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 		MHD_OPTION_NOTIFY_COMPLETED, kiln_srv_on_completed, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
@@ -119,6 +148,7 @@ void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
 	info->siblings = t->nsiblings;
 	info->deltas = t->ndeltas;
 	info->missing = t->missing;
+	info->max_connections = h->max_connections;
 	info->changed = t->nchanged;
 	info->codings = t->codings;
 	kiln_srv_table_unref(t);

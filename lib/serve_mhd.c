@@ -236,6 +236,7 @@ static int open_rep(const struct kiln_srv_table *t, const struct kiln_srv_rep *r
 struct cached {
 	struct MHD_Response *ok, *not_modified;
 	int fd;               /* owned by OK, which closes it */
+	_Atomic size_t *kept; /* the daemon's count of them, or NULL */
 	time_t mtime;
 	char lastmod[30];
 	/* the second (CLOCK_MONOTONIC_COARSE) the file was last found right */
@@ -261,6 +262,8 @@ void kiln_srv_cached_free(void *p)
 		MHD_destroy_response(c->ok);
 	if (c->not_modified)
 		MHD_destroy_response(c->not_modified);
+	if (c->kept)
+		atomic_fetch_sub(c->kept, 1);
 	free(c);
 }
 
@@ -297,12 +300,21 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 		close(fd); /* another file than the load found: not cached */
 		return false;
 	}
+	/* the daemon's tally, the only field of it a request changes */
+	_Atomic size_t *kept = &((struct kiln_httpd *)h)->kept;
+	if (atomic_fetch_add(kept, 1) >= h->keep_max) {
+		atomic_fetch_sub(kept, 1);
+		close(fd);
+		return true; /* as many kept open as may be: the slow path */
+	}
 	if (rep->size == 0 || !(c = calloc(1, sizeof(*c))) ||
 	    !(c->ok = MHD_create_response_from_fd64(rep->size, fd))) {
+		atomic_fetch_sub(kept, 1);
 		free(c);
 		close(fd);
 		return true; /* the slow path answers */
 	}
+	c->kept = kept;
 	c->fd = fd;
 	c->mtime = sb.st_mtim.tv_sec;
 	atomic_init(&c->checked, coarse_now()); /* open_rep() just checked it */

@@ -19,6 +19,13 @@ struct kiln_httpd {
 	pthread_mutex_t lock; /* guards table */
 	struct kiln_srv_table *table;
 	unsigned port;
+	/* Files kept open with their responses (struct cached), over every
+	 * table, and the most there may be: a quarter of the descriptor
+	 * limit, so that the rest answer requests and accept connections
+	 * (past it, a representation's file is opened for each request). */
+	_Atomic size_t kept;
+	size_t keep_max;
+	unsigned max_connections; /* --max-connections, or what fits */
 };
 
 /* The current table, with a reference the caller drops. */
