@@ -135,9 +135,11 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
  * ROOT/kiln-manifest.json when NULL) differ (device, inode, size, mtime)
  * from the one T was loaded from, does ROOT name another directory than
  * T's top (a link flipped to a release hard-linked from the last one, whose
- * manifest is the same file), or is a file the load did not find as
- * recorded there now?  A manifest gone counts as unchanged. */
-bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest);
+ * manifest is the same file), or, with ABSENT, is a file the load did not
+ * find as recorded there now (an open(2) each)?  A manifest gone counts as
+ * unchanged.  Two stat(2) without ABSENT. */
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest,
+			  bool absent);
 
 /* Take and drop a reference; the last drop frees T.  Thread-safe. */
 void kiln_srv_table_ref(struct kiln_srv_table *t);

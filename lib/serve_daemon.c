@@ -81,6 +81,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 	}
 	h->opt = *opt;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->reload_lock, NULL);
 	if (!h->opt.url_prefix)
 		h->opt.url_prefix = "/";
 	if (h->opt.url_prefix[0] != '/' || h->opt.url_prefix[strlen(h->opt.url_prefix) - 1] != '/') {
@@ -133,6 +134,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 fail:
 	kiln_srv_table_unref(h->table);
 	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->reload_lock);
 	free(h->manifest);
 	free(h->root);
 	free(h);
@@ -154,20 +156,12 @@ void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
 	kiln_srv_table_unref(t);
 }
 
-kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
-			      struct kiln_error *err)
+/* Load the table again and swap it in, under h->reload_lock. */
+static kiln_status load_swap(struct kiln_httpd *h, struct kiln_error *err)
 {
 	struct kiln_srv_table *t, *old;
 	kiln_status st;
 
-	*reloaded = false;
-	if (if_changed) {
-		t = kiln_srv_table_get(h);
-		bool stale = kiln_srv_table_stale(t, h->root, h->manifest);
-		kiln_srv_table_unref(t);
-		if (!stale)
-			return KILN_OK;
-	}
 	if ((st = kiln_srv_table_load(h->root, h->manifest, h->opt.url_prefix, h->opt.verify, &t,
 				      err)) != KILN_OK)
 		return st; /* the old table goes on serving */
@@ -177,8 +171,48 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 	h->table = t;
 	pthread_mutex_unlock(&h->lock);
 	kiln_srv_table_unref(old);
-	*reloaded = true;
+	atomic_fetch_add(&h->loads, 1);
 	return KILN_OK;
+}
+
+kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
+			      struct kiln_error *err)
+{
+	kiln_status st = KILN_OK;
+	bool stale = true;
+
+	pthread_mutex_lock(&h->reload_lock);
+	if (if_changed) {
+		struct kiln_srv_table *t = kiln_srv_table_get(h);
+		stale = kiln_srv_table_stale(t, h->root, h->manifest, true);
+		kiln_srv_table_unref(t);
+	}
+	if (stale)
+		st = load_swap(h, err);
+	/* a load a request made since counts too */
+	*reloaded = atomic_exchange(&h->loads_told, atomic_load(&h->loads)) != atomic_load(&h->loads);
+	pthread_mutex_unlock(&h->reload_lock);
+	return st;
+}
+
+struct kiln_srv_table *kiln_srv_reload_now(struct kiln_httpd *h, struct kiln_srv_table *t)
+{
+	struct kiln_srv_table *cur;
+	struct kiln_error err;
+
+	pthread_mutex_lock(&h->reload_lock);
+	cur = kiln_srv_table_get(h);
+	if (cur == t && kiln_srv_table_stale(t, h->root, h->manifest, false) &&
+	    load_swap(h, &err) == KILN_OK) {
+		kiln_srv_table_unref(cur);
+		cur = kiln_srv_table_get(h);
+	}
+	pthread_mutex_unlock(&h->reload_lock);
+	if (cur == t) {
+		kiln_srv_table_unref(cur);
+		return NULL;
+	}
+	return cur;
 }
 
 void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
@@ -200,6 +234,7 @@ void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
 	}
 	kiln_srv_table_unref(h->table);
 	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->reload_lock);
 	free(h->manifest);
 	free(h->root);
 	free(h);

@@ -502,7 +502,7 @@ static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Conne
  */
 static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connection *c,
 				  const struct kiln_srv_table *t, struct kiln_srv_asset *a,
-				  struct fields *f)
+				  struct fields *f, bool *gone)
 {
 	unsigned accept = kiln_srv_accepted(f->has_ae ? f->ae : NULL), status = MHD_HTTP_NOT_FOUND;
 	const struct kiln_srv_rep *rep;
@@ -511,6 +511,10 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 
 	switch (source_state(t, a)) {
 	case KILN_SRV_SOURCE_GONE:
+		if (gone) {
+			*gone = true; /* answer() looks for a new table first */
+			return MHD_YES;
+		}
 		return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
 	case KILN_SRV_SOURCE_CHANGED:
 		return send_changed(h, c, t, a, -1, &sb, f);
@@ -537,6 +541,10 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 			if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
 				close(fd);
 				fd = -1;
+			}
+			if (fd < 0 && gone && (errno == ENOENT || errno == ENOTDIR)) {
+				*gone = true;
+				return MHD_YES;
 			}
 			if (fd < 0)
 				return plain(c, f, errno == EMFILE || errno == ENFILE
@@ -586,7 +594,21 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 	/* the asset's memos are its own: the table is otherwise read-only */
 	a = kind ? (struct kiln_srv_asset *)kiln_srv_find(t, key, len) : NULL;
 	if (a) {
-		ok = send_asset(h, c, t, a, f);
+		bool gone = false;
+		struct kiln_srv_table *n;
+
+		ok = send_asset(h, c, t, a, f, &gone);
+		/* its file gone: a deploy may have removed the table's release
+		 * right after it put the new one in place (the poll would see
+		 * it only later), so the new table is loaded now, once */
+		if (gone && (n = kiln_srv_reload_now(h, t))) {
+			kiln_srv_table_unref(t);
+			t = n;
+			a = (struct kiln_srv_asset *)kiln_srv_find(t, key, len);
+		}
+		if (gone)
+			ok = a ? send_asset(h, c, t, a, f, NULL)
+			       : plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
 	} else if (kind == 1 && (memcpy(key + len, "/index.html", sizeof("/index.html")),
 				 kiln_srv_find(t, key, len + sizeof("/index.html") - 1))) {
 		ok = redirect(c, f, url); /* a directory, named without its '/' */

@@ -17,6 +17,8 @@ struct kiln_httpd {
 	struct kiln_httpd_options opt;
 	struct MHD_Daemon *d;
 	pthread_mutex_t lock; /* guards table */
+	pthread_mutex_t reload_lock; /* one load at a time */
+	_Atomic unsigned loads, loads_told; /* tables swapped in, and reported */
 	struct kiln_srv_table *table;
 	unsigned port;
 	/* Files kept open with their responses (struct cached), over every
@@ -47,6 +49,13 @@ enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const c
 				    const char *upload_data, size_t *upload_data_size, void **req_cls);
 void kiln_srv_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			   enum MHD_RequestTerminationCode toe);
+
+/* For a request that found a file of T gone: when DIR or its manifest is
+ * another since T was loaded (a deploy that removed T's release at once),
+ * the new table, loaded now if no other request or the poll did it first
+ * (they wait for each other), with a reference the caller drops; NULL
+ * when T is still current or the load fails. */
+struct kiln_srv_table *kiln_srv_reload_now(struct kiln_httpd *h, struct kiln_srv_table *t);
 
 /* A representation's cache (struct cached), freed with its table. */
 void kiln_srv_cached_free(void *p);

@@ -430,7 +430,8 @@ fail:
 	return rc;
 }
 
-bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest)
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest,
+			  bool absent)
 {
 	struct stat sb, top;
 	char *p = manifest ? strdup(manifest) : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
@@ -449,7 +450,7 @@ bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, cons
 	if (!changed && stat(root, &sb) == 0 && fstat(t->topfd, &top) == 0)
 		changed = sb.st_dev != top.st_dev || sb.st_ino != top.st_ino;
 	/* a file left out at load there now: only a new load can offer it */
-	for (size_t i = 0; !changed && i < t->nabsent; i++)
+	for (size_t i = 0; absent && !changed && i < t->nabsent; i++)
 		changed = on_disk(t, t->absent[i].rel, t->absent[i].size, t->absent[i].sha256);
 	return changed;
 }

@@ -244,22 +244,45 @@ if kiln_serve_start "$T/live"; then
 	kiln_serve_stop
 fi
 
-# ---- 4b. Deploys under load: a link flipped between two releases, SIGHUP
-# each time, while threads ask every asset: no failed request, no body
-# that is not the representation its ETag names, every body a release's.
+# ---- 4b. Deploys under load, while threads ask every asset (a Range now
+# and then) and wrk asks the page: no failed request, no body that is not
+# the representation its ETag names, every body a release's.  A link
+# flipped between two releases with SIGHUP; a directory swapped by
+# renames and the old one removed at once; hard-linked releases (cp -al,
+# every other one unchanged: its manifest the same file) flipped and the
+# old one removed at once; the tree rebuilt in place (sources renamed
+# over, then kiln).  No signal but for the first: the poll, or the
+# request that finds its file gone, loads the new manifest.
 cp -a "$T/site" "$T/rel-a" && cp -a "$T/site" "$T/rel-b"
 for f in settings.js data.json index.html assets/app.3f9a2c7b.js; do
 	printf '\n/* release b */\n' >>"$T/rel-b/$f"
 done
 "$KILN" -q --brotli --zstd "$T/rel-a" && "$KILN" -q --brotli --zstd "$T/rel-b"
-ln -sfn "$T/rel-a" "$T/current"
-if kiln_serve_start "$T/current" --poll 0 --threads 4; then
-	check "serve_deploy.py: 5 flips a second under 8 threads, every response whole and a release's" \
-		$PY "$E2E/serve_deploy.py" --port "$PORT" --link "$T/current" --a "$T/rel-a" --b "$T/rel-b" \
-		--pid "$SERVE_PID" --seconds 3
+# deploy_check MODE DIR SERVE-OPTIONS...
+deploy_check() {
+	local mode=$1 dir=$2 wpid
+	shift 2
+	kiln_serve_start "$dir" --threads 4 "$@" || return
+	wrk -t1 -c4 -d3s "http://127.0.0.1:$PORT/index.html" >"$T/wrk-$mode.out" 2>&1 &
+	wpid=$!
+	check "serve_deploy.py --mode $mode: deploys under 8 threads, every response whole and a release's" \
+		$PY "$E2E/serve_deploy.py" --port "$PORT" --link "$dir" --a "$T/rel-a" --b "$T/rel-b" \
+		--pid "$SERVE_PID" --seconds 3 --mode "$mode" --kiln "$KILN" \
+		--flips-per-second "$([ "$mode" = inplace ] && echo 2 || echo 5)"
+	wait "$wpid"
+	check "... and wrk alongside: no socket error, no status but 2xx ($(grep -o '[0-9]* requests in' "$T/wrk-$mode.out"))" \
+		eval "grep -q ' requests in ' '$T/wrk-$mode.out' && ! grep -q 'Non-2xx\|Socket errors' '$T/wrk-$mode.out'"
 	kiln_serve_stop
 	check "... and it exits 0 on SIGTERM after ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
-fi
+}
+ln -sfn "$T/rel-a" "$T/current"
+deploy_check flip "$T/current" --poll 0
+cp -a "$T/rel-a" "$T/swapped"
+deploy_check swap "$T/swapped"
+cp -a "$T/rel-a" "$T/hl.rel0" && ln -sfn "$T/hl.rel0" "$T/hl"
+deploy_check hardlink "$T/hl"
+cp -a "$T/rel-a" "$T/inplace"
+deploy_check inplace "$T/inplace"
 
 # ---- 5. --no-cache-control: none at all.
 if kiln_serve_start "$T/site" --no-cache-control; then

@@ -289,7 +289,7 @@ static void test_table(void)
 		CHECK(a && a->nreps == 1 && !a->immutable);
 		CHECK(kiln_srv_find(t, "a.j", 3) == NULL);
 		CHECK(kiln_srv_find(t, "a.jsx", 5) == NULL);
-		CHECK(!kiln_srv_table_stale(t, dir, NULL));
+		CHECK(!kiln_srv_table_stale(t, dir, NULL, true));
 		/* the sibling left out is looked for again: there, the table
 		 * is stale (of another size, not yet) */
 		CHECK(t->nabsent == 1 && strcmp(t->absent[0].rel + 5, gzs) == 0);
@@ -297,9 +297,9 @@ static void test_table(void)
 			char sib[64];
 			snprintf(sib, sizeof(sib), "b.css%s", gzs);
 			put(dir, sib, "GZGZ");
-			CHECK(!kiln_srv_table_stale(t, dir, NULL));
+			CHECK(!kiln_srv_table_stale(t, dir, NULL, true));
 			put(dir, sib, "GZG");
-			CHECK(kiln_srv_table_stale(t, dir, NULL));
+			CHECK(kiln_srv_table_stale(t, dir, NULL, true));
 		}
 		/* the source now: as loaded, changed (a new file of the same
 		 * size renamed in), gone */
@@ -329,9 +329,9 @@ static void test_table(void)
 		      strcmp(t->absent[0].rel, "a.js") == 0);
 		a = kiln_srv_find(t, "b.css", 5);
 		CHECK(a && a->changed && a->nreps == 1 && t->nchanged == 1);
-		CHECK(!kiln_srv_table_stale(t, dir, NULL));
+		CHECK(!kiln_srv_table_stale(t, dir, NULL, true));
 		put(dir, "a.js", "0123456789");
-		CHECK(kiln_srv_table_stale(t, dir, NULL));
+		CHECK(kiln_srv_table_stale(t, dir, NULL, true));
 		kiln_srv_table_unref(t);
 	}
 	put(dir, "b.css", "abcdef");
@@ -359,10 +359,10 @@ static void test_table(void)
 		t = NULL;
 		CHECK(kiln_srv_table_load(dir, path, "/", false, &t, &err) == KILN_OK && t && t->n == 2);
 		if (t) {
-			CHECK(!kiln_srv_table_stale(t, dir, path));
+			CHECK(!kiln_srv_table_stale(t, dir, path, true));
 			/* the tree's own manifest (the other tree's record above) is
 			 * another file */
-			CHECK(kiln_srv_table_stale(t, dir, NULL));
+			CHECK(kiln_srv_table_stale(t, dir, NULL, true));
 			kiln_srv_table_unref(t);
 		}
 		put(away, "kiln-manifest.json", m);
