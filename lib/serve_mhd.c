@@ -166,6 +166,29 @@ static enum MHD_Result redirect(struct MHD_Connection *c, struct fields *f, cons
 	return ok;
 }
 
+/* Never called: a 304 has no body (below). */
+static ssize_t no_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls;
+	(void)pos;
+	(void)buf;
+	(void)max;
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/*
+ * A 304 response for REP.  libmicrohttpd (0.9.75) sends a 304 with the
+ * Content-Length of the response it is given and no body; an empty one
+ * would say "Content-Length: 0", which RFC 9110 section 8.6 forbids unless
+ * the representation is empty (a 304's Content-Length, if any, is the
+ * 200's).  So the response is one of the representation's size whose
+ * body is never read.
+ */
+static struct MHD_Response *not_modified(const struct kiln_srv_rep *rep)
+{
+	return MHD_create_response_from_callback(rep->size, 4096, no_body, NULL, NULL);
+}
+
 /* The headers every answer about representation REP of A carries. */
 static void rep_headers(struct MHD_Response *r, const struct kiln_httpd *h,
 			const struct kiln_srv_asset *a, const struct kiln_srv_rep *rep,
@@ -319,8 +342,7 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	c->mtime = sb.st_mtim.tv_sec;
 	atomic_init(&c->checked, coarse_now()); /* open_rep() just checked it */
 	kiln_srv_format_date(c->mtime, c->lastmod);
-	if (!(c->not_modified = MHD_create_response_from_buffer(0, (void *)"",
-								 MHD_RESPMEM_PERSISTENT))) {
+	if (!(c->not_modified = not_modified(rep))) {
 		kiln_srv_cached_free(c);
 		return true;
 	}
@@ -374,7 +396,7 @@ static enum MHD_Result send_opened(const struct kiln_httpd *h, struct MHD_Connec
 	if (f->has_inm ? kiln_srv_etag_listed(f->inm, rep->etag)
 		       : f->ims && (ims = kiln_srv_parse_date(f->ims)) >= 0 && sb->st_mtim.tv_sec <= ims) {
 		close(fd);
-		if (!(r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)))
+		if (!(r = not_modified(rep)))
 			return MHD_NO;
 		rep_headers(r, h, a, rep, lastmod);
 		ok = MHD_queue_response(c, MHD_HTTP_NOT_MODIFIED, r);

@@ -30,7 +30,8 @@ AE_VALUES, or the --ae values; "(none)" stands for no header):
 then once per asset a Range request "bytes=0-9" without Accept-Encoding
 (206 and the first 10 source bytes), and per representation received
 (coding): If-None-Match with its ETag and the same Accept-Encoding answers
-304; the same ETag sent with an Accept-Encoding that selects another
+304 (with the 200's ETag, Vary and Cache-Control, and no Content-Length or
+the 200's: RFC 9110 section 8.6); the same ETag sent with an Accept-Encoding that selects another
 representation answers 200 with that one; representations have different
 ETags (compared weakly) and each keeps one ETag.
 
@@ -422,6 +423,11 @@ class AssetCheck:
                     if r.get(h) != full.get(h):
                         self.fail(ae, "If-None-Match %s: the 304 has %s %r, the 200 %r" % (
                             etag, h, r.get(h), full.get(h)))
+                # RFC 9110 8.6: a 304 has no Content-Length, or the 200's
+                cl = r.all("content-length")
+                if cl and cl != [full.get("content-length")]:
+                    self.fail(ae, "If-None-Match %s: the 304 has Content-Length %r, the 200 %r" % (
+                        etag, ", ".join(cl), full.get("content-length")))
             for other, (_, oae) in self.reps.items():
                 if other == coding:
                     continue
