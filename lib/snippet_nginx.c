@@ -166,6 +166,9 @@ static char *negotiating_http(const struct kiln_serve *s)
 	fprintf(f, "\nmap $uri $%s {\n    default \"" KILN_CACHE_REVALIDATE "\";\n%s}\n", name,
 		s->opt->cache_control ? body : "");
 	kiln_nginx_put_sib_map(f, sib_name, sib);
+	fputs("\n# A request with a Range header: \"r\" (it gets the source, below).\n"
+	      "map $http_range $kiln1_ranged {\n    default r;\n    \"\" \"\";\n}\n",
+	      f);
 	kiln_nginx_put_accept_maps(f);
 	put_dict_maps(f, &dm);
 	free(dm.uad);
@@ -239,8 +242,12 @@ static void put_negotiation(FILE *f, const char *dict_name, const char *sib_name
 	/* ("if ($kiln_have)" would be false for "0") */
 	fputs("if ($kiln_have ~ \"^s.\") { set $kiln_vary Accept-Encoding; }\n", f);
 	put_dcz(f, dict_name);
-	fputs("\n# The smallest accepted sibling: the latest coding both have.\n"
-	      "set $kiln_pick \"$kiln_have:",
+	fputs("\n# The smallest accepted sibling: the latest coding both have.  Not\n"
+	      "# for a Range request (\"r\" first), which gets the source: nginx\n"
+	      "# would answer an unsatisfiable range of a sibling with a 416 that\n"
+	      "# carries the sibling's Content-Encoding (add_header runs before the\n"
+	      "# range check), and dcz is not sent with a Range either.\n"
+	      "set $kiln_pick \"$kiln1_ranged$kiln_have:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		fprintf(f, "$" KILN_NGINX_ACCEPT_VAR "%u", c);

@@ -264,6 +264,11 @@ static void test_nginx_forms(void)
 		CHECK_MSG(in_directives(loc, "disable_symlinks on from=$kiln_root;") ==
 				  !(cases[i].is_static && (cases[i].codings & 1u << br)),
 			  "case %zu: disable_symlinks", i);
+		/* the negotiating form: a Range request gets the source */
+		CHECK_MSG(cases[i].is_static ||
+				  (in_directives(loc, "set $kiln_pick \"$kiln1_ranged$kiln_have:") &&
+				   strstr(http, "map $http_range $kiln1_ranged {\n    default r;\n") != NULL),
+			  "case %zu: Range", i);
 		/* the static form: the siblings of a source gone are 404 */
 		CHECK_MSG(!cases[i].is_static || !(cases[i].codings & 1u << gz) ||
 				  in_directives(loc, "if (-f $kiln_gone.gz) { return 404; }"),
