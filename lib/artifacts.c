@@ -10,6 +10,8 @@
  * a later run remove a snippet it no longer writes (--server changed) and
  * leave alone a file someone else put there or edited since.
  */
+#include "artifacts.h"
+
 #include "run.h"
 
 #include "beneath.h"

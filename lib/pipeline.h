@@ -17,7 +17,7 @@
  * told) and, when a record is kept for it, entry
  * K's record in the ledger (ledger.h).  Called from pool threads, each K
  * by exactly one; everything it shares with other workers is thread-safe
- * (see run.h).
+ * (see tree.h).
  */
 void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k);
 

@@ -15,6 +15,8 @@
  */
 #include "run.h"
 
+#include "artifacts.h"
+
 #include "codec.h"
 #include "dict.h"
 #include "hash.h"

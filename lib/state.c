@@ -423,7 +423,8 @@ kiln_status kiln_state_finish(json_t *root, int version, struct kiln_state *st)
 			return KILN_ERR_INVALID;
 		}
 	if (parse_stale(json_object_get(root, "stale_siblings"), (int)version, st) != KILN_OK ||
-	    parse_snippets(json_object_get(root, "snippets"), st) != KILN_OK) {
+	    parse_snippets(json_object_get(root, "snippets"), st) != KILN_OK ||
+	    kiln_state_head_read(root, st) != KILN_OK) {
 		kiln_state_free(st);
 		return KILN_ERR_NOMEM;
 	}
@@ -599,5 +600,6 @@ void kiln_state_free(struct kiln_state *st)
 	free(st->snippets);
 	free(st->tree);
 	kiln_intern_free(st->strings);
+	kiln_state_head_free(st->head);
 	memset(st, 0, sizeof(*st));
 }

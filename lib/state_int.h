@@ -23,6 +23,11 @@ int kiln_state_entry(const char *key, json_t *e, int version, struct kiln_intern
  * emptied. */
 kiln_status kiln_state_finish(json_t *root, int version, struct kiln_state *st);
 
+/* Keep ROOT's "generator", "settings" and "shard" in st->head
+ * (state_head.c).  KILN_OK or KILN_ERR_NOMEM; kiln_state_free() frees it. */
+kiln_status kiln_state_head_read(json_t *root, struct kiln_state *st);
+void kiln_state_head_free(struct kiln_state_head *h);
+
 /* jansson's allocations on this thread: note failures from now on, and
  * tell whether one failed since (jansson reports an allocation failure
  * while parsing as a syntax error). */

@@ -2,8 +2,10 @@
  * tree.c - one operation on one tree: its state's lifetime, and the
  * callbacks that report it, serialised.  The tree operations (run.c,
  * check.c, clean.c) and the steps they use (pipeline.c, previous.c,
- * produce.c) report through here; see run.h for who writes what.
+ * produce.c) report through here; see tree.h for who writes what.
  */
+#include "tree.h"
+
 #include "run.h"
 
 #include "beneath.h"

@@ -22,6 +22,7 @@
 #ifndef KILN_STAGE_H
 #define KILN_STAGE_H
 
+#include "artifacts.h"
 #include "dict.h"
 #include "immutable.h"
 #include "pipeline.h"
