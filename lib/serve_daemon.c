@@ -9,9 +9,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -21,8 +23,9 @@
  * block of the answer.  libmicrohttpd zeroes a connection's whole memory
  * between two requests, and the unused half of its read buffer once a
  * request is read: with 32 KiB that was 48 KiB of memset per request,
- * half of kiln serve's user CPU and more than L1 holds.  16 KiB takes a
- * request of about 7.5 KB (nginx's default limit is 8 KB a line).
+ * half of kiln serve's user CPU and more than L1 holds.  16 KiB takes one
+ * field of about 7.9 KB, about 15 KB of fields in all (measured; nginx's
+ * defaults take 8 KB a line, 32 KB in all: docs/serving.md).
  */
 #define REQUEST_MEMORY 16384
 
@@ -118,7 +121,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 		h->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-		MHD_OPTION_NOTIFY_COMPLETED, kiln_srv_on_completed, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+		MHD_OPTION_NOTIFY_COMPLETED, kiln_srv_on_completed, h, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 		MHD_OPTION_END);
 	if (!h->d) {
 		err->status = st = KILN_ERR_IO;
@@ -175,20 +178,53 @@ static kiln_status load_swap(struct kiln_httpd *h, struct kiln_error *err)
 	return KILN_OK;
 }
 
+/* The manifest file's status now (its path: --manifest, or DIR's own). */
+static bool manifest_stat(const struct kiln_httpd *h, struct stat *st)
+{
+	char *p = h->manifest ? strdup(h->manifest)
+			      : malloc(strlen(h->root) + sizeof("/" KILN_MANIFEST_NAME));
+	bool ok;
+
+	if (!p)
+		return false;
+	if (!h->manifest)
+		sprintf(p, "%s/%s", h->root, KILN_MANIFEST_NAME);
+	ok = stat(p, st) == 0;
+	free(p);
+	return ok;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
 			      struct kiln_error *err)
 {
 	kiln_status st = KILN_OK;
 	bool stale = true;
 
+	struct stat now;
+	bool have = manifest_stat(h, &now);
+
 	pthread_mutex_lock(&h->reload_lock);
 	if (if_changed) {
 		struct kiln_srv_table *t = kiln_srv_table_get(h);
 		stale = kiln_srv_table_stale(t, h->root, h->manifest, true);
 		kiln_srv_table_unref(t);
+		/* a manifest that failed to load is not read again, every
+		 * second, until it changes (it may be large) */
+		if (stale && h->failed && have && same_file(&now, &h->failed_st))
+			stale = false;
 	}
-	if (stale)
+	if (stale) {
 		st = load_swap(h, err);
+		h->failed = st != KILN_OK && have;
+		if (h->failed)
+			h->failed_st = now;
+	}
 	/* a load a request made since counts too */
 	*reloaded = atomic_exchange(&h->loads_told, atomic_load(&h->loads)) != atomic_load(&h->loads);
 	pthread_mutex_unlock(&h->reload_lock);
@@ -221,13 +257,11 @@ void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
 		return;
 	if (h->d) {
 		MHD_socket s = MHD_quiesce_daemon(h->d); /* no new connections */
-		for (unsigned waited = 0; waited < grace_ms; waited += 50) {
-			const union MHD_DaemonInfo *i =
-				MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-			if (!i || i->num_connections == 0)
-				break;
+		/* the responses being sent finish; an idle keep-alive connection
+		 * is not waited for (it waited the whole grace) */
+		for (unsigned waited = 0; waited < grace_ms && atomic_load(&h->inflight);
+		     waited += 50)
 			usleep(50 * 1000);
-		}
 		MHD_stop_daemon(h->d);
 		if (s != MHD_INVALID_SOCKET)
 			close(s);

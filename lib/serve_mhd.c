@@ -713,6 +713,7 @@ enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const c
 		 * (answered at the first, pipelined requests went unanswered:
 		 * serve_hostile.py) */
 		*req_cls = &started;
+		atomic_fetch_add(&h->inflight, 1);
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -744,9 +745,12 @@ enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const c
 void kiln_srv_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
+	struct kiln_httpd *h = cls;
+
 	(void)toe;
 	if (*req_cls == &corked)
 		cork(c, 0);
+	if (*req_cls)
+		atomic_fetch_sub(&h->inflight, 1);
 }
 

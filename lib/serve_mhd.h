@@ -28,6 +28,13 @@ struct kiln_httpd {
 	_Atomic size_t kept;
 	size_t keep_max;
 	unsigned max_connections; /* --max-connections, or what fits */
+	/* Requests read and not yet completed (their responses being sent):
+	 * what a stop waits for, not the idle keep-alive connections. */
+	_Atomic unsigned inflight;
+	/* The manifest file a load failed on (device, inode, size, mtime):
+	 * the poll does not read it again until it changes. */
+	bool failed;
+	struct stat failed_st;
 };
 
 /* The current table, with a reference the caller drops. */

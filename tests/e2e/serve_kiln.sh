@@ -231,9 +231,14 @@ if kiln_serve_start "$T/live"; then
 	check "... and /guide/ is its index.html ($code)" \
 		eval "[ $code = 200 ] && brotli -dc <'$T/body' | cmp -s - '$T/live/guide/index.html'"
 	cp "$T/live/kiln-manifest.json" "$T/good-manifest.json"
-	printf '{ broken' >"$T/live/kiln-manifest.json.new" && mv "$T/live/kiln-manifest.json.new" "$T/live/kiln-manifest.json"
+	{ printf '{ broken'; head -c 4000000 /dev/zero | tr '\0' ' '; } >"$T/live/kiln-manifest.json.new" &&
+		mv "$T/live/kiln-manifest.json.new" "$T/live/kiln-manifest.json"
 	for _ in $(seq 40); do grep -q 'goes on serving' "$SERVE_ERR" && break; sleep 0.1; done
 	check "a broken manifest: told once" [ "$(grep -c 'goes on serving' "$SERVE_ERR")" = 1 ]
+	# (and not read again while it stays: 4 MB a second otherwise)
+	r0=$(awk '/^rchar/ {print $2}' "/proc/$SERVE_PID/io"); sleep 2.5
+	r1=$(awk '/^rchar/ {print $2}' "/proc/$SERVE_PID/io")
+	check "... and not read again while it stays ($((r1 - r0)) bytes read in 2.5 s)" [ $((r1 - r0)) -lt 1000000 ]
 	code=$(get /data.json -H 'Accept-Encoding: gzip')
 	check "... and the last one goes on serving ($code)" \
 		eval "[ $code = 200 ] && gzip -dc '$T/body' | cmp -s - '$T/live/data.json'"
@@ -393,5 +398,17 @@ if kiln_serve_start "$T/big"; then
 	wait "$cpid"
 	check "SIGTERM during a 2 s response: curl got it all ($?), the server exited 0 ($SERVE_STATUS)" \
 		eval "[ '$SERVE_STATUS' = 0 ] && cmp -s '$T/big.got' '$T/big/big.bin'"
+fi
+# ... and does not wait for an idle keep-alive connection.
+if kiln_serve_start "$T/big"; then
+	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+	printf 'GET /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' >&3
+	sleep 0.3
+	t0=$(date +%s%N)
+	kiln_serve_stop
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	exec 3<&-
+	check "SIGTERM with an idle keep-alive connection open: exit 0 ($SERVE_STATUS) in $ms ms, not the 5 s grace" \
+		eval "[ '$SERVE_STATUS' = 0 ] && [ $ms -lt 2000 ]"
 fi
 finish
