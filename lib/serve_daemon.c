@@ -97,6 +97,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 	if ((st = kiln_srv_table_load(root, h->manifest, h->opt.url_prefix, h->opt.verify, &h->table,
 				      err)) != KILN_OK)
 		goto fail;
+	h->cache_free = kiln_srv_cached_free;
 	h->table->cache_free = kiln_srv_cached_free;
 	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
@@ -159,25 +160,6 @@ void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
 	kiln_srv_table_unref(t);
 }
 
-/* Load the table again and swap it in, under h->reload_lock. */
-static kiln_status load_swap(struct kiln_httpd *h, struct kiln_error *err)
-{
-	struct kiln_srv_table *t, *old;
-	kiln_status st;
-
-	if ((st = kiln_srv_table_load(h->root, h->manifest, h->opt.url_prefix, h->opt.verify, &t,
-				      err)) != KILN_OK)
-		return st; /* the old table goes on serving */
-	t->cache_free = kiln_srv_cached_free;
-	pthread_mutex_lock(&h->lock);
-	old = h->table;
-	h->table = t;
-	pthread_mutex_unlock(&h->lock);
-	kiln_srv_table_unref(old);
-	atomic_fetch_add(&h->loads, 1);
-	return KILN_OK;
-}
-
 /* The manifest file's status now (its path: --manifest, or DIR's own). */
 static bool manifest_stat(const struct kiln_httpd *h, struct stat *st)
 {
@@ -220,7 +202,7 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 			stale = false;
 	}
 	if (stale) {
-		st = load_swap(h, err);
+		st = kiln_srv_load_swap(h, err);
 		h->failed = st != KILN_OK && have;
 		if (h->failed)
 			h->failed_st = now;
@@ -231,25 +213,6 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 	return st;
 }
 
-struct kiln_srv_table *kiln_srv_reload_now(struct kiln_httpd *h, struct kiln_srv_table *t)
-{
-	struct kiln_srv_table *cur;
-	struct kiln_error err;
-
-	pthread_mutex_lock(&h->reload_lock);
-	cur = kiln_srv_table_get(h);
-	if (cur == t && kiln_srv_table_stale(t, h->root, h->manifest, false) &&
-	    load_swap(h, &err) == KILN_OK) {
-		kiln_srv_table_unref(cur);
-		cur = kiln_srv_table_get(h);
-	}
-	pthread_mutex_unlock(&h->reload_lock);
-	if (cur == t) {
-		kiln_srv_table_unref(cur);
-		return NULL;
-	}
-	return cur;
-}
 
 void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
 {

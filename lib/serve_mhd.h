@@ -19,6 +19,7 @@ struct kiln_httpd {
 	pthread_mutex_t lock; /* guards table */
 	pthread_mutex_t reload_lock; /* one load at a time */
 	_Atomic unsigned loads, loads_told; /* tables swapped in, and reported */
+	void (*cache_free)(void *cache); /* each new table's (serve_mhd.c) */
 	struct kiln_srv_table *table;
 	unsigned port;
 	/* Files kept open with their responses (struct cached), over every
@@ -63,6 +64,10 @@ void kiln_srv_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
  * (they wait for each other), with a reference the caller drops; NULL
  * when T is still current or the load fails. */
 struct kiln_srv_table *kiln_srv_reload_now(struct kiln_httpd *h, struct kiln_srv_table *t);
+
+/* Load H's manifest again and swap the new table in, the caller holding
+ * h->reload_lock; the old one goes on serving when it fails (*ERR). */
+kiln_status kiln_srv_load_swap(struct kiln_httpd *h, struct kiln_error *err);
 
 /* A representation's cache (struct cached), freed with its table. */
 void kiln_srv_cached_free(void *p);
