@@ -273,9 +273,15 @@ static void drop_contradicted_deltas(struct kiln_tree *t)
 			uint64_t size;
 
 			if (path && kiln_file_digest_beneath(t->root, path, &size, sha) == KILN_OK &&
-			    (size != dr->size || memcmp(sha, dr->sha256, 32) != 0) &&
-			    kiln_beneath_unlink(t->root, path) == 0)
-				kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
+			    (size != dr->size || memcmp(sha, dr->sha256, 32) != 0)) {
+				if (kiln_sibling_remove(t->root, path) == 0) {
+					kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
+				} else if (errno != ENOENT) {
+					struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove", "" };
+					kiln_ledger_remove_failed(&t->ledger);
+					kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
+				}
+			}
 			free(path);
 		}
 	}

@@ -143,6 +143,28 @@ static bool same_content(const struct work *wk)
 	       memcmp(pe->rec.sha256, wk->src.sha256, 32) == 0;
 }
 
+/* Remove the sibling SIB of coding C on a file's failure; one that cannot
+ * be removed is said (KILN_EVENT_REMOVE_FAILED) and fails the run: a
+ * FOREIGN one (not kiln's, and stale) as a stale sibling left alone, one
+ * this run wrote as a removal that failed. */
+static void remove_reporting(struct kiln_tree *t, const char *sib, int c, bool foreign)
+{
+	struct kiln_error err = { KILN_ERR_IO, 0, "cannot remove", "" };
+
+	if (kiln_sibling_remove(t->root, sib) == 0) {
+		kiln_tree_event(t, KILN_EVENT_REMOVED, sib, c, NULL);
+		return;
+	}
+	if (errno == ENOENT)
+		return;
+	err.errnum = errno;
+	if (foreign)
+		kiln_ledger_foreign_stale(&t->ledger);
+	else
+		kiln_ledger_remove_failed(&t->ledger);
+	kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, c, &err);
+}
+
 /*
  * After a failure (wk->r says which): remove what this run wrote for the
  * file, then keep or drop what earlier runs left, as the comment at the
@@ -160,8 +182,8 @@ static void settle(struct work *wk)
 		if (!wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (kiln_sibling_remove(t->root, sib) == 0)
-			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+		/* one that stays is journaled: the next run removes it */
+		remove_reporting(t, sib, (int)c, false);
 		free(sib);
 	}
 	/* a stale file kiln did not write, which this run was about to
@@ -171,8 +193,7 @@ static void settle(struct work *wk)
 		if (!wk->foreign[c] || wk->foreign_decodes[c] || wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (kiln_sibling_remove(t->root, sib) == 0)
-			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+		remove_reporting(t, sib, (int)c, true);
 		free(sib);
 	}
 	if (!pe || t->opt->dry_run)

@@ -54,8 +54,7 @@ kiln_status kiln_sibling_write(struct kiln_temps *reg, const char *final_path,
 bool kiln_sibling_name_fits(const char *rel, const char *suffix);
 
 
-/* Remove the sibling (or dictionary delta, or a snippet kiln wrote at the
- * top) PATH, beneath ROOT (no link
+/* Remove the sibling (or dictionary delta) PATH, beneath ROOT (no link
  * followed on the way): 0, or -1 with errno (ENOENT when it is not there,
  * or is behind a link, outside the tree).  The caller has made sure the
  * file is kiln's to remove (its digest on record, or its name kiln's).
