@@ -8,7 +8,10 @@
  * digests.  serve_table.c reads it into a table, sorted by path, with one
  * representation per coding (identity first) and its strong ETag made
  * from the digest; a sibling whose file is not on disk with its recorded
- * size is left out of the table at load.  serve_negotiate.c decides, with
+ * size is left out of the table at load, and so is an asset whose source
+ * is not there; a source not of its recorded size keeps no sibling.  The
+ * source is the proof its siblings are its own: the HTTP side looks at it
+ * again (kiln_srv_source_now()) before it sends one.  serve_negotiate.c decides, with
  * no I/O, what a request gets: the URL path decoded into a manifest key
  * (or refused), the representation its Accept-Encoding allows, and the
  * conditional and Range answers.  serve_mhd.c is the HTTP side

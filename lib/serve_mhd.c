@@ -15,9 +15,11 @@
  * opened beneath the tree's top with no link followed and checked against
  * the table (a regular file of the recorded size) before a byte is sent;
  * the first request of a representation keeps it open with its responses
- * built (struct cached), and later ones check the open file (fstat) and
- * queue them.  A response holds its own descriptor: a deploy that replaces
- * files never makes a response mix two versions.
+ * built (struct cached; up to the daemon's keep_max of them), and later
+ * ones check the open file (fstat) and queue them.  No sibling is sent
+ * while its source is not the file the load found (source_state()).  A
+ * response holds its own descriptor: a deploy that replaces files never
+ * makes a response mix two versions.
  */
 #include "serve_mhd.h"
 

@@ -8,7 +8,9 @@
  * needs: each representation's file, size and ETag, the media type, and a
  * check that each recorded sibling is on disk with its recorded size, so
  * that a sibling the table offers is one that was there at load (the file
- * is checked again when a request opens it).
+ * is checked again when a request opens it); each source's status at load,
+ * which its siblings are offered against; and the files it did not find,
+ * for the poll to look for again.
  */
 #include "serve.h"
 
