@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -160,6 +161,18 @@ void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
 	kiln_srv_table_unref(t);
 }
 
+/* How often, at most, the table is loaded anew to close the files kept
+ * open when there are as many as may be (h->keep_max): a load reads the
+ * manifest and opens every source (about a second at 100,000 files). */
+#define REFRESH_SECONDS 10
+
+static time_t coarse_seconds(void)
+{
+	struct timespec ts;
+
+	return clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0 ? ts.tv_sec : 0;
+}
+
 /* The manifest file's status now (its path: --manifest, or DIR's own). */
 static bool manifest_stat(const struct kiln_httpd *h, struct stat *st)
 {
@@ -206,6 +219,16 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 		h->failed = st != KILN_OK && have;
 		if (h->failed)
 			h->failed_st = now;
+	} else if (if_changed && atomic_load(&h->kept) >= h->keep_max &&
+		   coarse_seconds() - h->refreshed >= REFRESH_SECONDS &&
+		   kiln_srv_load_swap(h, err) == KILN_OK) {
+		/* every file it may keep open is: the same manifest loaded
+		 * anew, so the old table's files close once its requests are
+		 * done and the files asked for from now on are kept (the ones
+		 * asked for first, maybe a scan of every file, went on
+		 * holding the places) */
+		h->refreshed = coarse_seconds();
+		atomic_fetch_add(&h->loads_told, 1); /* not a new manifest */
 	}
 	/* a load a request made since counts too */
 	*reloaded = atomic_exchange(&h->loads_told, atomic_load(&h->loads)) != atomic_load(&h->loads);

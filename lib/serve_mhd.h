@@ -29,6 +29,8 @@ struct kiln_httpd {
 	_Atomic size_t kept;
 	size_t keep_max;
 	unsigned max_connections; /* --max-connections, or what fits */
+	time_t refreshed;     /* when the table was last loaded anew to close
+	                         its kept files (the poll's alone) */
 	/* Requests read and not yet completed (their responses being sent):
 	 * what a stop waits for, not the idle keep-alive connections. */
 	_Atomic unsigned inflight;

@@ -64,6 +64,14 @@ if KILN=$T/kiln-256 kiln_serve_start "$T/many"; then
 	check "ulimit -n 256: 601 files with gzip, each its bytes, under 256 descriptors" \
 		$PY "$E2E/serve_limits.py" --port "$PORT" --tree "$T/many" --sweep --pid "$SERVE_PID" --fd-limit 256
 	check "... and it still serves the page" eval "curl -s 'http://127.0.0.1:$PORT/' | cmp -s - '$T/many/index.html'"
+	# every place to keep a file open taken (by a scan of every file): the
+	# poll loads the table anew, so the old one's files close
+	fds=$(ls "/proc/$SERVE_PID/fd" | wc -l)
+	for _ in $(seq 50); do [ "$(ls "/proc/$SERVE_PID/fd" | wc -l)" -lt 50 ] && break; sleep 0.1; done
+	check "... the files kept open closed by the next poll ($fds descriptors, then $(ls "/proc/$SERVE_PID/fd" | wc -l))" \
+		[ "$(ls "/proc/$SERVE_PID/fd" | wc -l)" -lt 50 ]
+	check "... without a 'reloaded' line" not grep -q '^kiln: reloaded' "$SERVE_ERR"
+	check "... and the page again" eval "curl -s 'http://127.0.0.1:$PORT/' | cmp -s - '$T/many/index.html'"
 	kiln_serve_stop
 fi
 finish
