@@ -407,6 +407,13 @@ static void write_index(struct kiln_tree *t, const struct kiln_manifest_item *re
 	};
 	struct kiln_error err = { 0 };
 
+	if (!kiln_index_is_kilns(t->index_path)) {
+		t->artifact_failed = true;
+		err = (struct kiln_error){ KILN_ERR_IO, 0, "not a kiln index, so not replaced "
+					   "(move it away)", "" };
+		kiln_tree_artifact(t, "index", t->index_path, &err);
+		return;
+	}
 	if (kiln_index_write(&t->run->temps, t->index_path, t->opt->fsync, &in, &err) != KILN_OK) {
 		t->artifact_failed = true;
 		kiln_tree_artifact(t, "index", t->index_path, &err);

@@ -65,6 +65,23 @@ char *kiln_index_path(const char *manifest_path)
 	return p;
 }
 
+bool kiln_index_is_kilns(const char *path)
+{
+	char magic[8];
+	struct stat st;
+	bool ours;
+	int fd;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT;
+	if (!S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return false;
+	ours = kiln_pread_full(fd, (uint8_t *)magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	       memcmp(magic, MAGIC, sizeof(magic)) == 0;
+	close(fd);
+	return ours;
+}
+
 bool kiln_index_local(const char *root)
 {
 	/* file systems whose timestamps a server or another node sets */
@@ -74,6 +91,9 @@ bool kiln_index_local(const char *root)
 		0x00c36400ul /* Ceph */, AFS_SUPER_MAGIC, CODA_SUPER_MAGIC, NCP_SUPER_MAGIC,
 		0x01161970ul /* GFS2 */, 0x7461636ful /* OCFS2 */, 0x0bd00bd0ul /* Lustre */,
 		0x47504653ul /* GPFS */,
+		/* and those whose ctime any program sets: FAT keeps it equal
+		 * to the mtime (Linux 6.0 on), exFAT stores what it is given */
+		MSDOS_SUPER_MAGIC, 0x2011BAB0ul /* exFAT */,
 	};
 	struct statfs sf;
 

@@ -68,6 +68,10 @@ struct work {
 	bool written[KILN_MAX_CODINGS];
 	bool foreign[KILN_MAX_CODINGS];    /* replacing a file kiln did not write */
 	bool foreign_decodes[KILN_MAX_CODINGS];
+	/* the kept sibling's status right after this run checked or wrote
+	 * it: what its stamp must still find (seen_ok[c]) */
+	struct stat seen[KILN_MAX_CODINGS];
+	bool seen_ok[KILN_MAX_CODINGS];
 	struct kiln_product prod[KILN_MAX_CODINGS];
 };
 
@@ -85,21 +89,30 @@ static void set_record(struct work *wk, const struct kiln_record *rec)
 }
 
 /* Take REC's stamp (index.h): the source as it was opened, its kept
- * siblings as they are now, after this run wrote or checked them. */
+ * siblings as they are now, if that is still as this run checked or wrote
+ * each (a sibling changed since, while the run encoded the rest, gets no
+ * stamp: the next run reads it). */
 static void stamp(struct work *wk, struct kiln_record *rec)
 {
 	struct stat sibs[KILN_NCODECS];
 
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct stat *was = &wk->seen[c];
 		char *sib;
 		int got;
 		if (rec->coding[c].outcome != KILN_CODING_KEPT)
 			continue;
-		if (!(sib = kiln_path_join(wk->t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
+		if (!wk->seen_ok[c] ||
+		    !(sib = kiln_path_join(wk->t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			return;
 		got = kiln_beneath_lstat(wk->t->root, sib, &sibs[c]);
 		free(sib);
-		if (got != 0)
+		if (got != 0 || sibs[c].st_dev != was->st_dev || sibs[c].st_ino != was->st_ino ||
+		    sibs[c].st_size != was->st_size || sibs[c].st_mode != was->st_mode ||
+		    sibs[c].st_mtim.tv_sec != was->st_mtim.tv_sec ||
+		    sibs[c].st_mtim.tv_nsec != was->st_mtim.tv_nsec ||
+		    sibs[c].st_ctim.tv_sec != was->st_ctim.tv_sec ||
+		    sibs[c].st_ctim.tv_nsec != was->st_ctim.tv_nsec)
 			return;
 	}
 	kiln_index_stamp(rec, &wk->st, sibs);
@@ -273,7 +286,9 @@ static void reuse(struct work *wk)
 		if (t->opt->force || !wk->src.hashed || !wk->pe)
 			continue;
 		if (kiln_prev_reusable(t, wk->e->rel, wk->pe, (kiln_coding)c, wk->recipe[c], &wk->st,
-				       wk->src.sha256, wk->src.buf, wk->src.fd, &n, wk->prev_sha[c])) {
+				       wk->src.sha256, wk->src.buf, wk->src.fd, &n, wk->prev_sha[c],
+				       &wk->seen[c])) {
+			wk->seen_ok[c] = true;
 			wk->have[c] = HAVE_PREVIOUS;
 			wk->size[c] = (size_t)n;
 		} else if ((n = kiln_prev_tried(wk->pe, (kiln_coding)c, wk->recipe[c], size,
@@ -413,6 +428,8 @@ static bool commit(struct work *wk)
 			r->error.suffix = suffix;
 			return false;
 		}
+		/* its status now, right after the rename, is the one kiln left */
+		wk->seen_ok[c] = kiln_beneath_lstat(t->root, sib, &wk->seen[c]) == 0;
 		free(sib);
 		wk->written[c] = true;
 	}

@@ -337,7 +337,7 @@ static bool decodes(struct kiln_tree *t, kiln_coding c, int fd, const struct sta
 bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_prev_entry *pe,
 			kiln_coding c, const char *recipe, const struct stat *src_st,
 			const uint8_t src_sha[32], const uint8_t *src, int src_fd,
-			uint64_t *size, uint8_t sha256[32])
+			uint64_t *size, uint8_t sha256[32], struct stat *seen)
 {
 	const struct kiln_coding_record *cr = pe ? &pe->rec.coding[c] : NULL;
 	uint64_t src_size = (uint64_t)src_st->st_size;
@@ -369,7 +369,7 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 		 * Without a stamp that still holds, only its digest proves it:
 		 * its size and mtime may be kept by whatever wrote it. */
 		struct kiln_stat ks = kiln_stat_of(&st);
-		bool doubt = !kiln_index_matches(&pe->rec, &ks, (int)c);
+		bool doubt = t->opt->reread || !kiln_index_matches(&pe->rec, &ks, (int)c);
 		for (size_t i = 0; !doubt && i < pe->njv; i++)
 			doubt = pe->jv[i].coding == c && memcmp(pe->jv[i].sha256, cr->sha256, 32) != 0;
 		if (!doubt) {
@@ -405,7 +405,7 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 	*size = (uint64_t)st.st_size;
 	/* hard-linked elsewhere, and not its source's: written again, as a
 	 * new inode */
-	ok = kiln_sibling_fix_meta_fd(fd, &st, src_st, t->opt->dry_run);
+	ok = kiln_sibling_fix_meta_fd(fd, &st, src_st, t->opt->dry_run) && fstat(fd, seen) == 0;
 out:
 	if (fd >= 0)
 		close(fd);
