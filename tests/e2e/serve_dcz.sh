@@ -127,18 +127,7 @@ cp "$T/n/nginx.conf" "$T/n/nginx.r1.conf"
 dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
 mv "$T/n/nginx.conf" "$T/n/nginx.r2.conf"
 mv "$T/n/nginx.r1.conf" "$T/n/nginx.conf"
-cat >"$T/switch.sh" <<SW
-#!/bin/sh
-kill $NGINX_PID || exit 1
-for i in \$(seq 50); do kill -0 $NGINX_PID 2>/dev/null || break; sleep 0.1; done
-cp "$T/n/nginx.r2.conf" "$T/n/nginx.conf" || exit 1
-"$NGINX" -p "$T/n" -e "$T/n/error.log" -c "$T/n/nginx.conf" || exit 1
-for i in \$(seq 50); do
-	curl -s "$U/index.html" | grep -q app.8e1d0a4f && exit 0
-	sleep 0.1
-done
-exit 1
-SW
+nginx_switch_script "$T/switch.sh" "$T/n" "$T/n/nginx.r2.conf" "$U/index.html" app.8e1d0a4f
 check "Chromium: release 1 kept as a dictionary, release 2's script sent as dcz against it and run" \
 	timeout 120 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$T/n/access.log" \
 	--switch "sh $T/switch.sh" --script1 /assets/app.3f9a2c7b.js --script2 /assets/app.8e1d0a4f.js \
@@ -231,18 +220,7 @@ if dcz_nginx nginx_start "$T/ns" "$T/r1s"; then
 	dcz_nginx nginx_conf "$T/ns" "$T/r2" "$PORT"
 	mv "$T/ns/nginx.conf" "$T/ns/nginx.r2.conf"
 	mv "$T/ns/nginx.r1.conf" "$T/ns/nginx.conf"
-	cat >"$T/switch-s.sh" <<SW
-#!/bin/sh
-kill $NGINX_PID || exit 1
-for i in \$(seq 50); do kill -0 $NGINX_PID 2>/dev/null || break; sleep 0.1; done
-cp "$T/ns/nginx.r2.conf" "$T/ns/nginx.conf" || exit 1
-"$NGINX" -p "$T/ns" -e "$T/ns/error.log" -c "$T/ns/nginx.conf" || exit 1
-for i in \$(seq 50); do
-	curl -s "$U/index.html" | grep -q app.8e1d0a4f && exit 0
-	sleep 0.1
-done
-exit 1
-SW
+	nginx_switch_script "$T/switch-s.sh" "$T/ns" "$T/ns/nginx.r2.conf" "$U/index.html" app.8e1d0a4f
 	check "static form: Chromium keeps release 1 as a dictionary, gets release 2's script as dcz" \
 		timeout 120 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$T/ns/access.log" \
 		--switch "sh $T/switch-s.sh" --script1 /assets/app.3f9a2c7b.js --script2 /assets/app.8e1d0a4f.js \
