@@ -223,8 +223,11 @@ static void settle(struct work *wk)
 						  wk->src.sha384, &err) == KILN_OK;
 	}
 	unknown = !wk->gone && !wk->src.hashed && wk->r->error.status != KILN_ERR_CHANGED;
-	/* changed while read: whatever was hashed, the file is not that now */
+	/* changed while read: whatever was hashed, the file is not that now;
+	 * and a file opened at another size than the record's holds other
+	 * bytes, whatever could not be hashed (out of memory) */
 	if (!pe->in_manifest || wk->r->error.status == KILN_ERR_CHANGED ||
+	    (unknown && wk->src.fd >= 0 && (uint64_t)wk->st.st_size != pe->rec.size) ||
 	    !(unknown || same_content(wk))) {
 		/* outdated: removed, except one kiln was refused to replace
 		 * (read-only on purpose), which stays recorded as stale */

@@ -121,14 +121,16 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 			   const void *arg, int src_fd, uint64_t src_size)
 {
 	const char *suffix = kiln_codecs[c]->info.suffix;
-	char *sib = kiln_path_join(t->root, rel, suffix), *sib_rel = NULL;
+	/* on the stack: a removal must not need memory (a run out of it
+	 * still removes what a changed source made stale) */
+	char sib[PATH_MAX], *sib_rel = NULL;
 	struct kiln_error err = { KILN_ERR_IO, 0, "cannot remove stale sibling", "" };
 	uint8_t sha[32];
 	uint64_t size;
 	struct stat st;
 	bool removed = false;
 
-	if (!sib) {
+	if ((size_t)snprintf(sib, sizeof(sib), "%s/%s%s", t->root, rel, suffix) >= sizeof(sib)) {
 		kiln_ledger_lost(&t->ledger);
 		return false;
 	}
@@ -187,7 +189,6 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 	removed = true;
 out:
 	free(sib_rel);
-	free(sib);
 	return removed;
 }
 

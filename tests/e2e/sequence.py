@@ -1120,11 +1120,14 @@ class Sequence:
                     allow_unrecorded=self.unrecorded)
 
     def tree_failed(self, stderr):
-        """Did kiln fail on the tree as a whole ("kiln: TREE: reason"; out of
-        memory, it may not manage to print TREE)?"""
+        """Did kiln fail on the tree as a whole ("kiln: TREE: reason"), or
+        run so short of memory that it could not even name what it failed
+        on ("kiln: ?: out of memory", with or without its errno)?  Then
+        any file may be one it could not open, its siblings left as they
+        were, as for a file it cannot read: only the whole is checked."""
         lines = stderr.split(b"\n")
-        return any(line.startswith(b"kiln: " + self.root + b": ") or line == b"kiln: ?: out of memory"
-                   for line in lines)
+        return any(line.startswith(b"kiln: " + self.root + b": ") or
+                   line.startswith(b"kiln: ?: out of memory") for line in lines)
 
     @staticmethod
     def refused(stderr):
