@@ -112,6 +112,11 @@ struct kiln_srv_table {
 	/* the manifest file as loaded, to notice a new one */
 	uint64_t m_dev, m_ino, m_size;
 	struct timespec m_mtime;
+	/* the index beside it as it was then (index.h; all 0 when none): a
+	 * run that changes no record but the files' status (a touch) writes
+	 * only the index, and the table's siblings may come back then */
+	uint64_t i_dev, i_ino;
+	struct timespec i_mtime;
 	atomic_uint refs;     /* requests and the server holding it */
 	void (*cache_free)(void *cache); /* for each representation's cache */
 };

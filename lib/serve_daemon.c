@@ -64,6 +64,17 @@ static unsigned fit_descriptors(struct kiln_httpd *h, unsigned connections, unsi
 	return connections;
 }
 
+/* The connections one address may hold: ASKED (0: no limit), but never
+ * all of MAX, the connections the daemon takes (lowered to fit the
+ * descriptors): at most half of them, so that one address cannot hold
+ * every connection. */
+static unsigned per_ip(unsigned asked, unsigned max)
+{
+	unsigned half = max / 2 ? max / 2 : 1;
+
+	return asked == 0 || asked > half ? (asked == 0 && max > 0 ? 0 : half) : asked;
+}
+
 kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *opt,
 			     struct kiln_httpd **out, struct kiln_error *err)
 {
@@ -120,7 +131,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 		flags, 0, NULL, NULL, kiln_srv_on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_THREAD_POOL_SIZE,
 		(unsigned)(opt->threads ? opt->threads : 1), MHD_OPTION_CONNECTION_LIMIT,
-		h->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_ip,
+		h->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip(opt->max_per_ip, h->max_connections),
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 		MHD_OPTION_NOTIFY_COMPLETED, kiln_srv_on_completed, h, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,

@@ -17,6 +17,7 @@
 #include "beneath.h"
 #include "codec.h"
 #include "hash.h"
+#include "index.h"
 #include "mime.h"
 #include "paths.h"
 #include "server.h"
@@ -215,6 +216,60 @@ static bool source_at_load(const struct kiln_srv_table *t, const struct kiln_rec
 	return ok;
 }
 
+/* The status of the index beside the manifest (MANIFEST, or ROOT's own):
+ * its device, inode and mtime, all 0 when it is not there. */
+static void index_status(const struct kiln_srv_table *t, const char *root, const char *manifest,
+			 uint64_t *dev, uint64_t *ino, struct timespec *mtime)
+{
+	char *m = manifest ? NULL : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
+	char *p = NULL;
+	struct stat sb;
+
+	(void)t;
+	*dev = *ino = 0;
+	mtime->tv_sec = mtime->tv_nsec = 0;
+	if (!manifest && m)
+		sprintf(m, "%s/%s", root, MANIFEST_NAME);
+	if ((manifest || m) && (p = kiln_index_path(manifest ? manifest : m)) &&
+	    stat(p, &sb) == 0) {
+		*dev = (uint64_t)sb.st_dev;
+		*ino = (uint64_t)sb.st_ino;
+		*mtime = sb.st_mtim;
+	}
+	free(p);
+	free(m);
+}
+
+/* The kept siblings of R that are there but do not carry the source's
+ * mtime *SRC (kiln gives each its source's), as bits by coding; *THERE
+ * the bits of those there at all.  A sibling dated otherwise was changed
+ * since, or made from other bytes: when every one there is, the source
+ * itself was edited since kiln ran, whatever its size. */
+static unsigned misdated(const struct kiln_srv_table *t, const struct kiln_record *r,
+			 const struct stat *src, unsigned *there)
+{
+	unsigned bad = 0;
+
+	*there = 0;
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const char *suffix = kiln_codec((kiln_coding)c)->info.suffix;
+		char rel[PATH_MAX];
+		struct stat sb;
+		int fd;
+
+		if (r->coding[c].outcome != KILN_CODING_KEPT ||
+		    (size_t)snprintf(rel, sizeof(rel), "%s%s", r->rel, suffix) >= sizeof(rel) ||
+		    (fd = kiln_beneath_openat(t->topfd, rel, O_RDONLY | O_NONBLOCK)) < 0)
+			continue; /* not there: left out below */
+		*there |= 1u << c;
+		if (fstat(fd, &sb) == 0 && (sb.st_mtim.tv_sec != src->st_mtim.tv_sec ||
+					    sb.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
+			bad |= 1u << c;
+		close(fd);
+	}
+	return bad;
+}
+
 /* Entry PE of the manifest into *A (zeroed): 1; 0 when the source is not
  * on disk (the asset is left out, to be looked for again); -1 when out of
  * memory.  A source not as recorded is kept without its siblings. */
@@ -223,6 +278,7 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 {
 	const struct kiln_record *r = &pe->rec;
 	struct kiln_srv_rep *id = &a->rep[0];
+	unsigned bad, there;
 	struct stat sb;
 	bool same;
 
@@ -233,7 +289,8 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 	a->src_dev = (uint64_t)sb.st_dev;
 	a->src_ino = (uint64_t)sb.st_ino;
 	a->src_mtime = sb.st_mtim;
-	a->changed = !same;
+	bad = misdated(t, r, &sb, &there);
+	a->changed = !same || (there && bad == there);
 	a->type = kiln_media_type(r->rel);
 	a->immutable = r->fp.why != KILN_WHY_NONE;
 	id->coding = -1;
@@ -252,6 +309,10 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 
 		if (cr->outcome != KILN_CODING_KEPT)
 			continue;
+		if (bad & (1u << c)) { /* dated otherwise: not the one kiln made */
+			t->missing++;
+			continue;
+		}
 		if (!(rep->rel = malloc(strlen(r->rel) + strlen(k->info.suffix) + 1)))
 			return -1;
 		strcpy(rep->rel, r->rel);
@@ -369,6 +430,7 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 		rc = KILN_ERR_IO;
 		goto fail;
 	}
+	index_status(t, root, manifest, &t->i_dev, &t->i_ino, &t->i_mtime);
 	t->m_dev = (uint64_t)sb.st_dev;
 	t->m_ino = (uint64_t)sb.st_ino;
 	t->m_size = (uint64_t)sb.st_size;
@@ -448,6 +510,13 @@ bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, cons
 		   (uint64_t)sb.st_size != t->m_size || sb.st_mtim.tv_sec != t->m_mtime.tv_sec ||
 		   sb.st_mtim.tv_nsec != t->m_mtime.tv_nsec);
 	free(p);
+	if (!changed) { /* a run that wrote only the index (index.h) */
+		uint64_t dev, ino;
+		struct timespec m;
+		index_status(t, root, manifest, &dev, &ino, &m);
+		changed = dev != t->i_dev || ino != t->i_ino || m.tv_sec != t->i_mtime.tv_sec ||
+			  m.tv_nsec != t->i_mtime.tv_nsec;
+	}
 	/* ROOT now another directory (a release hard-linked from the last) */
 	if (!changed && stat(root, &sb) == 0 && fstat(t->topfd, &top) == 0)
 		changed = sb.st_dev != top.st_dev || sb.st_ino != top.st_ino;

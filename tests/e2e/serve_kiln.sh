@@ -249,6 +249,53 @@ if kiln_serve_start "$T/live"; then
 	kiln_serve_stop
 fi
 
+# ---- 4a. A source edited since kiln ran, its size kept: its siblings no
+# longer carry its mtime, so a load (a restart, SIGHUP) never offers them;
+# `touch` and kiln again (only the index rewritten) bring them back by the
+# poll, no signal needed.
+rm -rf "$T/same" && cp -a "$FIXTURES/site" "$T/same"
+"$KILN" -q "$T/same"
+f=$T/same/assets/app.js
+if kiln_serve_start "$T/same" --poll 1; then
+	python3 - "$f" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[0] = ord("/") if b[0] != ord("/") else ord("(")
+open(p, "wb").write(bytes(b))
+PY
+	kill -HUP "$SERVE_PID"; sleep 1.5
+	code=$(get /assets/app.js -H 'Accept-Encoding: gzip')
+	check "a same-size edit, then SIGHUP: the source as it is, no .gz ($code)" \
+		eval "[ $code = 200 ] && [ -z \"\$(header content-encoding)\" ] && cmp -s '$T/body' '$f'"
+	kiln_serve_stop
+fi
+if kiln_serve_start "$T/same" --poll 1; then
+	code=$(get /assets/app.js -H 'Accept-Encoding: gzip')
+	check "... and after a restart too ($code)" \
+		eval "[ $code = 200 ] && [ -z \"\$(header content-encoding)\" ] && cmp -s '$T/body' '$f'"
+	"$KILN" -q "$T/same"
+	for _ in $(seq 40); do
+		get /assets/app.js -H 'Accept-Encoding: gzip' >/dev/null
+		[ "$(header content-encoding)" = gzip ] && break
+		sleep 0.1
+	done
+	check "kiln again: the poll offers the new .gz, decoding to the source" \
+		eval "[ \"\$(header content-encoding)\" = gzip ] && gzip -dc '$T/body' | cmp -s - '$f'"
+	touch "$f"; sleep 1.5
+	code=$(get /assets/app.js -H 'Accept-Encoding: gzip')
+	check "touched: the source as it is ($code)" [ -z "$(header content-encoding)" ]
+	"$KILN" -q "$T/same"
+	for _ in $(seq 40); do
+		get /assets/app.js -H 'Accept-Encoding: gzip' >/dev/null
+		[ "$(header content-encoding)" = gzip ] && break
+		sleep 0.1
+	done
+	check "touched, then kiln (only its index rewritten): the .gz again, no signal" \
+		eval "[ \"\$(header content-encoding)\" = gzip ] && gzip -dc '$T/body' | cmp -s - '$f'"
+	kiln_serve_stop
+fi
+
 # ---- 4b. Deploys under load, while threads ask every asset (a Range now
 # and then) and wrk asks the page: no failed request, no body that is not
 # the representation its ETag names, every body a release's.  A link

@@ -242,6 +242,18 @@ static void put(const char *dir, const char *name, const char *text)
 	}
 }
 
+/* Give DIR/REL the mtime of DIR/SRC. */
+static void same_mtime(const char *dir, const char *rel, const char *src)
+{
+	char p[512], q[512];
+	struct stat sb;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	snprintf(q, sizeof(q), "%s/%s", dir, src);
+	CHECK(stat(q, &sb) == 0 &&
+	      utimensat(AT_FDCWD, p, (struct timespec[2]){ sb.st_atim, sb.st_mtim }, 0) == 0);
+}
+
 #define H "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define B48 "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFh"
 
@@ -265,6 +277,7 @@ static void test_table(void)
 		char sib[64];
 		snprintf(sib, sizeof(sib), "a.js%s", gzs);
 		put(dir, sib, "GZGZ");
+		same_mtime(dir, sib, "a.js"); /* as kiln leaves it */
 	}
 	snprintf(m, sizeof(m),
 		 "{\"kiln_manifest\": 3, \"generator\": {\"name\": \"kiln\"}, \"settings\": {},"
@@ -277,6 +290,21 @@ static void test_table(void)
 		 "   \"encoder\": \"x\"}}}}}",
 		 H, B48, gz, gzs, H, H, B48, gz, gzs, H);
 	put(dir, "kiln-manifest.json", m);
+	/* a.js edited since kiln ran, its size kept: its sibling no longer
+	 * carries its mtime, and the load offers only the source as it is */
+	{
+		char p1[512];
+		struct timespec later[2] = { { 0, UTIME_OMIT }, { 2000000000, 0 } };
+		snprintf(p1, sizeof(p1), "%s/a.js", dir);
+		CHECK(utimensat(AT_FDCWD, p1, later, 0) == 0);
+		CHECK(kiln_srv_table_load(dir, NULL, "/", false, &t, &err) == KILN_OK);
+		a = t ? kiln_srv_find(t, "a.js", 4) : NULL;
+		CHECK(t && t->nsiblings == 0 && t->nchanged == 1 && a && a->changed && a->nreps == 1);
+		kiln_srv_table_unref(t);
+		t = NULL;
+		snprintf(m + 2048, 64, "a.js%s", gzs);
+		same_mtime(dir, m + 2048, "a.js");
+	}
 	CHECK(kiln_srv_table_load(dir, NULL, "/", false, &t, &err) == KILN_OK);
 	if (t) {
 		CHECK(t->n == 2);
