@@ -1,0 +1,830 @@
+/*
+ * host.c - what differs between the systems kiln runs on (host.h).
+ *
+ * The native kiln calls Linux directly: of this file it has only the rules
+ * at the top, which its unit tests check.  The WebAssembly kiln runs under
+ * Node.js on Linux, macOS or Windows, where Emscripten's C library
+ * (Debian 12's Emscripten 3.1.6) makes each file call a call of Node's fs
+ * module on the host's files (NODERAWFS): by path (Node has no openat),
+ * on the main thread, which holds Emscripten's table of descriptors.
+ * Where that is not what the rest of lib/ relies on, a function below
+ * takes the place of the C library's function of the same name (the
+ * linker finds libkiln's first), with what differs said above it:
+ *
+ *   fstatat     times in whole seconds, inode numbers through a double
+ *   utimensat   milliseconds where Node takes seconds
+ *   fsync       does nothing
+ *   flock       does nothing (this one is __wrap_flock: Emscripten's sits
+ *               in an object the linker takes for other functions)
+ *   openat      directories (Windows opens none), O_NOFOLLOW (Windows
+ *               ignores it), names (Windows), case (macOS, Windows)
+ *   dup         directories, again
+ *   renameat, unlinkat   files held open (Windows), case
+ *   mkdirat, symlinkat, linkat   names; no hard links in Emscripten
+ *   fchmod      no mode bits (Windows)
+ *   isatty      a terminal, whatever is there
+ *   getrandom   missing
+ *
+ * They run on the main thread (on_main()), as Emscripten's own calls do,
+ * and use Emscripten 3.1.6's JavaScript (FS, SYSCALLS, ERRNO_CODES) as it
+ * is: a new Emscripten needs this file read again.  What cannot be done at
+ * all is in docs/install.md: another kiln is not kept off the tree (Node
+ * has no file locks), a directory swapped for a link during a run is not
+ * caught (every path is resolved again from its start), signals do not
+ * reach kiln (Node ends the process), and times are kept to the
+ * microsecond (Node's utimes).
+ */
+#include "host.h"
+
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+const char *kiln_host_name_refused(const char *name, unsigned flags)
+{
+	static const char *const devices[] = { "CON", "PRN", "AUX", "NUL" };
+	size_t n = strlen(name), stem = strcspn(name, ". ");
+
+	if (!(flags & KILN_HOST_WINDOWS))
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		if (*p < 0x20 || strchr("<>:\"/\\|?*", *p))
+			return *p == '\\' ? "a name with '\\' (a directory separator on Windows)"
+					  : "a name with a character Windows refuses";
+	if (n > 0 && (name[n - 1] == '.' || name[n - 1] == ' '))
+		return "a name ending in '.' or ' ' (Windows drops them)";
+	/* a device name, alone or with an extension: "nul", "Com1.js" */
+	for (size_t i = 0; i < sizeof(devices) / sizeof(*devices); i++)
+		if (stem == 3 && strncasecmp(name, devices[i], 3) == 0)
+			return "a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
+	if ((strncasecmp(name, "COM", 3) == 0 || strncasecmp(name, "LPT", 3) == 0) &&
+	    ((stem == 4 && name[3] >= '1' && name[3] <= '9') ||
+	     /* superscript 1, 2, 3 in UTF-8 */
+	     (stem == 5 && (unsigned char)name[3] == 0xc2 &&
+	      ((unsigned char)name[4] == 0xb9 || (unsigned char)name[4] == 0xb2 ||
+	       (unsigned char)name[4] == 0xb3))))
+		return "a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
+	return NULL;
+}
+
+mode_t kiln_host_mode(mode_t mode, unsigned flags)
+{
+	if (!(flags & KILN_HOST_WINDOWS))
+		return mode;
+	return (mode & S_IFMT) | (S_ISDIR(mode) ? 0755 : 0644);
+}
+
+bool kiln_host_retry(int errnum, unsigned attempt, unsigned flags, unsigned *wait_ms)
+{
+	/* 10, 20, 40 ... 640 ms: 1.27 s of waiting over 8 tries */
+	if (!(flags & KILN_HOST_WINDOWS) || attempt >= 7 ||
+	    (errnum != EACCES && errnum != EPERM && errnum != EBUSY))
+		return false;
+	*wait_ms = 10u << attempt;
+	return true;
+}
+
+#ifndef __EMSCRIPTEN__
+
+unsigned kiln_host_flags(void)
+{
+	return 0;
+}
+
+bool kiln_host_runtime(const char **name, const char **version)
+{
+	(void)name;
+	(void)version;
+	return false;
+}
+
+#else /* the WebAssembly build: the stand-ins */
+
+#include <emscripten.h>
+#include <emscripten/threading.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Emscripten's system calls (its syscall_arch.h): -errno on failure. */
+long __syscall_openat(long dirfd, long path, long flags, ...);
+long __syscall_renameat(long olddirfd, long oldpath, long newdirfd, long newpath);
+long __syscall_unlinkat(long dirfd, long path, long flags);
+long __syscall_mkdirat(long dirfd, long path, long mode);
+long __syscall_symlinkat(long target, long newdirfd, long linkpath);
+long __syscall_fchmod(long fd, long mode);
+long __syscall_dup(long fd);
+
+/* Emscripten's version, "3.1.6" */
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+#define VERSION_TEXT TEXT(__EMSCRIPTEN_major__) "." TEXT(__EMSCRIPTEN_minor__) "." TEXT(__EMSCRIPTEN_tiny__)
+
+/* ---- Node's side, run on the main thread ---- */
+
+/* Every function below that reads or writes the memory starts with this
+ * line: another thread may have grown it. */
+EM_JS(int, js_flags, (void), {
+	return process.platform === "win32" ? 3 : process.platform === "darwin" ? 2 : 0;
+});
+
+/* "VERSION, WebAssembly, Node.js vX.Y.Z", malloc'ed. */
+EM_JS(char *, js_node_version, (const char *version), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	var s = UTF8ToString(version) + ", WebAssembly, Node.js " + process.version;
+	var n = lengthBytesUTF8(s) + 1, p = _malloc(n);
+	if (p) stringToUTF8(s, p, n);
+	return p;
+});
+
+/* PATH (relative to DIRFD; DIRFD itself when EMPTY and PATH is "")
+ * stat'ed, a last link followed unless NOFOLLOW, into OUT: dev, ino (each
+ * two 32-bit halves, low first), mode, nlink, uid, gid, rdev, size (two
+ * halves), blocks, then atime, mtime, ctime each as seconds (two halves)
+ * and nanoseconds.  0 or -errno. */
+EM_JS(int, js_stat, (int dirfd, const char *path, int empty, int nofollow, uint32_t *out), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	var fs = require("fs"), st;
+	try {
+		var p = UTF8ToString(path);
+		if (empty && p === "") {
+			var s = FS.getStream(dirfd);
+			if (!s) return -ERRNO_CODES.EBADF;
+			st = s.kilnDir ? fs.statSync(s.path, { bigint: true }) : fs.fstatSync(s.nfd, { bigint: true });
+		} else {
+			var full = SYSCALLS.calculateAt(dirfd, p);
+			st = nofollow ? fs.lstatSync(full, { bigint: true }) : fs.statSync(full, { bigint: true });
+		}
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+	var u = HEAPU32, i = out >> 2, low = BigInt(4294967295), g = BigInt(1000000000);
+	var put64 = function (v) { v = BigInt.asUintN(64, v); u[i++] = Number(v & low); u[i++] = Number(v >> BigInt(32)); };
+	var time = function (ns) {
+		var s = ns / g, r = ns % g;
+		if (r < BigInt(0)) { s -= BigInt(1); r += g; }
+		put64(s); u[i++] = Number(r);
+	};
+	put64(st.dev); put64(st.ino);
+	u[i++] = Number(st.mode); u[i++] = Number(st.nlink); u[i++] = Number(st.uid); u[i++] = Number(st.gid);
+	u[i++] = Number(st.rdev); put64(st.size); u[i++] = Number(st.blocks);
+	time(st.atimeNs); time(st.mtimeNs); time(st.ctimeNs);
+	return 0;
+});
+
+/* 1 when PATH (relative to DIRFD) is listed by its exact name in its
+ * directory, 0 when not, or -errno. */
+EM_JS(int, js_listed, (int dirfd, const char *path), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	try {
+		var full = SYSCALLS.calculateAt(dirfd, UTF8ToString(path));
+		var cut = Math.max(full.lastIndexOf("/"), full.lastIndexOf(String.fromCharCode(92)));
+		var dir = cut < 0 ? "." : cut === 0 ? "/" : full.slice(0, cut);
+		return require("fs").readdirSync(dir).indexOf(full.slice(cut + 1)) >= 0 ? 1 : 0;
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+});
+
+/* A descriptor for the directory PATH (relative to DIRFD), or -errno: an
+ * Emscripten stream that holds its path and no descriptor of Node's (on
+ * Windows Node opens no directory), which readdir and fstatat use by path,
+ * and close just forgets.  SAME: the stream of such a descriptor to copy
+ * instead (dup), or -1. */
+EM_JS(int, js_open_dir, (int dirfd, const char *path, int flags, int same), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	try {
+		var full, st;
+		if (same >= 0) {
+			full = FS.getStream(same).path;
+		} else {
+			full = SYSCALLS.calculateAt(dirfd, UTF8ToString(path));
+		}
+		st = require("fs").statSync(full);
+		if (!st.isDirectory()) return -ERRNO_CODES.ENOTDIR;
+		var fd = FS.nextfd();
+		var ops = {
+			llseek: function (stream, offset, whence) {
+				var to = whence === 1 ? stream.position + offset : whence === 0 ? offset : -1;
+				if (to < 0) throw new FS.ErrnoError(ERRNO_CODES.EINVAL);
+				stream.position = to;
+				return to;
+			},
+			read: function () { throw new FS.ErrnoError(ERRNO_CODES.EISDIR); },
+			write: function () { throw new FS.ErrnoError(ERRNO_CODES.EISDIR); },
+		};
+		FS.streams[fd] = {
+			fd: fd, path: full, flags: flags, position: 0, seekable: true, kilnDir: true,
+			stream_ops: ops, node: { id: st.ino, mode: st.mode, node_ops: NODERAWFS, path: full },
+		};
+		return fd;
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+});
+
+/* Whether FD is a stream of js_open_dir(). */
+EM_JS(int, js_is_dir_stream, (int fd), {
+	var s = FS.getStream(fd);
+	return s && s.kilnDir ? 1 : 0;
+});
+
+/* Set the times of FD (PATH NULL) or of PATH (relative to DIRFD; a last
+ * link's own with NOFOLLOW) to ATIME and MTIME seconds, each with its
+ * nanoseconds: 0 or -errno. */
+EM_JS(int, js_utimes, (int dirfd, const char *path, int nofollow, double at, int at_ns, double mt,
+		       int mt_ns), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	var fs = require("fs");
+	/* Node takes seconds as a number, which its libuv cuts to the
+	 * microsecond: half a microsecond more, so that the cut cannot fall
+	 * below the microsecond meant where the sum is not exact */
+	var a = at + (Math.floor(at_ns / 1000) + 0.5) / 1e6, m = mt + (Math.floor(mt_ns / 1000) + 0.5) / 1e6;
+	try {
+		if (!path) {
+			var s = FS.getStream(dirfd);
+			if (!s) return -ERRNO_CODES.EBADF;
+			if (s.kilnDir) fs.utimesSync(s.path, a, m);
+			else fs.futimesSync(s.nfd, a, m);
+		} else {
+			var full = SYSCALLS.calculateAt(dirfd, UTF8ToString(path));
+			if (nofollow) fs.lutimesSync(full, a, m);
+			else fs.utimesSync(full, a, m);
+		}
+		return 0;
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+});
+
+/* Whether FD is a terminal, by Node's tty module: 1, 0, or -errno. */
+EM_JS(int, js_isatty, (int fd), {
+	var s = FS.getStream(fd);
+	if (!s) return -ERRNO_CODES.EBADF;
+	return !s.kilnDir && s.nfd !== undefined && require("tty").isatty(s.nfd) ? 1 : 0;
+});
+
+/* fsync(2) of FD's file: 0 or -errno (nothing to do for a directory). */
+EM_JS(int, js_fsync, (int fd), {
+	try {
+		var s = FS.getStream(fd);
+		if (!s) return -ERRNO_CODES.EBADF;
+		if (!s.kilnDir) require("fs").fsyncSync(s.nfd);
+		return 0;
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+});
+
+/* A hard link NEWPATH (relative to NEWDIRFD) to OLDPATH (relative to
+ * OLDDIRFD): 0 or -errno. */
+EM_JS(int, js_link, (int olddirfd, const char *oldpath, int newdirfd, const char *newpath), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	try {
+		require("fs").linkSync(SYSCALLS.calculateAt(olddirfd, UTF8ToString(oldpath)),
+				       SYSCALLS.calculateAt(newdirfd, UTF8ToString(newpath)));
+		return 0;
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+});
+
+/* ---- the C library's functions, on the main thread ---- */
+
+/* One call on the main thread, where Emscripten's descriptors are: FN(ARG),
+ * which returns a result or -errno; the result, or -1 with errno. */
+static int on_main(int (*fn)(void *), void *arg)
+{
+	int r = emscripten_is_main_runtime_thread()
+			? fn(arg)
+			: emscripten_sync_run_in_main_runtime_thread(EM_FUNC_SIG_II, fn, arg);
+
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+static pthread_once_t flags_once = PTHREAD_ONCE_INIT;
+static unsigned host_flags;
+static char *node_version;
+
+static int flags_main(void *arg)
+{
+	(void)arg;
+	host_flags = (unsigned)js_flags();
+	node_version = js_node_version(VERSION_TEXT);
+	return 0;
+}
+
+static void flags_init(void)
+{
+	on_main(flags_main, NULL);
+}
+
+unsigned kiln_host_flags(void)
+{
+	pthread_once(&flags_once, flags_init);
+	return host_flags;
+}
+
+bool kiln_host_runtime(const char **name, const char **version)
+{
+	kiln_host_flags();
+	*name = "emscripten";
+	*version = node_version ? node_version : VERSION_TEXT ", WebAssembly";
+	return true;
+}
+
+/* The last component of PATH. */
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+struct call {
+	int dirfd, flags;
+	const char *path;
+	mode_t mode;
+	int dirfd2;
+	const char *path2;
+	struct stat *st;
+	const struct timespec *times;
+};
+
+/* fstatat: Emscripten 3.1.6 gives times in whole seconds and inode numbers
+ * through a double (kiln tells a changed file by its mtime to the
+ * nanosecond, a hard link by its inode): Node's exact figures instead, the
+ * times cut to the microsecond, which is all Node can set (utimensat below),
+ * so that a sibling's mtime is its source's as kiln sees both.  On Windows,
+ * no mode bits (kiln_host_mode()); where case folds, a name that is another
+ * file's is not found (kiln_host_listed()). */
+static int stat_raw(struct call *c)
+{
+	uint32_t o[23];
+	bool empty = (c->flags & AT_EMPTY_PATH) && !*c->path;
+	int r = js_stat(c->dirfd, c->path, empty, (c->flags & AT_SYMLINK_NOFOLLOW) != 0, o);
+
+	if (r < 0)
+		return r;
+	memset(c->st, 0, sizeof(*c->st));
+#define U64(i) ((uint64_t)o[i] | (uint64_t)o[(i) + 1] << 32)
+	c->st->st_dev = (dev_t)U64(0);
+	c->st->st_ino = (ino_t)U64(2);
+	c->st->st_mode = kiln_host_mode((mode_t)o[4], host_flags);
+	c->st->st_nlink = (nlink_t)o[5];
+	c->st->st_uid = (uid_t)o[6];
+	c->st->st_gid = (gid_t)o[7];
+	c->st->st_rdev = (dev_t)o[8];
+	c->st->st_size = (off_t)U64(9);
+	c->st->st_blocks = (blkcnt_t)o[11];
+	c->st->st_blksize = 4096;
+	c->st->st_atim = (struct timespec){ (time_t)U64(12), (long)(o[14] / 1000 * 1000) };
+	c->st->st_mtim = (struct timespec){ (time_t)U64(15), (long)(o[17] / 1000 * 1000) };
+	c->st->st_ctim = (struct timespec){ (time_t)U64(18), (long)(o[20] / 1000 * 1000) };
+#undef U64
+	return 0;
+}
+
+/* Where case folds, whether the name C->path found is another file's: 1,
+ * 0, or -errno. */
+static int other_name(struct call *c)
+{
+	int r;
+
+	if (!(host_flags & KILN_HOST_CASE_FOLDS) || ((c->flags & AT_EMPTY_PATH) && !*c->path))
+		return 0;
+	r = js_listed(c->dirfd, c->path);
+	return r < 0 ? r : !r;
+}
+
+static int stat_main(void *arg)
+{
+	struct call *c = arg;
+	int r = stat_raw(c);
+
+	if (r == 0 && (r = other_name(c)) != 0)
+		return r < 0 ? r : -ENOENT;
+	return r;
+}
+
+int fstatat(int dirfd, const char *restrict path, struct stat *restrict st, int flags)
+{
+	struct call c = { .dirfd = dirfd, .path = path, .flags = flags, .st = st };
+
+	kiln_host_flags();
+	return on_main(stat_main, &c);
+}
+
+/* utimensat: Emscripten 3.1.6 hands Node milliseconds where it takes
+ * seconds.  The times are set to the microsecond, Node's precision. */
+static int utimes_main(void *arg)
+{
+	struct call *c = arg;
+	struct timespec t[2];
+	struct stat st;
+
+	for (int i = 0; i < 2; i++) {
+		t[i] = c->times ? c->times[i] : (struct timespec){ 0, UTIME_NOW };
+		if (t[i].tv_nsec == UTIME_NOW)
+			clock_gettime(CLOCK_REALTIME, &t[i]);
+	}
+	if (t[0].tv_nsec == UTIME_OMIT || t[1].tv_nsec == UTIME_OMIT) {
+		struct call s = { .dirfd = c->dirfd, .path = c->path ? c->path : "",
+				  .flags = c->path ? c->flags : AT_EMPTY_PATH, .st = &st };
+		int r = stat_main(&s);
+		if (r < 0)
+			return r;
+		if (t[0].tv_nsec == UTIME_OMIT)
+			t[0] = st.st_atim;
+		if (t[1].tv_nsec == UTIME_OMIT)
+			t[1] = st.st_mtim;
+	}
+	return js_utimes(c->dirfd, c->path, (c->flags & AT_SYMLINK_NOFOLLOW) != 0, (double)t[0].tv_sec,
+			 (int)t[0].tv_nsec, (double)t[1].tv_sec, (int)t[1].tv_nsec);
+}
+
+int utimensat(int dirfd, const char *path, const struct timespec times[2], int flags)
+{
+	struct call c = { .dirfd = dirfd, .path = path, .flags = flags, .times = times };
+
+	kiln_host_flags();
+	return on_main(utimes_main, &c);
+}
+
+int futimens(int fd, const struct timespec times[2])
+{
+	return utimensat(fd, NULL, times, 0);
+}
+
+/* fsync: Emscripten 3.1.6's does nothing on Node's files, where kiln's
+ * --fsync (a sibling on disk before its name) needs Node's fsync. */
+static int fsync_main(void *arg)
+{
+	return js_fsync(((struct call *)arg)->dirfd);
+}
+
+int fsync(int fd)
+{
+	struct call c = { .dirfd = fd };
+
+	return on_main(fsync_main, &c);
+}
+
+int fdatasync(int fd)
+{
+	return fsync(fd);
+}
+
+/* flock: Emscripten's does nothing, and Node has no file locks.  Between
+ * processes nothing can be done (docs/install.md: one kiln at a time is
+ * the user's to see to); within kiln, a lock is kept here by file, so that
+ * a run still tells the temporary files it writes from those a killed run
+ * left (tempfile.c), as flock(2) would: a file is locked by one descriptor
+ * at a time, until LOCK_UN or until that descriptor is closed or names
+ * another file. */
+#define MAX_LOCKS 1024
+static pthread_mutex_t locks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct held {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} locks[MAX_LOCKS];
+static size_t nlocks;
+
+int __wrap_flock(int fd, int op); /* flock (packaging/wasm/wasm.cmake) */
+
+int __wrap_flock(int fd, int op)
+{
+	struct stat st, hs;
+	int ret = 0;
+
+	if (fstat(fd, &st) != 0)
+		return -1;
+	pthread_mutex_lock(&locks_lock);
+	for (size_t i = 0; i < nlocks; i++) {
+		struct held *h = &locks[i];
+		bool same = h->dev == st.st_dev && h->ino == st.st_ino;
+		/* a holder gone: closed, or its number now another file's */
+		if (h->fd != fd && (fstat(h->fd, &hs) != 0 || hs.st_dev != h->dev ||
+				    hs.st_ino != h->ino)) {
+			locks[i--] = locks[--nlocks];
+			continue;
+		}
+		if (same && h->fd != fd && !(op & LOCK_UN)) {
+			ret = EWOULDBLOCK;
+			goto out;
+		}
+		if (h->fd == fd)
+			locks[i--] = locks[--nlocks]; /* unlocked, or locked anew below */
+	}
+	if (!(op & LOCK_UN)) {
+		if (nlocks == MAX_LOCKS) {
+			ret = ENOLCK;
+			goto out;
+		}
+		locks[nlocks++] = (struct held){ fd, st.st_dev, st.st_ino };
+	}
+out:
+	pthread_mutex_unlock(&locks_lock);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* openat: on Windows Node opens no directory, and ignores O_NOFOLLOW; a
+ * directory is opened here as a stream that holds its path
+ * (js_open_dir()), on every host, so that all run the same code, and a
+ * link where O_NOFOLLOW is asked for is refused here (ELOOP), as Linux
+ * refuses it.  Where case folds, a name that is another file's is not
+ * found (or, to be created, exists: EEXIST); on Windows a name it cannot
+ * hold is not created (EINVAL). */
+static int open_main(void *arg)
+{
+	struct call *c = arg;
+	struct stat st;
+	struct call s = { .dirfd = c->dirfd, .path = c->path,
+			  .flags = (c->flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0, .st = &st };
+	int r = stat_raw(&s);
+
+	if (r == 0) {
+		if ((r = other_name(&s)) != 0)
+			return r < 0 ? r : (c->flags & O_CREAT) ? -EEXIST : -ENOENT;
+		if ((c->flags & O_CREAT) && (c->flags & O_EXCL))
+			return -EEXIST;
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		if (S_ISDIR(st.st_mode) && (c->flags & O_ACCMODE) == O_RDONLY)
+			return js_open_dir(c->dirfd, c->path, c->flags, -1);
+		if (c->flags & O_DIRECTORY)
+			return -ENOTDIR;
+	} else if (r != -ENOENT || !(c->flags & O_CREAT)) {
+		return r;
+	} else if (kiln_host_name_refused(base_of(c->path), host_flags)) {
+		return -EINVAL;
+	}
+	return (int)__syscall_openat(c->dirfd, (long)c->path, c->flags, c->mode);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	struct call c = { .dirfd = dirfd, .path = path, .flags = flags };
+
+	if (flags & O_CREAT) {
+		va_list ap;
+		va_start(ap, flags);
+		c.mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	kiln_host_flags();
+	return on_main(open_main, &c);
+}
+
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	if (flags & O_CREAT) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	return openat(AT_FDCWD, path, flags, mode);
+}
+
+/* dup: Emscripten's opens the descriptor's path again, which for a
+ * directory Windows refuses: a directory's stream is copied instead. */
+static int dup_main(void *arg)
+{
+	int fd = ((struct call *)arg)->dirfd;
+
+	return js_is_dir_stream(fd) ? js_open_dir(-1, "", O_RDONLY | O_DIRECTORY, fd)
+				    : (int)__syscall_dup(fd);
+}
+
+int dup(int fd)
+{
+	struct call c = { .dirfd = fd };
+
+	return on_main(dup_main, &c);
+}
+
+/* Where case folds, whether PATH (relative to DIRFD) exists under another
+ * file's name: 1, 0, or -errno. */
+static int other_file(int dirfd, const char *path)
+{
+	struct stat st;
+	struct call s = { .dirfd = dirfd, .path = path, .flags = AT_SYMLINK_NOFOLLOW, .st = &st };
+	int r;
+
+	if (!(host_flags & KILN_HOST_CASE_FOLDS))
+		return 0;
+	if ((r = stat_raw(&s)) != 0)
+		return r == -ENOENT ? 0 : r;
+	return other_name(&s);
+}
+
+/* renameat, unlinkat: on Windows a file another program holds open (a
+ * server, a virus scanner) can be neither replaced nor removed for a
+ * while: tried again for about a second (kiln_host_retry()), then the
+ * error is kiln's.  Where case folds, a name that is another file's is
+ * neither replaced (EEXIST) nor removed (ENOENT); on Windows, a name it
+ * cannot hold is not created (EINVAL). */
+static int rename_main(void *arg)
+{
+	struct call *c = arg;
+	int r;
+
+	if (kiln_host_name_refused(base_of(c->path2), host_flags))
+		return -EINVAL;
+	if ((r = other_file(c->dirfd2, c->path2)) != 0)
+		return r < 0 ? r : -EEXIST;
+	if ((r = other_file(c->dirfd, c->path)) != 0)
+		return r < 0 ? r : -ENOENT;
+	return (int)__syscall_renameat(c->dirfd, (long)c->path, c->dirfd2, (long)c->path2);
+}
+
+static int unlink_main(void *arg)
+{
+	struct call *c = arg;
+	int r;
+
+	if ((r = other_file(c->dirfd, c->path)) != 0)
+		return r < 0 ? r : -ENOENT;
+	return (int)__syscall_unlinkat(c->dirfd, (long)c->path, c->flags);
+}
+
+/* FN(C) on the main thread, tried again while kiln_host_retry() says. */
+static int retried(int (*fn)(void *), struct call *c)
+{
+	unsigned wait_ms;
+	int r;
+
+	kiln_host_flags();
+	for (unsigned attempt = 0;; attempt++) {
+		if ((r = on_main(fn, c)) == 0 || !kiln_host_retry(errno, attempt, host_flags, &wait_ms))
+			return r;
+		nanosleep(&(struct timespec){ wait_ms / 1000, (long)(wait_ms % 1000) * 1000000L }, NULL);
+	}
+}
+
+int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+	struct call c = { .dirfd = olddirfd, .path = oldpath, .dirfd2 = newdirfd, .path2 = newpath };
+
+	return retried(rename_main, &c);
+}
+
+int rename(const char *oldpath, const char *newpath)
+{
+	return renameat(AT_FDCWD, oldpath, AT_FDCWD, newpath);
+}
+
+int unlinkat(int dirfd, const char *path, int flags)
+{
+	struct call c = { .dirfd = dirfd, .path = path, .flags = flags };
+
+	return retried(unlink_main, &c);
+}
+
+int unlink(const char *path)
+{
+	return unlinkat(AT_FDCWD, path, 0);
+}
+
+int rmdir(const char *path)
+{
+	return unlinkat(AT_FDCWD, path, AT_REMOVEDIR);
+}
+
+/* mkdirat, symlinkat, linkat: on Windows, a name it cannot hold is not
+ * created (EINVAL).  Emscripten 3.1.6 makes no hard link (EMLINK): Node's
+ * link does. */
+static int mkdir_main(void *arg)
+{
+	struct call *c = arg;
+
+	if (kiln_host_name_refused(base_of(c->path), host_flags))
+		return -EINVAL;
+	return (int)__syscall_mkdirat(c->dirfd, (long)c->path, c->mode);
+}
+
+int mkdirat(int dirfd, const char *path, mode_t mode)
+{
+	struct call c = { .dirfd = dirfd, .path = path, .mode = mode };
+
+	kiln_host_flags();
+	return on_main(mkdir_main, &c);
+}
+
+int mkdir(const char *path, mode_t mode)
+{
+	return mkdirat(AT_FDCWD, path, mode);
+}
+
+static int symlink_main(void *arg)
+{
+	struct call *c = arg;
+
+	if (kiln_host_name_refused(base_of(c->path2), host_flags))
+		return -EINVAL;
+	return (int)__syscall_symlinkat((long)c->path, c->dirfd2, (long)c->path2);
+}
+
+int symlinkat(const char *target, int newdirfd, const char *linkpath)
+{
+	struct call c = { .path = target, .dirfd2 = newdirfd, .path2 = linkpath };
+
+	kiln_host_flags();
+	return on_main(symlink_main, &c);
+}
+
+static int link_main(void *arg)
+{
+	struct call *c = arg;
+
+	if (kiln_host_name_refused(base_of(c->path2), host_flags))
+		return -EINVAL;
+	return js_link(c->dirfd, c->path, c->dirfd2, c->path2);
+}
+
+int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
+{
+	struct call c = { .dirfd = olddirfd, .path = oldpath, .dirfd2 = newdirfd, .path2 = newpath };
+
+	if (flags & ~AT_SYMLINK_FOLLOW) {
+		errno = EINVAL;
+		return -1;
+	}
+	kiln_host_flags();
+	return on_main(link_main, &c);
+}
+
+/* fchmod: Windows keeps no mode bits (Node's chmod sets or clears its
+ * read-only attribute, which would then stop the next run replacing the
+ * sibling): nothing is changed there, and fstatat reports what
+ * kiln_host_mode() says. */
+static int fchmod_main(void *arg)
+{
+	struct call *c = arg;
+
+	return (host_flags & KILN_HOST_WINDOWS) ? 0 : (int)__syscall_fchmod(c->dirfd, c->mode);
+}
+
+int fchmod(int fd, mode_t mode)
+{
+	struct call c = { .dirfd = fd, .mode = mode };
+
+	kiln_host_flags();
+	return on_main(fchmod_main, &c);
+}
+
+/* isatty: Emscripten 3.1.6 calls standard input, output and error
+ * terminals whatever they are (kiln would draw its progress line into a
+ * pipe or a CI log): Node's answer instead. */
+static int isatty_main(void *arg)
+{
+	int r = js_isatty(((struct call *)arg)->dirfd);
+
+	return r == 0 ? -ENOTTY : r;
+}
+
+int isatty(int fd)
+{
+	struct call c = { .dirfd = fd };
+
+	return on_main(isatty_main, &c) == 1;
+}
+
+/* getrandom: missing from Emscripten 3.1.6's C library; its getentropy
+ * (crypto.randomFillSync under Node) gives 256 bytes a call. */
+ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+	(void)flags;
+	for (size_t done = 0; done < len; done += 256)
+		if (getentropy((char *)buf + done, len - done < 256 ? len - done : 256) != 0)
+			return -1;
+	return (ssize_t)len;
+}
+
+#endif

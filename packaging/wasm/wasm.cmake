@@ -1,0 +1,38 @@
+# wasm.cmake - how kiln is linked for WebAssembly (included by
+# CMakeLists.txt when CMAKE_SYSTEM_NAME is Emscripten; see
+# packaging/wasm/build.sh).  KILN_BUILD.js is run by Node.js, as
+# `node kiln.js ARGS` (the npm package kiln-precompress-wasm32, whose
+# launcher does that): its worker threads are Node's, its file system
+# calls Node's fs module, straight on the host's files (NODERAWFS; where
+# that differs from Linux, lib/host.c stands in).
+#
+#   PROXY_TO_PTHREAD   main() runs in a worker thread, so that the main
+#                      one is free to serve the file system calls the
+#                      workers make (Emscripten runs each on the main
+#                      thread) and to start the pool's threads
+#   ALLOW_MEMORY_GROWTH up to 4 GiB, a 32-bit address space's: a run's
+#                      memory is its workers' encoders (brotli's window
+#                      is 16 MiB) and the files it holds
+#   WASM_ASYNC_COMPILATION=0  the module is compiled as it is loaded:
+#                      Emscripten 3.1.6 would otherwise fetch() it, which
+#                      Node 18 and later have but cannot use on a file
+#   EXIT_RUNTIME       exit() ends the process, with kiln's status
+#   --pre-js           kiln sees the process's environment
+#                      (packaging/wasm/env.js)
+#   --wrap=flock       lib/host.c's flock, not Emscripten's, which comes in
+#                      one object with functions libarchive needs
+if(KILN_SERVE)
+  message(FATAL_ERROR "kiln serve is not built for WebAssembly: configure with -DKILN_SERVE=OFF")
+endif()
+if(NOT KILN_CRYPTO STREQUAL "nettle")
+  message(FATAL_ERROR "the WebAssembly build takes its digests from nettle: configure with -DKILN_CRYPTO=nettle")
+endif()
+target_compile_options(kiln_flags INTERFACE -pthread)
+target_link_options(kiln_flags INTERFACE
+  -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME
+  -sALLOW_MEMORY_GROWTH -sINITIAL_MEMORY=64MB -sMAXIMUM_MEMORY=4GB
+  -sDEFAULT_PTHREAD_STACK_SIZE=8MB
+  -sNODERAWFS -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0
+  "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js"
+  -Wl,--wrap=flock
+  -Wno-pthreads-mem-growth)
