@@ -23,6 +23,8 @@
  *   mkdirat, symlinkat, linkat   names; no hard links in Emscripten
  *   fchmod      no mode bits (Windows)
  *   isatty      a terminal, whatever is there
+ *   getdents    names as strings, a listing cut short in silence
+ *   strerror    other words
  *   getrandom   missing
  *
  * They run on the main thread (on_main()), as Emscripten's own calls do,
@@ -101,11 +103,15 @@ bool kiln_host_runtime(const char **name, const char **version)
 
 #else /* the WebAssembly build: the stand-ins */
 
+#include "kiln.h"
+
+#include <dirent.h>
 #include <emscripten.h>
 #include <emscripten/threading.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,11 +218,14 @@ EM_JS(int, js_open_dir, (int dirfd, const char *path, int flags, int same), {
 		}
 		st = require("fs").statSync(full);
 		if (!st.isDirectory()) return -ERRNO_CODES.ENOTDIR;
+		/* as open(2) would: a directory that cannot be read is not opened */
+		require("fs").accessSync(full, require("fs").constants.R_OK);
 		var fd = FS.nextfd();
 		var ops = {
 			llseek: function (stream, offset, whence) {
 				var to = whence === 1 ? stream.position + offset : whence === 0 ? offset : -1;
 				if (to < 0) throw new FS.ErrnoError(ERRNO_CODES.EINVAL);
+				if (to === 0) stream.kilnNames = null; /* rewinddir: listed again */
 				stream.position = to;
 				return to;
 			},
@@ -232,6 +241,48 @@ EM_JS(int, js_open_dir, (int dirfd, const char *path, int flags, int same), {
 		if (e instanceof FS.ErrnoError) return -e.errno;
 		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
 	}
+});
+
+/* Up to COUNT bytes of the entries of the directory FD (a stream of
+ * js_open_dir()) from its position on, as struct dirent records of SIZE
+ * bytes at DIRP whose fields are at OFF (d_ino, d_off, d_reclen, d_type,
+ * d_name): the bytes written, or -errno.  Names are Node's, as bytes; the
+ * types are Node's too (no lstat of each entry). */
+EM_JS(int, js_getdents, (int fd, uint8_t *dirp, int count, int size, const int *off), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	var s = FS.getStream(fd);
+	if (!s) return -ERRNO_CODES.EBADF;
+	if (!s.kilnDir) return -ERRNO_CODES.ENOTDIR;
+	try {
+		if (!s.kilnNames) {
+			s.kilnNames = require("fs").readdirSync(s.path, { withFileTypes: true, encoding: "buffer" });
+		}
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+	var i32 = HEAP32, u8 = HEAPU8, o = off >> 2, pos = 0;
+	var idx = Math.floor(s.position / size);
+	for (; idx < s.kilnNames.length + 2 && pos + size <= count; idx++, pos += size) {
+		var at = dirp + pos, name, type = 4;
+		if (idx < 2) {
+			name = idx === 0 ? [46] : [46, 46];
+		} else {
+			var d = s.kilnNames[idx - 2];
+			name = d.name;
+			type = d.isFile() ? 8 : d.isDirectory() ? 4 : d.isSymbolicLink() ? 10 : d.isFIFO() ? 1 :
+			       d.isSocket() ? 12 : d.isCharacterDevice() ? 2 : d.isBlockDevice() ? 6 : 0;
+		}
+		if (name.length > 255) name = name.slice(0, 255);
+		i32[(at + i32[o]) >> 2] = idx + 1; i32[(at + i32[o] + 4) >> 2] = 0;
+		i32[(at + i32[o + 1]) >> 2] = (idx + 1) * size; i32[(at + i32[o + 1] + 4) >> 2] = 0;
+		HEAP16[(at + i32[o + 2]) >> 1] = size;
+		u8[at + i32[o + 3]] = type;
+		for (var k = 0; k < name.length; k++) u8[at + i32[o + 4] + k] = name[k];
+		u8[at + i32[o + 4] + name.length] = 0;
+	}
+	s.position = idx * size;
+	return pos;
 });
 
 /* Whether FD is a stream of js_open_dir(). */
@@ -359,6 +410,17 @@ static const char *base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* -EILSEQ when PATH is not UTF-8, which Node's file names (strings) cannot
+ * hold: such a name (on Linux only) is refused with a clear reason rather
+ * than taken for another. */
+static int not_utf8(const char *path)
+{
+	for (size_t n; *path; path += n)
+		if (!(n = kiln_utf8_len(path)))
+			return -EILSEQ;
+	return 0;
+}
+
 struct call {
 	int dirfd, flags;
 	const char *path;
@@ -380,8 +442,10 @@ static int stat_raw(struct call *c)
 {
 	uint32_t o[23];
 	bool empty = (c->flags & AT_EMPTY_PATH) && !*c->path;
-	int r = js_stat(c->dirfd, c->path, empty, (c->flags & AT_SYMLINK_NOFOLLOW) != 0, o);
+	int r = not_utf8(c->path);
 
+	if (r == 0)
+		r = js_stat(c->dirfd, c->path, empty, (c->flags & AT_SYMLINK_NOFOLLOW) != 0, o);
 	if (r < 0)
 		return r;
 	memset(c->st, 0, sizeof(*c->st));
@@ -441,6 +505,8 @@ static int utimes_main(void *arg)
 	struct timespec t[2];
 	struct stat st;
 
+	if (c->path && not_utf8(c->path))
+		return -EILSEQ;
 	for (int i = 0; i < 2; i++) {
 		t[i] = c->times ? c->times[i] : (struct timespec){ 0, UTIME_NOW };
 		if (t[i].tv_nsec == UTIME_NOW)
@@ -655,6 +721,8 @@ static int rename_main(void *arg)
 	struct call *c = arg;
 	int r;
 
+	if (not_utf8(c->path) || not_utf8(c->path2))
+		return -EILSEQ;
 	if (kiln_host_name_refused(base_of(c->path2), host_flags))
 		return -EINVAL;
 	if ((r = other_file(c->dirfd2, c->path2)) != 0)
@@ -669,6 +737,8 @@ static int unlink_main(void *arg)
 	struct call *c = arg;
 	int r;
 
+	if (not_utf8(c->path))
+		return -EILSEQ;
 	if ((r = other_file(c->dirfd, c->path)) != 0)
 		return r < 0 ? r : -ENOENT;
 	return (int)__syscall_unlinkat(c->dirfd, (long)c->path, c->flags);
@@ -724,6 +794,8 @@ static int mkdir_main(void *arg)
 {
 	struct call *c = arg;
 
+	if (not_utf8(c->path))
+		return -EILSEQ;
 	if (kiln_host_name_refused(base_of(c->path), host_flags))
 		return -EINVAL;
 	return (int)__syscall_mkdirat(c->dirfd, (long)c->path, c->mode);
@@ -746,6 +818,8 @@ static int symlink_main(void *arg)
 {
 	struct call *c = arg;
 
+	if (not_utf8(c->path) || not_utf8(c->path2))
+		return -EILSEQ;
 	if (kiln_host_name_refused(base_of(c->path2), host_flags))
 		return -EINVAL;
 	return (int)__syscall_symlinkat((long)c->path, c->dirfd2, (long)c->path2);
@@ -763,6 +837,8 @@ static int link_main(void *arg)
 {
 	struct call *c = arg;
 
+	if (not_utf8(c->path) || not_utf8(c->path2))
+		return -EILSEQ;
 	if (kiln_host_name_refused(base_of(c->path2), host_flags))
 		return -EINVAL;
 	return js_link(c->dirfd, c->path, c->dirfd2, c->path2);
@@ -799,6 +875,38 @@ int fchmod(int fd, mode_t mode)
 	return on_main(fchmod_main, &c);
 }
 
+/* getdents: Emscripten 3.1.6 lists a directory's names as JavaScript
+ * strings, which hold no name that is not UTF-8 (Linux allows any bytes;
+ * macOS and Windows do not), and gives up the whole listing, with no
+ * error readdir reports, at a name it cannot find again: kiln would skip
+ * files in silence.  Node's names as bytes instead, with their types.  A
+ * name that is not UTF-8 is then listed, and refused where it is used
+ * (utf8_path()). */
+struct getdents_call {
+	int fd, count;
+	uint8_t *dirp;
+};
+
+static int getdents_main(void *arg)
+{
+	struct getdents_call *c = arg;
+	static const int off[] = { offsetof(struct dirent, d_ino), offsetof(struct dirent, d_off),
+				   offsetof(struct dirent, d_reclen), offsetof(struct dirent, d_type),
+				   offsetof(struct dirent, d_name) };
+
+	return js_getdents(c->fd, c->dirp, c->count, (int)sizeof(struct dirent), off);
+}
+
+long __syscall_getdents64(long fd, long dirp, long count);
+
+long __syscall_getdents64(long fd, long dirp, long count)
+{
+	struct getdents_call c = { (int)fd, (int)count, (uint8_t *)dirp };
+	int r = on_main(getdents_main, &c);
+
+	return r < 0 ? -errno : r;
+}
+
 /* isatty: Emscripten 3.1.6 calls standard input, output and error
  * terminals whatever they are (kiln would draw its progress line into a
  * pipe or a CI log): Node's answer instead. */
@@ -814,6 +922,45 @@ int isatty(int fd)
 	struct call c = { .dirfd = fd };
 
 	return on_main(isatty_main, &c) == 1;
+}
+
+/* strerror: Emscripten's C library (musl) words some errors otherwise
+ * than Linux's (glibc), which kiln's messages, documentation and tests
+ * use: "Symbolic link loop" for "Too many levels of symbolic links".
+ * Those of file calls are glibc's here (this is __wrap_strerror, as
+ * flock is __wrap_flock). */
+char *__wrap_strerror(int errnum);
+char *__real_strerror(int errnum);
+
+char *__wrap_strerror(int errnum)
+{
+	static const struct {
+		int errnum;
+		const char *text;
+	} glibc[] = {
+		{ EIO, "Input/output error" },
+		{ ENOMEM, "Cannot allocate memory" },
+		{ EBUSY, "Device or resource busy" },
+		{ EXDEV, "Invalid cross-device link" },
+		{ EMFILE, "Too many open files" },
+		{ ENOTTY, "Inappropriate ioctl for device" },
+		{ ESPIPE, "Illegal seek" },
+		{ ERANGE, "Numerical result out of range" },
+		{ EDEADLK, "Resource deadlock avoided" },
+		{ ENAMETOOLONG, "File name too long" },
+		{ ELOOP, "Too many levels of symbolic links" },
+		{ EOVERFLOW, "Value too large for defined data type" },
+		{ EILSEQ, "Invalid or incomplete multibyte or wide character" },
+		{ ENOTSUP, "Operation not supported" },
+		{ EDQUOT, "Disk quota exceeded" },
+		{ ETIMEDOUT, "Connection timed out" },
+		{ ECHILD, "No child processes" },
+	};
+
+	for (size_t i = 0; i < sizeof(glibc) / sizeof(*glibc); i++)
+		if (glibc[i].errnum == errnum)
+			return (char *)glibc[i].text;
+	return __real_strerror(errnum);
 }
 
 /* getrandom: missing from Emscripten 3.1.6's C library; its getentropy

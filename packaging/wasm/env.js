@@ -1,11 +1,27 @@
 // env.js - kiln's --pre-js in the WebAssembly build (packaging/wasm/
-// wasm.cmake): Emscripten gives a program an environment of its own
-// (HOME=/home/web_user and the like); kiln gets the process's, as a native
-// program would (KILN_CACHE_DIR, the CI variables --shard reads).
+// wasm.cmake): what Emscripten 3.1.6 does to the process around kiln that a
+// native program would not.
 Module.preRun = Module.preRun || [];
 Module.preRun.push(function () {
+  // Emscripten gives a program an environment of its own
+  // (HOME=/home/web_user and the like): kiln gets the process's, as a
+  // native program would (KILN_CACHE_DIR, the CI variables --shard reads).
   for (const name of Object.keys(ENV)) {
     delete ENV[name];
   }
   Object.assign(ENV, process.env);
+
+  // At exit Emscripten closes every descriptor, Node's standard input,
+  // output and error among them; Node then closes the numbers again, which
+  // by then may be another file's, and aborts (SIGABRT, about one run in
+  // 100).  They are left to Node.
+  const close = FS.close;
+  FS.close = function (stream) {
+    if (stream.nfd !== undefined && stream.nfd <= 2 && !stream.stream_ops) {
+      FS.closeStream(stream.fd);
+      return;
+    }
+    return close.apply(this, arguments);
+  };
 });
+

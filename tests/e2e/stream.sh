@@ -47,7 +47,7 @@ check "streamed .br decodes to the source (brotli -d)" decodes_to "$D/big.json.b
 check "streamed .gz is one gzip member that tests good" gzip -t "$D/big.json.gz"
 for s in gz br; do
 	check "streamed .$s has the source's mode" [ "$(stat -c %a "$D/big.json.$s")" = 640 ]
-	check "streamed .$s has the source's mtime to the nanosecond" [ "$(stat -c %y "$D/big.json.$s")" = "$(stat -c %y "$D/big.json")" ]
+	check "streamed .$s has the source's mtime to the nanosecond (or KILN_MTIME_RESOLUTION_NS)" [ "$(mtime_of "$D/big.json.$s")" = "$(mtime_of "$D/big.json")" ]
 done
 check "incompressible large file: no sibling" [ ! -e "$D/noise.bin.gz" ]
 check "incompressible large file: no sibling" [ ! -e "$D/noise.bin.br" ]
