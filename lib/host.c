@@ -20,10 +20,11 @@
  *               ignores it), names (Windows), case (macOS, Windows)
  *   dup         directories, again
  *   renameat, unlinkat   files held open (Windows), case
- *   mkdirat, symlinkat, linkat   names; no hard links in Emscripten
+ *   mkdirat, symlinkat, linkat   names; no hard links, links by address
  *   fchmod      no mode bits (Windows)
  *   isatty      a terminal, whatever is there
  *   getdents    names as strings, a listing cut short in silence
+ *   sigwait, raise   no signal from outside reaches the program
  *   strerror    other words
  *   getrandom   missing
  *
@@ -32,9 +33,8 @@
  * is: a new Emscripten needs this file read again.  What cannot be done at
  * all is in docs/install.md: another kiln is not kept off the tree (Node
  * has no file locks), a directory swapped for a link during a run is not
- * caught (every path is resolved again from its start), signals do not
- * reach kiln (Node ends the process), and times are kept to the
- * microsecond (Node's utimes).
+ * caught (every path is resolved again from its start), and times are kept
+ * to the microsecond (Node's utimes).
  */
 #include "host.h"
 
@@ -110,6 +110,7 @@ bool kiln_host_runtime(const char **name, const char **version)
 #include <emscripten/threading.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -125,7 +126,6 @@ long __syscall_openat(long dirfd, long path, long flags, ...);
 long __syscall_renameat(long olddirfd, long oldpath, long newdirfd, long newpath);
 long __syscall_unlinkat(long dirfd, long path, long flags);
 long __syscall_mkdirat(long dirfd, long path, long mode);
-long __syscall_symlinkat(long target, long newdirfd, long linkpath);
 long __syscall_fchmod(long fd, long mode);
 long __syscall_dup(long fd);
 
@@ -327,12 +327,41 @@ EM_JS(int, js_isatty, (int fd), {
 	return !s.kilnDir && s.nfd !== undefined && require("tty").isatty(s.nfd) ? 1 : 0;
 });
 
+/* From now on, Node's SIGINT, SIGTERM and SIGHUP are handed to
+ * kiln_host_signal() instead of ending the process. */
+EM_JS(void, js_take_signals, (void), {
+	var numbers = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+	Object.keys(numbers).forEach(function (name) {
+		process.on(name, function () { Module["_kiln_host_signal"](numbers[name]); });
+	});
+});
+
+/* End the process by signal SIG (1, 2 or 15), as its default action would:
+ * Node's listener dropped, the signal sent again. */
+EM_JS(void, js_die_of, (int sig), {
+	var name = sig === 1 ? "SIGHUP" : sig === 2 ? "SIGINT" : "SIGTERM";
+	process.removeAllListeners(name);
+	process.kill(process.pid, name);
+});
+
 /* fsync(2) of FD's file: 0 or -errno (nothing to do for a directory). */
 EM_JS(int, js_fsync, (int fd), {
 	try {
 		var s = FS.getStream(fd);
 		if (!s) return -ERRNO_CODES.EBADF;
 		if (!s.kilnDir) require("fs").fsyncSync(s.nfd);
+		return 0;
+	} catch (e) {
+		if (e instanceof FS.ErrnoError) return -e.errno;
+		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
+	}
+});
+
+/* A symbolic link PATH (relative to DIRFD) to TARGET: 0 or -errno. */
+EM_JS(int, js_symlink, (const char *target, int dirfd, const char *path), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	try {
+		require("fs").symlinkSync(UTF8ToString(target), SYSCALLS.calculateAt(dirfd, UTF8ToString(path)));
 		return 0;
 	} catch (e) {
 		if (e instanceof FS.ErrnoError) return -e.errno;
@@ -788,8 +817,9 @@ int rmdir(const char *path)
 }
 
 /* mkdirat, symlinkat, linkat: on Windows, a name it cannot hold is not
- * created (EINVAL).  Emscripten 3.1.6 makes no hard link (EMLINK): Node's
- * link does. */
+ * created (EINVAL).  Emscripten 3.1.6 makes no hard link (EMLINK), and its
+ * symlinkat takes the addresses of its two names for the names: Node's
+ * link and symlink make them. */
 static int mkdir_main(void *arg)
 {
 	struct call *c = arg;
@@ -822,7 +852,7 @@ static int symlink_main(void *arg)
 		return -EILSEQ;
 	if (kiln_host_name_refused(base_of(c->path2), host_flags))
 		return -EINVAL;
-	return (int)__syscall_symlinkat((long)c->path, c->dirfd2, (long)c->path2);
+	return js_symlink(c->path, c->dirfd2, c->path2);
 }
 
 int symlinkat(const char *target, int newdirfd, const char *linkpath)
@@ -922,6 +952,84 @@ int isatty(int fd)
 	struct call c = { .dirfd = fd };
 
 	return on_main(isatty_main, &c) == 1;
+}
+
+/* sigwait, raise: Emscripten keeps signals within the program: sigwait
+ * returns at once when none is pending, and the default action of a
+ * signal raised is to do nothing, while the signals from outside (Ctrl-C,
+ * a CI runner's SIGTERM) end Node's process at once, as SIGKILL would end
+ * a native kiln.  Here the first sigwait() has Node hand SIGINT, SIGTERM
+ * and SIGHUP to kiln_host_signal(), for sigwait() to return, so that
+ * kiln's signal thread (cmd/signals.c) does as it does natively; and a
+ * fatal signal raised with its default action ends the process by that
+ * signal, through Node.  (These two are __wrap_sigwait and __wrap_raise,
+ * as flock is __wrap_flock.) */
+static pthread_mutex_t signals_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t signals_came = PTHREAD_COND_INITIALIZER;
+static unsigned long signals_pending;
+static pthread_once_t signals_once = PTHREAD_ONCE_INIT;
+
+static int take_signals_main(void *arg)
+{
+	(void)arg;
+	js_take_signals();
+	return 0;
+}
+
+static void take_signals(void)
+{
+	on_main(take_signals_main, NULL);
+}
+
+/* Called by Node, on the main thread, with a signal it received. */
+EMSCRIPTEN_KEEPALIVE void kiln_host_signal(int sig);
+
+EMSCRIPTEN_KEEPALIVE void kiln_host_signal(int sig)
+{
+	pthread_mutex_lock(&signals_lock);
+	signals_pending |= 1ul << sig;
+	pthread_cond_broadcast(&signals_came);
+	pthread_mutex_unlock(&signals_lock);
+}
+
+int __wrap_sigwait(const sigset_t *restrict set, int *restrict sig);
+
+int __wrap_sigwait(const sigset_t *restrict set, int *restrict sig)
+{
+	pthread_once(&signals_once, take_signals);
+	pthread_mutex_lock(&signals_lock);
+	for (;;) {
+		for (int s = 1; s < 32; s++)
+			if ((signals_pending & (1ul << s)) && sigismember(set, s)) {
+				signals_pending &= ~(1ul << s);
+				pthread_mutex_unlock(&signals_lock);
+				*sig = s;
+				return 0;
+			}
+		pthread_cond_wait(&signals_came, &signals_lock);
+	}
+}
+
+extern struct sigaction __sig_actions[_NSIG]; /* Emscripten's raise.c */
+bool __sig_is_blocked(int sig);
+int __wrap_raise(int sig);
+int __real_raise(int sig);
+
+static int die_main(void *arg)
+{
+	js_die_of(*(int *)arg);
+	return 0;
+}
+
+int __wrap_raise(int sig)
+{
+	if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !__sig_is_blocked(sig) &&
+	    !(__sig_actions[sig].sa_flags & SA_SIGINFO) && __sig_actions[sig].sa_handler == SIG_DFL) {
+		on_main(die_main, &sig);
+		for (;;) /* until the signal ends the process */
+			pause();
+	}
+	return __real_raise(sig);
 }
 
 /* strerror: Emscripten's C library (musl) words some errors otherwise

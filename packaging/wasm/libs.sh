@@ -10,10 +10,10 @@
 # Only what kiln calls is compiled, straight from the file lists below with
 # emcc -O2 (each library's own build system would spend minutes probing
 # the compiler): libdeflate, brotli, zstd, zopfli and zlib whole but their
-# programs; Jansson; libarchive's readers and writers with zlib and zstd
-# (no bzip2, xz or lz4: those filters answer "not supported"); and of
-# nettle only SHA-256, SHA-384 and base64, which lib/hash_nettle.c uses in
-# place of OpenSSL's libcrypto (whose build is several minutes).  Every
+# programs; Jansson; libarchive with what Debian's links for its filters
+# (liblzma, bzip2, lz4, zstd, zlib); and of nettle only SHA-256, SHA-384
+# and base64, which lib/hash_nettle.c uses in place of OpenSSL's libcrypto
+# (whose build is several minutes).  Every
 # object is built with -pthread: kiln's worker threads are Web Workers,
 # whose shared memory every object must agree on.
 #
@@ -37,7 +37,8 @@ die() { echo "wasm/libs.sh: $*" >&2; exit 1; }
 
 # The source packages, at the versions of Debian 12's release.
 SOURCES="libdeflate=1.14-1 brotli=1.0.9-2 libzstd=1.5.4+dfsg2-5 zopfli=1.0.3-1
-zlib=1:1.2.13.dfsg-1 jansson=2.14-2 nettle=3.8.1-2 libarchive=3.6.2-1+deb12u5"
+zlib=1:1.2.13.dfsg-1 jansson=2.14-2 nettle=3.8.1-2 libarchive=3.6.2-1+deb12u5
+xz-utils=5.4.1-1+deb12u2 bzip2=1.0.8-5 lz4=1.9.4-1"
 CFLAGS="-O2 -pthread -DNDEBUG"
 
 mkdir -p "$prefix"
@@ -60,6 +61,7 @@ dir() { # dir PACKAGE: where dpkg-source unpacked it
 }
 deflate=$(dir libdeflate) brotli=$(dir brotli) zstd=$(dir libzstd) zopfli=$(dir zopfli)
 zlib=$(dir zlib) jansson=$(dir jansson) nettle=$(dir nettle) libarchive=$(dir libarchive)
+xz=$(dir xz-utils) bzip2=$(dir bzip2) lz4=$(dir lz4)
 inc=$prefix/usr/include
 mkdir -p "$inc" "$prefix/usr/lib/pkgconfig" "$prefix/obj"
 
@@ -103,6 +105,42 @@ sed -e 's/@MAJOR_VERSION@/3/' -e 's/@MINOR_VERSION@/8/' \
 	"$nettle/version.h.in" >"$inc/nettle/version.h"
 grep -q '@' "$inc/nettle/version.h" && die "nettle's version.h.in has a field this script does not fill"
 cp "$libarchive"/libarchive/archive.h "$libarchive"/libarchive/archive_entry.h "$inc/"
+cp -R "$xz"/src/liblzma/api/lzma.h "$xz"/src/liblzma/api/lzma "$inc/"
+cp "$bzip2"/bzlib.h "$inc/"
+cp "$lz4"/lib/lz4.h "$lz4"/lib/lz4hc.h "$lz4"/lib/lz4frame.h "$inc/"
+# liblzma's configuration as its configure writes it for Linux by default:
+# every filter, match finder and check, threads, no assembler
+mkdir -p "$prefix/obj/lzma"
+{
+	for f in LZMA1 LZMA2 DELTA X86 POWERPC IA64 ARM ARMTHUMB ARM64 SPARC; do
+		echo "#define HAVE_ENCODER_$f 1"
+		echo "#define HAVE_DECODER_$f 1"
+	done
+	for f in HC3 HC4 BT2 BT3 BT4; do echo "#define HAVE_MF_$f 1"; done
+	cat <<'EOF'
+#define HAVE_LZIP_DECODER 1
+#define HAVE_CHECK_CRC32 1
+#define HAVE_CHECK_CRC64 1
+#define HAVE_CHECK_SHA256 1
+#define HAVE_INTERNAL_SHA256 1
+#define HAVE_STDBOOL_H 1
+#define HAVE__BOOL 1
+#define HAVE_STDINT_H 1
+#define HAVE_INTTYPES_H 1
+#define SIZEOF_SIZE_T 4
+#define MYTHREAD_POSIX 1
+#define HAVE_CLOCK_GETTIME 1
+#define HAVE_CLOCK_MONOTONIC 1
+#define HAVE_PTHREAD_CONDATTR_SETCLOCK 1
+#define TUKLIB_PHYSMEM_SYSCONF 1
+#define TUKLIB_CPUCORES_SYSCONF 1
+#define HAVE_FUNC_ATTRIBUTE_CONSTRUCTOR 1
+#define HAVE_VISIBILITY 0
+#define ASSUME_RAM 128
+#define PACKAGE_NAME "XZ Utils"
+#define PACKAGE_URL "https://tukaani.org/xz/"
+EOF
+} >"$prefix/obj/lzma/config.h"
 # libarchive's configuration: the Linux one it ships for builds without
 # its configure, less what Emscripten's C library lacks (the ACL, xattr
 # and file-flag calls, which kiln's archives never carry; posix_spawnp:
@@ -147,12 +185,6 @@ cat >"$prefix/obj/private/config.h" <<EOF
 #undef HAVE_LOCALCHARSET_H
 #undef HAVE_LIBXML_XMLREADER_H
 #undef HAVE_LIBXML2
-#undef HAVE_BZLIB_H
-#undef HAVE_LIBBZ2
-#undef HAVE_LZMA_H
-#undef HAVE_LIBLZMA
-#undef HAVE_LZ4_H
-#undef HAVE_LIBLZ4
 #undef HAVE_LZO_LZOCONF_H
 #undef HAVE_POSIX_SPAWNP
 #undef HAVE_OPENSSL_EVP_H
@@ -165,7 +197,16 @@ cat >"$prefix/obj/private/config.h" <<EOF
 #define HAVE_LIBZ 1
 #define HAVE_ZSTD_H 1
 #define HAVE_LIBZSTD 1
+#define HAVE_LIBZSTD_COMPRESSOR 1
 #define HAVE_ZSTD_compressStream 1
+#define HAVE_LZMA_H 1
+#define HAVE_LIBLZMA 1
+#define HAVE_LZMA_STREAM_ENCODER_MT 1
+#define HAVE_BZLIB_H 1
+#define HAVE_LIBBZ2 1
+#define HAVE_LZ4_H 1
+#define HAVE_LIBLZ4 1
+#define HAVE_LZ4HC_H 1
 EOF
 
 # The objects of each library: NAME DIR FLAGS FILES...
@@ -183,6 +224,11 @@ lib_files() {
 	nettle) for f in sha256 sha256-compress sha512 sha512-compress write-be32 \
 		base64-encode base64-decode base64-meta; do echo "$nettle/$f.c"; done ;;
 	archive) ls "$libarchive"/libarchive/*.c | grep -v '_windows\.c$' ;;
+	lzma) ls "$xz"/src/liblzma/{common,check,lz,lzma,rangecoder,delta,simple}/*.c |
+		grep -v '_tablegen\.c$\|_small\.c$'
+		echo "$xz"/src/common/tuklib_physmem.c "$xz"/src/common/tuklib_cpucores.c ;;
+	bz2) for f in blocksort huffman crctable randtable compress decompress bzlib; do echo "$bzip2/$f.c"; done ;;
+	lz4) for f in lz4 lz4hc lz4frame xxhash; do echo "$lz4/lib/$f.c"; done ;;
 	esac
 }
 lib_flags() {
@@ -195,6 +241,10 @@ lib_flags() {
 	jansson) echo "-DHAVE_CONFIG_H -I$prefix/obj/private -I$inc" ;;
 	nettle) echo "-I$inc/nettle" ;;
 	archive) echo "-DHAVE_CONFIG_H -I$prefix/obj/private -I$inc -D__LIBARCHIVE_CONFIG_H_INCLUDED=1" ;;
+	lzma) echo "-DHAVE_CONFIG_H -I$prefix/obj/lzma -I$xz/src/common" \
+		"$(printf -- " -I$xz/src/liblzma/%s" api common check lz lzma rangecoder delta simple)" ;;
+	bz2) echo "-D_FILE_OFFSET_BITS=64" ;;
+	lz4) echo "" ;;
 	esac
 }
 # Emscripten installs its C library's headers into its cache on first use:
@@ -202,7 +252,7 @@ lib_flags() {
 echo 'int kiln_wasm_probe;' >"$prefix/obj/probe.c"
 emcc $CFLAGS -c "$prefix/obj/probe.c" -o "$prefix/obj/probe.o" >"$prefix/make.log" 2>&1 ||
 	{ cat "$prefix/make.log" >&2; die "emcc cannot compile (EM_CONFIG: ${EM_CONFIG:-unset})"; }
-LIBS="deflate brotlicommon brotlienc brotlidec zstd zopfli z jansson nettle archive"
+LIBS="deflate brotlicommon brotlienc brotlidec zstd zopfli z jansson nettle archive lzma bz2 lz4"
 mk=$prefix/obj/Makefile
 {
 	echo "all:"
@@ -242,13 +292,14 @@ pc libzstd "$(version libzstd | sed 's/+.*//')" -lzstd
 pc zlib "$(version zlib | sed 's/\.dfsg//')" -lz
 pc jansson "$(version jansson)" -ljansson
 pc nettle "$(version nettle)" -lnettle
-pc libarchive "$(version libarchive)" "-larchive -lzstd -lz"
+pc libarchive "$(version libarchive)" "-larchive -llzma -lbz2 -llz4 -lzstd -lz"
 
 # Licences: Debian's copyright file of each source package, and which
 # archive came from which.
 : >"$prefix/packages.txt"
 for pair in libdeflate:deflate brotli:brotlicommon brotli:brotlienc brotli:brotlidec libzstd:zstd \
-	zopfli:zopfli zlib:z jansson:jansson nettle:nettle libarchive:archive; do
+	zopfli:zopfli zlib:z jansson:jansson nettle:nettle libarchive:archive \
+	xz-utils:lzma bzip2:bz2 lz4:lz4; do
 	pkg=${pair%%:*} l=${pair#*:}
 	mkdir -p "$prefix/usr/share/doc/$pkg"
 	cp "$(dir "$pkg")/debian/copyright" "$prefix/usr/share/doc/$pkg/copyright"

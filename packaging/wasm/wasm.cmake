@@ -19,10 +19,10 @@
 #   EXIT_RUNTIME       exit() ends the process, with kiln's status
 #   --pre-js           kiln sees the process's environment
 #                      (packaging/wasm/env.js)
-#   --wrap=flock, --wrap=strerror  lib/host.c's, not Emscripten's (its
-#                      flock comes in one object with functions libarchive
-#                      needs; its strerror is used by other parts of its C
-#                      library)
+#   --wrap=...         lib/host.c's flock, strerror, sigwait and raise, not
+#                      Emscripten's (its flock comes in one object with
+#                      functions libarchive needs; the others are called by
+#                      other parts of its C library)
 if(KILN_SERVE)
   message(FATAL_ERROR "kiln serve is not built for WebAssembly: configure with -DKILN_SERVE=OFF")
 endif()
@@ -36,7 +36,7 @@ target_link_options(kiln_flags INTERFACE
   -sDEFAULT_PTHREAD_STACK_SIZE=8MB
   -sNODERAWFS -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0
   "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js"
-  -Wl,--wrap=flock -Wl,--wrap=strerror
+  -Wl,--wrap=flock -Wl,--wrap=strerror -Wl,--wrap=sigwait -Wl,--wrap=raise
   -Wno-pthreads-mem-growth)
 # (the --pre-js is part of the link: a change to it links again)
 set_property(TARGET kiln APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js)

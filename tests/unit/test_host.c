@@ -200,6 +200,14 @@ static void stand_ins(const char *dir)
 	CHECK(close(fd2) == 0);
 	CHECK(flock(fd, LOCK_EX | LOCK_NB) == 0); /* its holder closed */
 	CHECK(close(fd) == 0);
+	/* a link made relative to the directory */
+	CHECK(symlinkat("file", d, "link2") == 0);
+	{
+		char target[16] = { 0 };
+		CHECK(readlinkat(d, "link2", target, sizeof(target) - 1) == 4 &&
+		      strcmp(target, "file") == 0);
+	}
+	CHECK(fstatat(d, "link2", &st2, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st2.st_mode));
 	/* rename and unlink relative to the directory */
 	CHECK(renameat(d, "hard", d, "moved") == 0);
 	CHECK(fstatat(d, "moved", &st2, AT_SYMLINK_NOFOLLOW) == 0 && st2.st_ino == st.st_ino);
