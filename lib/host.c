@@ -22,9 +22,10 @@
  *   renameat, unlinkat   files held open (Windows), case
  *   mkdirat, symlinkat, linkat   names; no hard links, links by address
  *   fchmod      no mode bits (Windows)
- *   isatty      a terminal, whatever is there
+ *   isatty, ioctl   a terminal of 80 columns, whatever is there
  *   getdents    names as strings, a listing cut short in silence
- *   sigwait, raise   no signal from outside reaches the program
+ *   sigwait, raise, pthread_sigmask   no signal from outside reaches
+ *               the program
  *   strerror    other words
  *   getrandom   missing
  *
@@ -117,6 +118,7 @@ bool kiln_host_runtime(const char **name, const char **version)
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -342,6 +344,18 @@ EM_JS(void, js_die_of, (int sig), {
 	var name = sig === 1 ? "SIGHUP" : sig === 2 ? "SIGINT" : "SIGTERM";
 	process.removeAllListeners(name);
 	process.kill(process.pid, name);
+});
+
+/* The size of the terminal FD is, into WS (rows, columns): 0 or -errno. */
+EM_JS(int, js_winsize, (int fd, unsigned short *ws), {
+	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
+	var s = FS.getStream(fd);
+	if (!s) return -ERRNO_CODES.EBADF;
+	var out = s.nfd === 1 ? process.stdout : s.nfd === 2 ? process.stderr : null;
+	if (!out || !out.isTTY || !out.columns) return -ERRNO_CODES.ENOTTY;
+	HEAPU16[ws >> 1] = out.rows;
+	HEAPU16[(ws >> 1) + 1] = out.columns;
+	return 0;
 });
 
 /* fsync(2) of FD's file: 0 or -errno (nothing to do for a directory). */
@@ -905,6 +919,48 @@ int fchmod(int fd, mode_t mode)
 	return on_main(fchmod_main, &c);
 }
 
+/* ioctl TIOCGWINSZ: Emscripten 3.1.6 gives every terminal 24 rows of 80
+ * columns, and kiln would draw its progress line for 80: the terminal's
+ * own size instead (standard output and error, which Node knows).  Any
+ * other request is Emscripten's. */
+long __syscall_ioctl(long fd, long op, ...);
+
+struct winsize_call {
+	int fd;
+	struct winsize *ws;
+};
+
+static int winsize_main(void *arg)
+{
+	struct winsize_call *c = arg;
+	int r = js_winsize(c->fd, &c->ws->ws_row);
+
+	c->ws->ws_xpixel = c->ws->ws_ypixel = 0;
+	return r;
+}
+
+int ioctl(int fd, int req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == TIOCGWINSZ) {
+		struct winsize_call c = { fd, arg };
+		return on_main(winsize_main, &c);
+	}
+	{
+		long r = __syscall_ioctl(fd, req, arg);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return (int)r;
+	}
+}
+
 /* getdents: Emscripten 3.1.6 lists a directory's names as JavaScript
  * strings, which hold no name that is not UTF-8 (Linux allows any bytes;
  * macOS and Windows do not), and gives up the whole listing, with no
@@ -962,8 +1018,8 @@ int isatty(int fd)
  * and SIGHUP to kiln_host_signal(), for sigwait() to return, so that
  * kiln's signal thread (cmd/signals.c) does as it does natively; and a
  * fatal signal raised with its default action ends the process by that
- * signal, through Node.  (These two are __wrap_sigwait and __wrap_raise,
- * as flock is __wrap_flock.) */
+ * signal, through Node.  (These are __wrap_sigwait, __wrap_raise and
+ * __wrap_pthread_sigmask, as flock is __wrap_flock.) */
 static pthread_mutex_t signals_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t signals_came = PTHREAD_COND_INITIALIZER;
 static unsigned long signals_pending;
@@ -990,6 +1046,21 @@ EMSCRIPTEN_KEEPALIVE void kiln_host_signal(int sig)
 	signals_pending |= 1ul << sig;
 	pthread_cond_broadcast(&signals_came);
 	pthread_mutex_unlock(&signals_lock);
+}
+
+/* pthread_sigmask: a thread that blocks SIGINT, SIGTERM or SIGHUP (kiln
+ * does, first thing, before it starts its signal thread) will take them
+ * with sigwait(): Node hands them over from then on, not only once the
+ * signal thread has started (a Web Worker takes a while to start). */
+int __wrap_pthread_sigmask(int how, const sigset_t *restrict set, sigset_t *restrict old);
+int __real_pthread_sigmask(int how, const sigset_t *restrict set, sigset_t *restrict old);
+
+int __wrap_pthread_sigmask(int how, const sigset_t *restrict set, sigset_t *restrict old)
+{
+	if (how == SIG_BLOCK && set &&
+	    (sigismember(set, SIGINT) || sigismember(set, SIGTERM) || sigismember(set, SIGHUP)))
+		pthread_once(&signals_once, take_signals);
+	return __real_pthread_sigmask(how, set, old);
 }
 
 int __wrap_sigwait(const sigset_t *restrict set, int *restrict sig);

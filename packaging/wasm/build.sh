@@ -13,8 +13,9 @@
 # per build directory) and an emcc that runs with it.
 #
 # Writes BUILD/kiln.js, BUILD/kiln.wasm and BUILD/kiln.worker.js, run as
-# `node BUILD/kiln.js ARGS` (BUILD/kiln-wasm runs that), and
-# BUILD/deps (libs.sh's output: the libraries, their licences).
+# `node BUILD/kiln.js ARGS` (BUILD/kiln-wasm runs that), BUILD/deps
+# (libs.sh's output: the libraries, their licences) and
+# BUILD/static-libs.txt (every archive linked, as the static build's).
 #
 # Needs: emscripten, dpkg-dev, cmake, make, pkg-config.
 #
@@ -57,5 +58,15 @@ cmake -S "$src" -B "$build" \
 	-DKILN_ZOPFLI_VERSION="$zopfli" >"$build/configure.log" ||
 	{ cat "$build/configure.log" >&2; die "cmake configure failed"; }
 cmake --build "$build" --target kiln -j "$jobs"
+
+# What kiln.wasm is made of, for its licences (packaging/licence_files.sh,
+# npm-pack): the libraries of BUILD/deps and the C library and runtime
+# Emscripten compiled into its cache for the link (its emcc writes no link
+# map), each named in a packages.txt above it with its Debian package.
+cache_libs=$tools/cache/sysroot/lib/wasm32-emscripten
+(cd "$tools" && find cache/sysroot/lib -name '*.a' | sort | sed 's/^/emscripten /') >"$tools/packages.txt"
+mkdir -p "$tools/usr/share/doc/emscripten"
+cp /usr/share/doc/emscripten/copyright "$tools/usr/share/doc/emscripten/copyright"
+ls "$build"/deps/usr/lib/*.a "$cache_libs"/*.a | sort >"$build/static-libs.txt"
 printf '#!/bin/sh\n# the WebAssembly kiln, under Node.js\nexec node %s "$@"\n' "$build/kiln.js" >"$build/kiln-wasm"
 chmod 755 "$build/kiln-wasm"

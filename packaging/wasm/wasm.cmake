@@ -19,10 +19,13 @@
 #   EXIT_RUNTIME       exit() ends the process, with kiln's status
 #   --pre-js           kiln sees the process's environment
 #                      (packaging/wasm/env.js)
-#   --wrap=...         lib/host.c's flock, strerror, sigwait and raise, not
-#                      Emscripten's (its flock comes in one object with
-#                      functions libarchive needs; the others are called by
-#                      other parts of its C library)
+#   DEFAULT_TO_CXX=0   a C program: no C++ library linked, nor compiled
+#                      into Emscripten's cache on the first link (a minute
+#                      and a half of the build saved)
+#   --wrap=...         lib/host.c's flock, strerror, sigwait, raise and
+#                      pthread_sigmask, not Emscripten's (its flock comes in
+#                      one object with functions libarchive needs; the
+#                      others are called by other parts of its C library)
 if(KILN_SERVE)
   message(FATAL_ERROR "kiln serve is not built for WebAssembly: configure with -DKILN_SERVE=OFF")
 endif()
@@ -34,9 +37,11 @@ target_link_options(kiln_flags INTERFACE
   -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME
   -sALLOW_MEMORY_GROWTH -sINITIAL_MEMORY=64MB -sMAXIMUM_MEMORY=4GB
   -sDEFAULT_PTHREAD_STACK_SIZE=8MB
-  -sNODERAWFS -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0
+  -sNODERAWFS -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0 -sDEFAULT_TO_CXX=0
   "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js"
   -Wl,--wrap=flock -Wl,--wrap=strerror -Wl,--wrap=sigwait -Wl,--wrap=raise
+  -Wl,--wrap=pthread_sigmask
   -Wno-pthreads-mem-growth)
 # (the --pre-js is part of the link: a change to it links again)
 set_property(TARGET kiln APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js)
+
