@@ -13,7 +13,9 @@
 # per build directory) and an emcc that runs with it.
 #
 # Writes BUILD/kiln.js, BUILD/kiln.wasm and BUILD/kiln.worker.js, run as
-# `node BUILD/kiln.js ARGS` (BUILD/kiln-wasm runs that), BUILD/deps
+# `node BUILD/kiln.js ARGS` (BUILD/kiln-wasm runs that), the unit tests of
+# the platform layer and the digests (BUILD/test_host.js, test_hash.js),
+# BUILD/deps
 # (libs.sh's output: the libraries, their licences) and
 # BUILD/static-libs.txt (every archive linked, as the static build's).
 #
@@ -46,6 +48,12 @@ printf '#!/bin/sh\n# emcc with the configuration of packaging/wasm/build.sh\nEM_
 chmod 755 "$tools/emcc"
 export EM_CONFIG=$tools/config
 
+# Emscripten installs its C library's headers into its cache on first use:
+# once, before anything compiles in parallel
+echo 'int kiln_wasm_probe;' >"$tools/probe.c"
+emcc -c "$tools/probe.c" -o "$tools/probe.o" ||
+	die "emcc cannot compile (its configuration: $tools/config)"
+
 bash "$src/packaging/wasm/libs.sh" "$build/deps" "$jobs"
 zopfli=$(sed -n 's/^zopfli=\([^-]*\)-.*/\1/p' <(tr ' ' '\n' <"$build/deps/versions"))
 cmake -S "$src" -B "$build" \
@@ -57,7 +65,7 @@ cmake -S "$src" -B "$build" \
 	-DZOPFLI_LIBRARY="$build/deps/usr/lib/libzopfli.a" \
 	-DKILN_ZOPFLI_VERSION="$zopfli" >"$build/configure.log" ||
 	{ cat "$build/configure.log" >&2; die "cmake configure failed"; }
-cmake --build "$build" --target kiln -j "$jobs"
+cmake --build "$build" --target kiln test_host test_hash -j "$jobs"
 
 # What kiln.wasm is made of, for its licences (packaging/licence_files.sh,
 # npm-pack): the libraries of BUILD/deps and the C library and runtime

@@ -25,7 +25,8 @@
 # when PREFIX holds these versions built by this script already.
 #
 # Needs: emscripten (with EM_CONFIG naming a configuration whose cache can
-# be written: packaging/wasm/build.sh sets one up), dpkg-dev, make.
+# be written and holds its headers already: packaging/wasm/build.sh sets
+# one up), dpkg-dev, make.
 #
 # usage: libs.sh PREFIX [JOBS]
 set -euo pipefail
@@ -247,11 +248,6 @@ lib_flags() {
 	lz4) echo "" ;;
 	esac
 }
-# Emscripten installs its C library's headers into its cache on first use:
-# once, before the compilers run in parallel
-echo 'int kiln_wasm_probe;' >"$prefix/obj/probe.c"
-emcc $CFLAGS -c "$prefix/obj/probe.c" -o "$prefix/obj/probe.o" >"$prefix/make.log" 2>&1 ||
-	{ cat "$prefix/make.log" >&2; die "emcc cannot compile (EM_CONFIG: ${EM_CONFIG:-unset})"; }
 LIBS="deflate brotlicommon brotlienc brotlidec zstd zopfli z jansson nettle archive lzma bz2 lz4"
 mk=$prefix/obj/Makefile
 {
@@ -268,7 +264,7 @@ mk=$prefix/obj/Makefile
 		printf '%s:%s\n\trm -f %s\n\temar rcs %s %s\nall: %s\n' "$a" "$objs" "$a" "$a" "$objs" "$a"
 	done
 } >"$mk"
-make -f "$mk" -j "$jobs" >>"$prefix/make.log" 2>&1 || { tail -40 "$prefix/make.log" >&2; die "make failed (log: $prefix/make.log)"; }
+make -f "$mk" -j "$jobs" >"$prefix/make.log" 2>&1 || { tail -40 "$prefix/make.log" >&2; die "make failed (log: $prefix/make.log)"; }
 
 # pkg-config files: what kiln's CMakeLists.txt asks for, each with the
 # version of the source package it was built from.

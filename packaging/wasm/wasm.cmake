@@ -45,3 +45,13 @@ target_link_options(kiln_flags INTERFACE
 # (the --pre-js is part of the link: a change to it links again)
 set_property(TARGET kiln APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js)
 
+# The platform layer's and the digests' unit tests, for tests/package/
+# wasm.sh to run under Node.js (linked at -O1: a quicker link; their speed
+# is not what they test).
+foreach(t host hash)
+  add_executable(test_${t} tests/unit/test_${t}.c)
+  target_include_directories(test_${t} PRIVATE lib)
+  target_link_libraries(test_${t} PRIVATE libkiln)
+  target_link_options(test_${t} PRIVATE -O1)
+  set_property(TARGET test_${t} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js)
+endforeach()
