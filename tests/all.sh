@@ -5,7 +5,11 @@
 # benchmark, randomized and sharding suites, then its npm packages in a
 # Vite project served to Chromium, cmake --install and the README's
 # recipes), the static arm64 binary (cross-built, its tests and part of the
-# end-to-end suite under qemu-user, and its npm package),
+# end-to-end suite under qemu-user, and its npm package), the WebAssembly
+# kiln (built with Debian's Emscripten from Debian's source packages; the
+# same bytes as the native kiln, part of the end-to-end suite under
+# Node.js, and its npm package through the launcher on platforms made to
+# look like macOS and Windows),
 # AddressSanitizer + UndefinedBehaviorSanitizer (every suite that runs
 # kiln's code, end-to-end ones included, since they run the instrumented
 # binary), ThreadSanitizer (the unit tests and the suites where threads
@@ -14,7 +18,7 @@
 # fails the test that ran it.
 #
 # Time: CI must stay well inside 40 minutes on 2 cores (the arm64 step
-# adds about 6), so each build's tests run in parallel (ctest -j, one per
+# adds about 6, the WebAssembly one about 6), so each build's tests run in parallel (ctest -j, one per
 # CPU), and the suites with a budget get a smaller one after the normal
 # build: the randomized sequence test runs 60 s in the normal build and
 # 30 s in the others, signals.sh 6 rounds in the normal build and 2 in the
@@ -51,6 +55,14 @@ arm64=$(command -v aarch64-linux-gnu-gcc || true)
 if [ -n "$arm64" ]; then
 	timeout 300 bash packaging/arm64/build.sh . build-static/arm64 "$jobs"
 fi
+# The WebAssembly kiln too, where Emscripten is installed (npm-pack packs
+# it; its tests are a step of their own below).  Its budget: 10 minutes
+# (measured: XX on 2 cores; Emscripten compiles its C library into the
+# build directory's cache on the first link, nothing is kept across runs).
+emcc=$(command -v emcc || true)
+if [ -n "$emcc" ]; then
+	timeout 600 bash packaging/wasm/build.sh . build-static/wasm "$jobs"
+fi
 # Not again here: the suites that test server configuration and the
 # benchmark harness, and the randomized and sharding suites: the code they
 # test is the same in both binaries, and the normal build ran them.  kiln
@@ -59,7 +71,7 @@ fi
 # static kiln links a libmicrohttpd built from source without HTTPS
 # (packaging/libmicrohttpd/build.sh), not Debian's.
 SIGNAL_ROUNDS=$rounds timeout 1500 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 600 \
-	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|e2e_serve_names|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
+	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|wasm_binary|wasm_e2e_.*|npm_wasm|e2e_serve_names|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
 
 step "arm64 static binary under qemu-user: the binary, end-to-end suites, its npm package"
 # Its own budget: 10 minutes at most, 5 for any one test (measured: 5.5
@@ -70,6 +82,16 @@ if [ -n "$arm64" ]; then
 		-R '^(arm64_build|arm64_binary|arm64_e2e_.*|npm_pack|npm_arm64)$'
 else
 	echo "all.sh: no aarch64-linux-gnu-gcc: the arm64 build and its tests are skipped"
+fi
+
+step "WebAssembly kiln under Node.js: the same bytes, end-to-end suites, its npm package"
+# Its own budget: 8 minutes at most, 5 for any one test (measured: XX on 2
+# cores).  Skipped, saying so, where Emscripten is not installed.
+if [ -n "$emcc" ]; then
+	timeout 480 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 300 \
+		-R '^(wasm_build|wasm_binary|wasm_e2e_.*|npm_pack|npm_wasm)$'
+else
+	echo "all.sh: no emcc: the WebAssembly build and its tests are skipped"
 fi
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
