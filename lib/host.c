@@ -516,7 +516,12 @@ static int other_name(struct call *c)
 {
 	int r;
 
+	const char *base = base_of(c->path);
+
 	if (!(host_flags & KILN_HOST_CASE_FOLDS) || ((c->flags & AT_EMPTY_PATH) && !*c->path))
+		return 0;
+	/* ".", "..", "dir/": no name of their own in a listing */
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
 		return 0;
 	r = js_listed(c->dirfd, c->path);
 	return r < 0 ? r : !r;

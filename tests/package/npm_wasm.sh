@@ -2,11 +2,12 @@
 # npm_wasm.sh - the kiln-precompress-wasm32 package npm-pack wrote (when the
 # WebAssembly build had a kiln): its package.json (no os, no cpu, no
 # scripts), kiln.js, kiln.wasm and kiln.worker.js and their licence files;
-# then, with Node made to look like macOS on arm64 and like Windows on
-# x86-64 (platform_preload.js), an offline install of the main and the
-# WebAssembly tarball, and a real run through the launcher and the
-# JavaScript API: the launcher picks the WebAssembly kiln (there is no
-# native package for those platforms), `kiln --version` says so, exit
+# then, for macOS on arm64 and Windows on x86-64, an offline install of the
+# main and the WebAssembly tarball for that platform (npm's --os and
+# --cpu), and a real run through the launcher and the JavaScript API with
+# Node made to look like that platform (platform_preload.js): the launcher
+# picks the WebAssembly kiln (there is no native package for those
+# platforms), `kiln --version` says so, exit
 # statuses pass through, and the siblings and manifest are the native
 # kiln's, byte for byte.  On "Windows" the WebAssembly kiln applies
 # Windows's rules to names: an archive entry named CON.js is refused.  On
@@ -58,16 +59,19 @@ for platform in darwin-arm64 win32-x64; do
 	A=$T/app-$platform
 	check "$platform: the preload makes Node look so" [ "$(on node -p 'process.platform + "-" + process.arch')" = "$platform" ]
 	new_project "$A"
-	(cd "$A" && on env PATH="$STUBS:$PATH" npm install --save-dev --offline "$WASM_TGZ" "$MAIN_TGZ" >"$T/npm-$platform.log" 2>&1)
+	(cd "$A" && PATH="$STUBS:$PATH" npm install --save-dev --offline --os="${platform%-*}" --cpu="${platform#*-}" \
+		"$WASM_TGZ" "$MAIN_TGZ" >"$T/npm-$platform.log" 2>&1)
 	check "$platform: npm install of the main and the wasm tarball succeeds offline" [ $? -eq 0 ] ||
 		cat "$T/npm-$platform.log" >&2
 	check "$platform: npm install ran no compiler or build tool" [ ! -s "$COMPILER_LOG" ]
 	check "$platform: the wasm package is installed" cmp -s "$A/node_modules/$WASM_NAME/kiln.wasm" "$T/pkg/package/kiln.wasm"
 	check "$platform: no native package (linux only)" [ ! -e "$A/node_modules/$PLATFORM_NAME" ]
 
-	nk() { (cd "$A" && on npx --no-install kiln "$@"); }
+	# the launcher itself (npm's npx does not run under a Node made to look
+	# like Windows: its paths turn into Windows's)
+	nk() { (cd "$A" && on node node_modules/.bin/kiln "$@"); }
 	check "$platform: the launcher picks the WebAssembly kiln" \
-		[ "$(cd "$A" && on node -p 'require("kiln-precompress/lib/platform.js").findCommand().build')" = wasm32 ]
+		[ "$(cd "$A" && on node -p 'require("./node_modules/kiln-precompress/lib/platform.js").findCommand().build')" = wasm32 ]
 	nk --version >"$T/version-$platform"
 	check "$platform: npx kiln --version is this kiln" [ "$(head -n 1 "$T/version-$platform")" = "kiln $VERSION" ]
 	check "... and says it is the WebAssembly one" grep -q '^emscripten 3\.1\.6, WebAssembly, Node\.js v' "$T/version-$platform"
@@ -108,11 +112,11 @@ cp "$FIXTURES/site/assets/app.js" "$T/devnames/dist/CON.js"
 tar -C "$T/devnames" -cf "$T/devnames.tar" dist
 A=$T/app-win32-x64
 (cd "$A" && KILN_TEST_PLATFORM=win32-x64 NODE_OPTIONS="--require $here/platform_preload.js" \
-	npx --no-install kiln -q "$T/devnames.tar" -o "$T/devnames-out.tar") 2>"$T/devnames.err"
+	node node_modules/.bin/kiln -q "$T/devnames.tar" -o "$T/devnames-out.tar") 2>"$T/devnames.err"
 check "win32: an archive entry named CON.js: exit 1" [ $? -eq 1 ]
 check "... refused, by name" grep -q 'CON\.js: .*Invalid argument' "$T/devnames.err"
 (cd "$A" && KILN_TEST_PLATFORM=darwin-arm64 NODE_OPTIONS="--require $here/platform_preload.js" \
-	npx --no-install kiln -q "$T/devnames.tar" -o "$T/devnames-mac.tar") 2>"$T/devnames-mac.err"
+	node node_modules/.bin/kiln -q "$T/devnames.tar" -o "$T/devnames-mac.tar") 2>"$T/devnames-mac.err"
 check "darwin: the same archive: exit 0 (CON.js is a name like any there)" [ $? -eq 0 ]
 
 # Linux x86-64 itself: the native binary while it is installed.
@@ -122,11 +126,11 @@ npm_install_kiln "$L" --offline
 check "linux-x64: the native and the wasm package are installed" \
 	[ -x "$L/node_modules/$PLATFORM_NAME/bin/kiln" ] && [ -f "$L/node_modules/$WASM_NAME/kiln.js" ]
 check "... the launcher picks the native binary" \
-	[ "$(cd "$L" && node -p 'require("kiln-precompress/lib/platform.js").findCommand().build')" = native ]
+	[ "$(cd "$L" && node -p 'require("./node_modules/kiln-precompress/lib/platform.js").findCommand().build')" = native ]
 check "... whose --version names no runtime" not sh -c "cd '$L' && npx --no-install kiln --version | grep -q '^emscripten'"
 rm -rf "$L/node_modules/$PLATFORM_NAME"
 check "... and the WebAssembly kiln without it" \
-	[ "$(cd "$L" && node -p 'require("kiln-precompress/lib/platform.js").findCommand().build')" = wasm32 ]
+	[ "$(cd "$L" && node -p 'require("./node_modules/kiln-precompress/lib/platform.js").findCommand().build')" = wasm32 ]
 fresh_site "$L/site"
 (cd "$L" && npx --no-install kiln -q --brotli --zstd site)
 check "... which compresses: exit 0" [ $? -eq 0 ]
