@@ -7,7 +7,10 @@
 #     test_hash, built for WebAssembly by build.sh) pass under Node;
 #   - the same bytes: on the example site and on a generated tree (an app
 #     drawn from a seed by tests/bundler/app.py, with large files that
-#     stream), both kilns with --best write the same siblings, manifest and
+#     stream, and binary files like fonts' tables: on two of them, one of
+#     3 KB, brotli's literal costs came out otherwise under Emscripten's
+#     clang until packaging/wasm/libs.sh compiled that file unoptimised),
+#     both kilns with --best write the same siblings, manifest and
 #     snippets, byte for byte; so after a re-run (nothing rewritten), after
 #     a source changes, and with another option (--no-gzip --zstd); the
 #     WebAssembly kiln's tree passes audit.py (the first invariant, mtimes
@@ -77,6 +80,22 @@ with open(top + "/bundle.js", "w") as f:
     for i in range(6000):
         f.write("export function %s_%d(a, b) { return a.%s(b, %d) || \"%s\"; }\n"
                 % (rng.choice(words), i, rng.choice(words), rng.randint(0, 999), rng.choice(words)))
+# font-like tables: zeros and small numbers, names, runs of high bytes
+for seed in (1002, 1026):
+    r = random.Random(seed)
+    out = bytearray()
+    n = r.choice([3000, 8000, 20000, 60000])
+    hi = r.random() * 0.3
+    while len(out) < n:
+        k = r.random()
+        if k < hi:
+            out += bytes(r.randint(128, 255) for _ in range(r.randint(1, 8)))
+        elif k < 0.5:
+            out += bytes(r.choice([0, 0, 1, 2, 3, 4]) for _ in range(r.randint(2, 40)))
+        else:
+            out += "".join(r.choice("abcdefghijklmnopqrstuvwxyz ._-") for _ in range(r.randint(3, 30))).encode()
+    with open(top + "/font-%d.ttf" % seed, "wb") as f:
+        f.write(out[:n])
 with open(top + "/chart.svg", "w") as f:
     f.write('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 1000">\n')
     for i in range(2500):
