@@ -130,282 +130,52 @@ long __syscall_unlinkat(long dirfd, long path, long flags);
 long __syscall_mkdirat(long dirfd, long path, long mode);
 long __syscall_fchmod(long fd, long mode);
 long __syscall_dup(long fd);
+long __syscall_ioctl(long fd, long op, ...);
 
 /* Emscripten's version, "3.1.6" */
 #define TEXT_(x) #x
 #define TEXT(x) TEXT_(x)
-#define VERSION_TEXT TEXT(__EMSCRIPTEN_major__) "." TEXT(__EMSCRIPTEN_minor__) "." TEXT(__EMSCRIPTEN_tiny__)
+#define VERSION_TEXT                                                       \
+	TEXT(__EMSCRIPTEN_major__) "." TEXT(__EMSCRIPTEN_minor__) "." TEXT(__EMSCRIPTEN_tiny__)
 
-/* ---- Node's side, run on the main thread ---- */
+/* ---- Node's side: functions of packaging/wasm/host.js, the JavaScript
+ * half of this file (what each does is said there), run on the main thread:
+ * 0 or a result, or -errno. */
+EM_JS(int, js_flags, (void), { return kilnFlags(); });
+EM_JS(char *, js_node_version, (const char *version), { return kilnNodeVersion(version); });
+EM_JS(int, js_stat, (int dirfd, const char *path, int empty, int nofollow, uint32_t *out),
+	{ return kilnStat(dirfd, path, empty, nofollow, out); });
+EM_JS(int, js_listed, (int dirfd, const char *path), { return kilnListed(dirfd, path); });
+EM_JS(int, js_open_dir, (int dirfd, const char *path, int flags, int same),
+	{ return kilnOpenDir(dirfd, path, flags, same); });
+EM_JS(int, js_getdents, (int fd, uint8_t *dirp, int count, int size, const int *off),
+	{ return kilnGetdents(fd, dirp, count, size, off); });
+EM_JS(int, js_utimes, (int fd, const char *path, int nofollow, double at, int an, double mt, int mn),
+	{ return kilnUtimes(fd, path, nofollow, at, an, mt, mn); });
+EM_JS(int, js_fd, (int op, int fd, unsigned short *ws), { return kilnFd(op, fd, ws); });
+EM_JS(int, js_link, (int hard, int olddirfd, const char *old, int newdirfd, const char *path),
+	{ return kilnLink(hard, olddirfd, old, newdirfd, path); });
+EM_JS(void, js_signals, (int sig), { kilnSignals(sig); });
 
-/* Every function below that reads or writes the memory starts with this
- * line: another thread may have grown it. */
-EM_JS(int, js_flags, (void), {
-	return process.platform === "win32" ? 3 : process.platform === "darwin" ? 2 : 0;
-});
+/* ---- the C library's functions ---- */
 
-/* "VERSION, WebAssembly, Node.js vX.Y.Z", malloc'ed. */
-EM_JS(char *, js_node_version, (const char *version), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	var s = UTF8ToString(version) + ", WebAssembly, Node.js " + process.version;
-	var n = lengthBytesUTF8(s) + 1, p = _malloc(n);
-	if (p) stringToUTF8(s, p, n);
-	return p;
-});
+/* All that a stand-in's call on the main thread needs. */
+struct call {
+	int dirfd, flags, dirfd2, count;
+	const char *path, *path2;
+	mode_t mode;
+	struct stat *st;
+	const struct timespec *times;
+	void *buf;
+};
 
-/* PATH (relative to DIRFD; DIRFD itself when EMPTY and PATH is "")
- * stat'ed, a last link followed unless NOFOLLOW, into OUT: dev, ino (each
- * two 32-bit halves, low first), mode, nlink, uid, gid, rdev, size (two
- * halves), blocks, then atime, mtime, ctime each as seconds (two halves)
- * and nanoseconds.  0 or -errno. */
-EM_JS(int, js_stat, (int dirfd, const char *path, int empty, int nofollow, uint32_t *out), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	var fs = require("fs"), st;
-	try {
-		var p = UTF8ToString(path);
-		if (empty && p === "") {
-			var s = FS.getStream(dirfd);
-			if (!s) return -ERRNO_CODES.EBADF;
-			st = s.kilnDir ? fs.statSync(s.path, { bigint: true }) : fs.fstatSync(s.nfd, { bigint: true });
-		} else {
-			var full = SYSCALLS.calculateAt(dirfd, p);
-			st = nofollow ? fs.lstatSync(full, { bigint: true }) : fs.statSync(full, { bigint: true });
-		}
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-	var u = HEAPU32, i = out >> 2, low = BigInt(4294967295), g = BigInt(1000000000);
-	var put64 = function (v) { v = BigInt.asUintN(64, v); u[i++] = Number(v & low); u[i++] = Number(v >> BigInt(32)); };
-	var time = function (ns) {
-		var s = ns / g, r = ns % g;
-		if (r < BigInt(0)) { s -= BigInt(1); r += g; }
-		put64(s); u[i++] = Number(r);
-	};
-	put64(st.dev); put64(st.ino);
-	u[i++] = Number(st.mode); u[i++] = Number(st.nlink); u[i++] = Number(st.uid); u[i++] = Number(st.gid);
-	u[i++] = Number(st.rdev); put64(st.size); u[i++] = Number(st.blocks);
-	time(st.atimeNs); time(st.mtimeNs); time(st.ctimeNs);
-	return 0;
-});
-
-/* 1 when PATH (relative to DIRFD) is listed by its exact name in its
- * directory, 0 when not, or -errno. */
-EM_JS(int, js_listed, (int dirfd, const char *path), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	try {
-		var full = SYSCALLS.calculateAt(dirfd, UTF8ToString(path));
-		var cut = Math.max(full.lastIndexOf("/"), full.lastIndexOf(String.fromCharCode(92)));
-		var dir = cut < 0 ? "." : cut === 0 ? "/" : full.slice(0, cut);
-		return require("fs").readdirSync(dir).indexOf(full.slice(cut + 1)) >= 0 ? 1 : 0;
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-});
-
-/* A descriptor for the directory PATH (relative to DIRFD), or -errno: an
- * Emscripten stream that holds its path and no descriptor of Node's (on
- * Windows Node opens no directory), which readdir and fstatat use by path,
- * and close just forgets.  SAME: the stream of such a descriptor to copy
- * instead (dup), or -1. */
-EM_JS(int, js_open_dir, (int dirfd, const char *path, int flags, int same), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	try {
-		var full, st;
-		if (same >= 0) {
-			full = FS.getStream(same).path;
-		} else {
-			full = SYSCALLS.calculateAt(dirfd, UTF8ToString(path));
-		}
-		st = require("fs").statSync(full);
-		if (!st.isDirectory()) return -ERRNO_CODES.ENOTDIR;
-		/* as open(2) would: a directory that cannot be read is not opened */
-		require("fs").accessSync(full, require("fs").constants.R_OK);
-		var fd = FS.nextfd();
-		var ops = {
-			llseek: function (stream, offset, whence) {
-				var to = whence === 1 ? stream.position + offset : whence === 0 ? offset : -1;
-				if (to < 0) throw new FS.ErrnoError(ERRNO_CODES.EINVAL);
-				if (to === 0) stream.kilnNames = null; /* rewinddir: listed again */
-				stream.position = to;
-				return to;
-			},
-			read: function () { throw new FS.ErrnoError(ERRNO_CODES.EISDIR); },
-			write: function () { throw new FS.ErrnoError(ERRNO_CODES.EISDIR); },
-		};
-		FS.streams[fd] = {
-			fd: fd, path: full, flags: flags, position: 0, seekable: true, kilnDir: true,
-			stream_ops: ops, node: { id: st.ino, mode: st.mode, node_ops: NODERAWFS, path: full },
-		};
-		return fd;
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-});
-
-/* Up to COUNT bytes of the entries of the directory FD (a stream of
- * js_open_dir()) from its position on, as struct dirent records of SIZE
- * bytes at DIRP whose fields are at OFF (d_ino, d_off, d_reclen, d_type,
- * d_name): the bytes written, or -errno.  Names are Node's, as bytes; the
- * types are Node's too (no lstat of each entry). */
-EM_JS(int, js_getdents, (int fd, uint8_t *dirp, int count, int size, const int *off), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	var s = FS.getStream(fd);
-	if (!s) return -ERRNO_CODES.EBADF;
-	if (!s.kilnDir) return -ERRNO_CODES.ENOTDIR;
-	try {
-		if (!s.kilnNames) {
-			s.kilnNames = require("fs").readdirSync(s.path, { withFileTypes: true, encoding: "buffer" });
-		}
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-	var i32 = HEAP32, u8 = HEAPU8, o = off >> 2, pos = 0;
-	var idx = Math.floor(s.position / size);
-	for (; idx < s.kilnNames.length + 2 && pos + size <= count; idx++, pos += size) {
-		var at = dirp + pos, name, type = 4;
-		if (idx < 2) {
-			name = idx === 0 ? [46] : [46, 46];
-		} else {
-			var d = s.kilnNames[idx - 2];
-			name = d.name;
-			type = d.isFile() ? 8 : d.isDirectory() ? 4 : d.isSymbolicLink() ? 10 : d.isFIFO() ? 1 :
-			       d.isSocket() ? 12 : d.isCharacterDevice() ? 2 : d.isBlockDevice() ? 6 : 0;
-		}
-		if (name.length > 255) name = name.slice(0, 255);
-		i32[(at + i32[o]) >> 2] = idx + 1; i32[(at + i32[o] + 4) >> 2] = 0;
-		i32[(at + i32[o + 1]) >> 2] = (idx + 1) * size; i32[(at + i32[o + 1] + 4) >> 2] = 0;
-		HEAP16[(at + i32[o + 2]) >> 1] = size;
-		u8[at + i32[o + 3]] = type;
-		for (var k = 0; k < name.length; k++) u8[at + i32[o + 4] + k] = name[k];
-		u8[at + i32[o + 4] + name.length] = 0;
-	}
-	s.position = idx * size;
-	return pos;
-});
-
-/* Whether FD is a stream of js_open_dir(). */
-EM_JS(int, js_is_dir_stream, (int fd), {
-	var s = FS.getStream(fd);
-	return s && s.kilnDir ? 1 : 0;
-});
-
-/* Set the times of FD (PATH NULL) or of PATH (relative to DIRFD; a last
- * link's own with NOFOLLOW) to ATIME and MTIME seconds, each with its
- * nanoseconds: 0 or -errno. */
-EM_JS(int, js_utimes, (int dirfd, const char *path, int nofollow, double at, int at_ns, double mt,
-		       int mt_ns), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	var fs = require("fs");
-	/* Node takes seconds as a number, which its libuv cuts to the
-	 * microsecond: half a microsecond more, so that the cut cannot fall
-	 * below the microsecond meant where the sum is not exact */
-	var a = at + (Math.floor(at_ns / 1000) + 0.5) / 1e6, m = mt + (Math.floor(mt_ns / 1000) + 0.5) / 1e6;
-	try {
-		if (!path) {
-			var s = FS.getStream(dirfd);
-			if (!s) return -ERRNO_CODES.EBADF;
-			if (s.kilnDir) fs.utimesSync(s.path, a, m);
-			else fs.futimesSync(s.nfd, a, m);
-		} else {
-			var full = SYSCALLS.calculateAt(dirfd, UTF8ToString(path));
-			if (nofollow) fs.lutimesSync(full, a, m);
-			else fs.utimesSync(full, a, m);
-		}
-		return 0;
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-});
-
-/* Whether FD is a terminal, by Node's tty module: 1, 0, or -errno. */
-EM_JS(int, js_isatty, (int fd), {
-	var s = FS.getStream(fd);
-	if (!s) return -ERRNO_CODES.EBADF;
-	return !s.kilnDir && s.nfd !== undefined && require("tty").isatty(s.nfd) ? 1 : 0;
-});
-
-/* From now on, Node's SIGINT, SIGTERM and SIGHUP are handed to
- * kiln_host_signal() instead of ending the process. */
-EM_JS(void, js_take_signals, (void), {
-	var numbers = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
-	Object.keys(numbers).forEach(function (name) {
-		process.on(name, function () { Module["_kiln_host_signal"](numbers[name]); });
-	});
-});
-
-/* End the process by signal SIG (1, 2 or 15), as its default action would:
- * Node's listener dropped, the signal sent again. */
-EM_JS(void, js_die_of, (int sig), {
-	var name = sig === 1 ? "SIGHUP" : sig === 2 ? "SIGINT" : "SIGTERM";
-	process.removeAllListeners(name);
-	process.kill(process.pid, name);
-});
-
-/* The size of the terminal FD is, into WS (rows, columns): 0 or -errno. */
-EM_JS(int, js_winsize, (int fd, unsigned short *ws), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	var s = FS.getStream(fd);
-	if (!s) return -ERRNO_CODES.EBADF;
-	var out = s.nfd === 1 ? process.stdout : s.nfd === 2 ? process.stderr : null;
-	if (!out || !out.isTTY || !out.columns) return -ERRNO_CODES.ENOTTY;
-	HEAPU16[ws >> 1] = out.rows;
-	HEAPU16[(ws >> 1) + 1] = out.columns;
-	return 0;
-});
-
-/* fsync(2) of FD's file: 0 or -errno (nothing to do for a directory). */
-EM_JS(int, js_fsync, (int fd), {
-	try {
-		var s = FS.getStream(fd);
-		if (!s) return -ERRNO_CODES.EBADF;
-		if (!s.kilnDir) require("fs").fsyncSync(s.nfd);
-		return 0;
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-});
-
-/* A symbolic link PATH (relative to DIRFD) to TARGET: 0 or -errno. */
-EM_JS(int, js_symlink, (const char *target, int dirfd, const char *path), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	try {
-		require("fs").symlinkSync(UTF8ToString(target), SYSCALLS.calculateAt(dirfd, UTF8ToString(path)));
-		return 0;
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-});
-
-/* A hard link NEWPATH (relative to NEWDIRFD) to OLDPATH (relative to
- * OLDDIRFD): 0 or -errno. */
-EM_JS(int, js_link, (int olddirfd, const char *oldpath, int newdirfd, const char *newpath), {
-	if (wasmMemory.buffer != buffer) updateGlobalBufferAndViews(wasmMemory.buffer);
-	try {
-		require("fs").linkSync(SYSCALLS.calculateAt(olddirfd, UTF8ToString(oldpath)),
-				       SYSCALLS.calculateAt(newdirfd, UTF8ToString(newpath)));
-		return 0;
-	} catch (e) {
-		if (e instanceof FS.ErrnoError) return -e.errno;
-		return -(ERRNO_CODES[e.code] || ERRNO_CODES.EIO);
-	}
-});
-
-/* ---- the C library's functions, on the main thread ---- */
-
-/* One call on the main thread, where Emscripten's descriptors are: FN(ARG),
- * which returns a result or -errno; the result, or -1 with errno. */
-static int on_main(int (*fn)(void *), void *arg)
+/* FN(C) on the main thread, where Emscripten's descriptors are, as its own
+ * calls run: FN returns a result or -errno; the result, or -1 and errno. */
+static int on_main(int (*fn)(struct call *), struct call *c)
 {
 	int r = emscripten_is_main_runtime_thread()
-			? fn(arg)
-			: emscripten_sync_run_in_main_runtime_thread(EM_FUNC_SIG_II, fn, arg);
+			? fn(c)
+			: emscripten_sync_run_in_main_runtime_thread(EM_FUNC_SIG_II, fn, c);
 
 	if (r < 0) {
 		errno = -r;
@@ -418,9 +188,9 @@ static pthread_once_t flags_once = PTHREAD_ONCE_INIT;
 static unsigned host_flags;
 static char *node_version;
 
-static int flags_main(void *arg)
+static int flags_main(struct call *c)
 {
-	(void)arg;
+	(void)c;
 	host_flags = (unsigned)js_flags();
 	node_version = js_node_version(VERSION_TEXT);
 	return 0;
@@ -428,7 +198,7 @@ static int flags_main(void *arg)
 
 static void flags_init(void)
 {
-	on_main(flags_main, NULL);
+	on_main(flags_main, &(struct call){ 0 });
 }
 
 unsigned kiln_host_flags(void)
@@ -445,7 +215,6 @@ bool kiln_host_runtime(const char **name, const char **version)
 	return true;
 }
 
-/* The last component of PATH. */
 static const char *base_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -453,83 +222,66 @@ static const char *base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* -EILSEQ when PATH is not UTF-8, which Node's file names (strings) cannot
- * hold: such a name (on Linux only) is refused with a clear reason rather
- * than taken for another. */
-static int not_utf8(const char *path)
+/* -EILSEQ when PATH (or PATH2) is not UTF-8: Node's file names are strings,
+ * which hold no other (Linux allows any bytes; macOS and Windows do not):
+ * such a name is refused with that reason rather than taken for another. */
+static int not_utf8(const char *path, const char *path2)
 {
-	for (size_t n; *path; path += n)
-		if (!(n = kiln_utf8_len(path)))
+	for (const char *p = path; p && *p;) {
+		size_t n = kiln_utf8_len(p);
+		if (!n)
 			return -EILSEQ;
-	return 0;
+		p += n;
+	}
+	return path2 ? not_utf8(path2, NULL) : 0;
 }
 
-struct call {
-	int dirfd, flags;
-	const char *path;
-	mode_t mode;
-	int dirfd2;
-	const char *path2;
-	struct stat *st;
-	const struct timespec *times;
-};
-
 /* fstatat: Emscripten 3.1.6 gives times in whole seconds and inode numbers
- * through a double (kiln tells a changed file by its mtime to the
- * nanosecond, a hard link by its inode): Node's exact figures instead, the
- * times cut to the microsecond, which is all Node can set (utimensat below),
- * so that a sibling's mtime is its source's as kiln sees both.  On Windows,
- * no mode bits (kiln_host_mode()); where case folds, a name that is another
- * file's is not found (kiln_host_listed()). */
+ * through a double, and kiln tells a changed file by its mtime to the
+ * nanosecond, a hard link by its inode: Node's exact figures instead, times
+ * cut to the microsecond, all Node can set (utimensat), so that a sibling's
+ * mtime is its source's as kiln sees both.  On Windows, the mode of
+ * kiln_host_mode(); where case folds, a name another file's is not found. */
 static int stat_raw(struct call *c)
 {
 	uint32_t o[23];
-	bool empty = (c->flags & AT_EMPTY_PATH) && !*c->path;
-	int r = not_utf8(c->path);
+	int r = not_utf8(c->path, NULL);
 
 	if (r == 0)
-		r = js_stat(c->dirfd, c->path, empty, (c->flags & AT_SYMLINK_NOFOLLOW) != 0, o);
+		r = js_stat(c->dirfd, c->path, (c->flags & AT_EMPTY_PATH) != 0,
+			    (c->flags & AT_SYMLINK_NOFOLLOW) != 0, o);
 	if (r < 0)
 		return r;
-	memset(c->st, 0, sizeof(*c->st));
 #define U64(i) ((uint64_t)o[i] | (uint64_t)o[(i) + 1] << 32)
-	c->st->st_dev = (dev_t)U64(0);
-	c->st->st_ino = (ino_t)U64(2);
-	c->st->st_mode = kiln_host_mode((mode_t)o[4], host_flags);
-	c->st->st_nlink = (nlink_t)o[5];
-	c->st->st_uid = (uid_t)o[6];
-	c->st->st_gid = (gid_t)o[7];
-	c->st->st_rdev = (dev_t)o[8];
-	c->st->st_size = (off_t)U64(9);
-	c->st->st_blocks = (blkcnt_t)o[11];
-	c->st->st_blksize = 4096;
-	c->st->st_atim = (struct timespec){ (time_t)U64(12), (long)(o[14] / 1000 * 1000) };
-	c->st->st_mtim = (struct timespec){ (time_t)U64(15), (long)(o[17] / 1000 * 1000) };
-	c->st->st_ctim = (struct timespec){ (time_t)U64(18), (long)(o[20] / 1000 * 1000) };
+	*c->st = (struct stat){
+		.st_dev = (dev_t)U64(0), .st_ino = (ino_t)U64(2),
+		.st_mode = kiln_host_mode((mode_t)o[4], host_flags), .st_nlink = (nlink_t)o[5],
+		.st_uid = (uid_t)o[6], .st_gid = (gid_t)o[7], .st_rdev = (dev_t)o[8],
+		.st_size = (off_t)U64(9), .st_blocks = (blkcnt_t)o[11], .st_blksize = 4096,
+		.st_atim = { (time_t)U64(12), (long)(o[14] / 1000 * 1000) },
+		.st_mtim = { (time_t)U64(15), (long)(o[17] / 1000 * 1000) },
+		.st_ctim = { (time_t)U64(18), (long)(o[20] / 1000 * 1000) },
+	};
 #undef U64
 	return 0;
 }
 
-/* Where case folds, whether the name C->path found is another file's: 1,
- * 0, or -errno. */
+/* Where case folds, whether the name C found is another file's (listed
+ * under another spelling): 1, 0, or -errno. */
 static int other_name(struct call *c)
 {
+	const char *base = base_of(c->path);
 	int r;
 
-	const char *base = base_of(c->path);
-
-	if (!(host_flags & KILN_HOST_CASE_FOLDS) || ((c->flags & AT_EMPTY_PATH) && !*c->path))
-		return 0;
-	/* ".", "..", "dir/": no name of their own in a listing */
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+	if (!(host_flags & KILN_HOST_CASE_FOLDS) || !*base || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0)
 		return 0;
 	r = js_listed(c->dirfd, c->path);
 	return r < 0 ? r : !r;
 }
 
-static int stat_main(void *arg)
+static int stat_main(struct call *c)
 {
-	struct call *c = arg;
 	int r = stat_raw(c);
 
 	if (r == 0 && (r = other_name(c)) != 0)
@@ -539,37 +291,32 @@ static int stat_main(void *arg)
 
 int fstatat(int dirfd, const char *restrict path, struct stat *restrict st, int flags)
 {
-	struct call c = { .dirfd = dirfd, .path = path, .flags = flags, .st = st };
-
 	kiln_host_flags();
-	return on_main(stat_main, &c);
+	return on_main(stat_main,
+		       &(struct call){ .dirfd = dirfd, .path = path, .flags = flags, .st = st });
 }
 
 /* utimensat: Emscripten 3.1.6 hands Node milliseconds where it takes
- * seconds.  The times are set to the microsecond, Node's precision. */
-static int utimes_main(void *arg)
+ * seconds.  Set to the microsecond, Node's precision. */
+static int utimes_main(struct call *c)
 {
-	struct call *c = arg;
 	struct timespec t[2];
 	struct stat st;
 
-	if (c->path && not_utf8(c->path))
+	if (not_utf8(c->path, NULL))
 		return -EILSEQ;
 	for (int i = 0; i < 2; i++) {
 		t[i] = c->times ? c->times[i] : (struct timespec){ 0, UTIME_NOW };
 		if (t[i].tv_nsec == UTIME_NOW)
 			clock_gettime(CLOCK_REALTIME, &t[i]);
-	}
-	if (t[0].tv_nsec == UTIME_OMIT || t[1].tv_nsec == UTIME_OMIT) {
-		struct call s = { .dirfd = c->dirfd, .path = c->path ? c->path : "",
-				  .flags = c->path ? c->flags : AT_EMPTY_PATH, .st = &st };
-		int r = stat_main(&s);
-		if (r < 0)
-			return r;
-		if (t[0].tv_nsec == UTIME_OMIT)
-			t[0] = st.st_atim;
-		if (t[1].tv_nsec == UTIME_OMIT)
-			t[1] = st.st_mtim;
+		if (t[i].tv_nsec == UTIME_OMIT) {
+			struct call s = { .dirfd = c->dirfd, .path = c->path ? c->path : "",
+					  .flags = c->path ? c->flags : AT_EMPTY_PATH, .st = &st };
+			int r = stat_raw(&s);
+			if (r < 0)
+				return r;
+			t[i] = i ? st.st_mtim : st.st_atim;
+		}
 	}
 	return js_utimes(c->dirfd, c->path, (c->flags & AT_SYMLINK_NOFOLLOW) != 0, (double)t[0].tv_sec,
 			 (int)t[0].tv_nsec, (double)t[1].tv_sec, (int)t[1].tv_nsec);
@@ -577,10 +324,9 @@ static int utimes_main(void *arg)
 
 int utimensat(int dirfd, const char *path, const struct timespec times[2], int flags)
 {
-	struct call c = { .dirfd = dirfd, .path = path, .flags = flags, .times = times };
-
 	kiln_host_flags();
-	return on_main(utimes_main, &c);
+	return on_main(utimes_main,
+		       &(struct call){ .dirfd = dirfd, .path = path, .flags = flags, .times = times });
 }
 
 int futimens(int fd, const struct timespec times[2])
@@ -588,18 +334,21 @@ int futimens(int fd, const struct timespec times[2])
 	return utimensat(fd, NULL, times, 0);
 }
 
-/* fsync: Emscripten 3.1.6's does nothing on Node's files, where kiln's
- * --fsync (a sibling on disk before its name) needs Node's fsync. */
-static int fsync_main(void *arg)
+/* fsync: Emscripten 3.1.6's does nothing on Node's files, where --fsync (a
+ * sibling on disk before its name) needs Node's.  isatty, ioctl
+ * TIOCGWINSZ: it takes standard input, output and error for terminals of
+ * 80 columns whatever they are (a progress line drawn into a CI log):
+ * Node's answers instead.  Any other ioctl is Emscripten's. */
+static int fd_main(struct call *c)
 {
-	return js_fsync(((struct call *)arg)->dirfd);
+	int r = js_fd(c->count, c->dirfd, c->buf);
+
+	return c->count == 2 && r == 0 ? -ENOTTY : r;
 }
 
 int fsync(int fd)
 {
-	struct call c = { .dirfd = fd };
-
-	return on_main(fsync_main, &c);
+	return on_main(fd_main, &(struct call){ .dirfd = fd, .count = 1 });
 }
 
 int fdatasync(int fd)
@@ -607,13 +356,38 @@ int fdatasync(int fd)
 	return fsync(fd);
 }
 
-/* flock: Emscripten's does nothing, and Node has no file locks.  Between
- * processes nothing can be done (docs/install.md: one kiln at a time is
- * the user's to see to); within kiln, a lock is kept here by file, so that
- * a run still tells the temporary files it writes from those a killed run
- * left (tempfile.c), as flock(2) would: a file is locked by one descriptor
- * at a time, until LOCK_UN or until that descriptor is closed or names
- * another file. */
+int isatty(int fd)
+{
+	return on_main(fd_main, &(struct call){ .dirfd = fd, .count = 2 }) == 1;
+}
+
+int ioctl(int fd, int req, ...)
+{
+	va_list ap;
+	void *arg;
+	long r;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == TIOCGWINSZ) {
+		*(struct winsize *)arg = (struct winsize){ 0 };
+		return on_main(fd_main, &(struct call){ .dirfd = fd, .count = 3, .buf = arg });
+	}
+	if ((r = __syscall_ioctl(fd, req, arg)) < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
+/* flock: Emscripten's does nothing (and this is __wrap_flock: its own sits
+ * in an object the linker takes for other functions), and Node has no file
+ * locks.  Between processes nothing can be done (docs/install.md); within
+ * kiln a lock is kept here by file, so that a run still tells the
+ * temporary files it writes from those a killed run left (tempfile.c), as
+ * flock(2) would: one descriptor at a time holds a file's, until LOCK_UN
+ * or until it is closed or names another file. */
 #define MAX_LOCKS 1024
 static pthread_mutex_t locks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held {
@@ -623,7 +397,7 @@ static struct held {
 } locks[MAX_LOCKS];
 static size_t nlocks;
 
-int __wrap_flock(int fd, int op); /* flock (packaging/wasm/wasm.cmake) */
+int __wrap_flock(int fd, int op);
 
 int __wrap_flock(int fd, int op)
 {
@@ -633,30 +407,19 @@ int __wrap_flock(int fd, int op)
 	if (fstat(fd, &st) != 0)
 		return -1;
 	pthread_mutex_lock(&locks_lock);
-	for (size_t i = 0; i < nlocks; i++) {
+	for (size_t i = 0; i < nlocks && !ret; i++) {
 		struct held *h = &locks[i];
-		bool same = h->dev == st.st_dev && h->ino == st.st_ino;
-		/* a holder gone: closed, or its number now another file's */
-		if (h->fd != fd && (fstat(h->fd, &hs) != 0 || hs.st_dev != h->dev ||
-				    hs.st_ino != h->ino)) {
-			locks[i--] = locks[--nlocks];
-			continue;
-		}
-		if (same && h->fd != fd && !(op & LOCK_UN)) {
+		if (h->fd == fd || fstat(h->fd, &hs) != 0 || hs.st_dev != h->dev || hs.st_ino != h->ino)
+			locks[i--] = locks[--nlocks]; /* this one's, or a holder gone */
+		else if (h->dev == st.st_dev && h->ino == st.st_ino && !(op & LOCK_UN))
 			ret = EWOULDBLOCK;
-			goto out;
-		}
-		if (h->fd == fd)
-			locks[i--] = locks[--nlocks]; /* unlocked, or locked anew below */
 	}
-	if (!(op & LOCK_UN)) {
-		if (nlocks == MAX_LOCKS) {
+	if (!ret && !(op & LOCK_UN)) {
+		if (nlocks == MAX_LOCKS)
 			ret = ENOLCK;
-			goto out;
-		}
-		locks[nlocks++] = (struct held){ fd, st.st_dev, st.st_ino };
+		else
+			locks[nlocks++] = (struct held){ fd, st.st_dev, st.st_ino };
 	}
-out:
 	pthread_mutex_unlock(&locks_lock);
 	if (ret) {
 		errno = ret;
@@ -665,19 +428,17 @@ out:
 	return 0;
 }
 
-/* openat: on Windows Node opens no directory, and ignores O_NOFOLLOW; a
- * directory is opened here as a stream that holds its path
- * (js_open_dir()), on every host, so that all run the same code, and a
- * link where O_NOFOLLOW is asked for is refused here (ELOOP), as Linux
- * refuses it.  Where case folds, a name that is another file's is not
- * found (or, to be created, exists: EEXIST); on Windows a name it cannot
- * hold is not created (EINVAL). */
-static int open_main(void *arg)
+/* openat: Node on Windows opens no directory, and ignores O_NOFOLLOW.  A
+ * directory is opened here as a stream holding its path (js_open_dir()),
+ * on every host, so that all run the same code, and a link is refused
+ * (ELOOP) where O_NOFOLLOW asks, as Linux refuses it.  Where case folds,
+ * a name another file's is not found (or, to create, exists: EEXIST); on
+ * Windows, a name it cannot hold is not created (EINVAL). */
+static int open_main(struct call *c)
 {
-	struct call *c = arg;
 	struct stat st;
-	struct call s = { .dirfd = c->dirfd, .path = c->path,
-			  .flags = (c->flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0, .st = &st };
+	struct call s = { .dirfd = c->dirfd, .path = c->path, .st = &st,
+			  .flags = (c->flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0 };
 	int r = stat_raw(&s);
 
 	if (r == 0) {
@@ -702,13 +463,12 @@ static int open_main(void *arg)
 int openat(int dirfd, const char *path, int flags, ...)
 {
 	struct call c = { .dirfd = dirfd, .path = path, .flags = flags };
+	va_list ap;
 
-	if (flags & O_CREAT) {
-		va_list ap;
-		va_start(ap, flags);
+	va_start(ap, flags);
+	if (flags & O_CREAT)
 		c.mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
+	va_end(ap);
 	kiln_host_flags();
 	return on_main(open_main, &c);
 }
@@ -716,34 +476,30 @@ int openat(int dirfd, const char *path, int flags, ...)
 int open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
+	va_list ap;
 
-	if (flags & O_CREAT) {
-		va_list ap;
-		va_start(ap, flags);
+	va_start(ap, flags);
+	if (flags & O_CREAT)
 		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
+	va_end(ap);
 	return openat(AT_FDCWD, path, flags, mode);
 }
 
-/* dup: Emscripten's opens the descriptor's path again, which for a
- * directory Windows refuses: a directory's stream is copied instead. */
-static int dup_main(void *arg)
+/* dup: Emscripten's opens the path again, which for a directory Windows
+ * refuses: a directory's stream is copied instead. */
+static int dup_main(struct call *c)
 {
-	int fd = ((struct call *)arg)->dirfd;
+	int r = js_open_dir(-1, 0, O_RDONLY | O_DIRECTORY, c->dirfd);
 
-	return js_is_dir_stream(fd) ? js_open_dir(-1, "", O_RDONLY | O_DIRECTORY, fd)
-				    : (int)__syscall_dup(fd);
+	return r == -ENOTDIR ? (int)__syscall_dup(c->dirfd) : r;
 }
 
 int dup(int fd)
 {
-	struct call c = { .dirfd = fd };
-
-	return on_main(dup_main, &c);
+	return on_main(dup_main, &(struct call){ .dirfd = fd });
 }
 
-/* Where case folds, whether PATH (relative to DIRFD) exists under another
+/* Where case folds, whether PATH (relative to DIRFD) is there under another
  * file's name: 1, 0, or -errno. */
 static int other_file(int dirfd, const char *path)
 {
@@ -760,16 +516,14 @@ static int other_file(int dirfd, const char *path)
 
 /* renameat, unlinkat: on Windows a file another program holds open (a
  * server, a virus scanner) can be neither replaced nor removed for a
- * while: tried again for about a second (kiln_host_retry()), then the
- * error is kiln's.  Where case folds, a name that is another file's is
- * neither replaced (EEXIST) nor removed (ENOENT); on Windows, a name it
- * cannot hold is not created (EINVAL). */
-static int rename_main(void *arg)
+ * while: tried again (kiln_host_retry()), then the error is kiln's.
+ * Where case folds, a name another file's is neither replaced (EEXIST) nor
+ * removed (ENOENT); on Windows, a name it cannot hold is not created. */
+static int rename_main(struct call *c)
 {
-	struct call *c = arg;
 	int r;
 
-	if (not_utf8(c->path) || not_utf8(c->path2))
+	if (not_utf8(c->path, c->path2))
 		return -EILSEQ;
 	if (kiln_host_name_refused(base_of(c->path2), host_flags))
 		return -EINVAL;
@@ -780,20 +534,18 @@ static int rename_main(void *arg)
 	return (int)__syscall_renameat(c->dirfd, (long)c->path, c->dirfd2, (long)c->path2);
 }
 
-static int unlink_main(void *arg)
+static int unlink_main(struct call *c)
 {
-	struct call *c = arg;
 	int r;
 
-	if (not_utf8(c->path))
+	if (not_utf8(c->path, NULL))
 		return -EILSEQ;
 	if ((r = other_file(c->dirfd, c->path)) != 0)
 		return r < 0 ? r : -ENOENT;
 	return (int)__syscall_unlinkat(c->dirfd, (long)c->path, c->flags);
 }
 
-/* FN(C) on the main thread, tried again while kiln_host_retry() says. */
-static int retried(int (*fn)(void *), struct call *c)
+static int retried(int (*fn)(struct call *), struct call *c)
 {
 	unsigned wait_ms;
 	int r;
@@ -808,9 +560,8 @@ static int retried(int (*fn)(void *), struct call *c)
 
 int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
-	struct call c = { .dirfd = olddirfd, .path = oldpath, .dirfd2 = newdirfd, .path2 = newpath };
-
-	return retried(rename_main, &c);
+	return retried(rename_main, &(struct call){ .dirfd = olddirfd, .path = oldpath,
+						    .dirfd2 = newdirfd, .path2 = newpath });
 }
 
 int rename(const char *oldpath, const char *newpath)
@@ -820,9 +571,7 @@ int rename(const char *oldpath, const char *newpath)
 
 int unlinkat(int dirfd, const char *path, int flags)
 {
-	struct call c = { .dirfd = dirfd, .path = path, .flags = flags };
-
-	return retried(unlink_main, &c);
+	return retried(unlink_main, &(struct call){ .dirfd = dirfd, .path = path, .flags = flags });
 }
 
 int unlink(const char *path)
@@ -837,25 +586,24 @@ int rmdir(const char *path)
 
 /* mkdirat, symlinkat, linkat: on Windows, a name it cannot hold is not
  * created (EINVAL).  Emscripten 3.1.6 makes no hard link (EMLINK), and its
- * symlinkat takes the addresses of its two names for the names: Node's
- * link and symlink make them. */
-static int mkdir_main(void *arg)
+ * symlinkat takes the addresses of its names for the names: Node's link
+ * and symlink make them.  (C->count: 0 a directory, 1 a symbolic link, 2 a
+ * hard link.) */
+static int make_main(struct call *c)
 {
-	struct call *c = arg;
-
-	if (not_utf8(c->path))
+	if (not_utf8(c->path, c->path2))
 		return -EILSEQ;
-	if (kiln_host_name_refused(base_of(c->path), host_flags))
+	if (kiln_host_name_refused(base_of(c->count ? c->path2 : c->path), host_flags))
 		return -EINVAL;
-	return (int)__syscall_mkdirat(c->dirfd, (long)c->path, c->mode);
+	if (c->count == 0)
+		return (int)__syscall_mkdirat(c->dirfd, (long)c->path, c->mode);
+	return js_link(c->count == 2, c->dirfd, c->path, c->dirfd2, c->path2);
 }
 
 int mkdirat(int dirfd, const char *path, mode_t mode)
 {
-	struct call c = { .dirfd = dirfd, .path = path, .mode = mode };
-
 	kiln_host_flags();
-	return on_main(mkdir_main, &c);
+	return on_main(make_main, &(struct call){ .dirfd = dirfd, .path = path, .mode = mode });
 }
 
 int mkdir(const char *path, mode_t mode)
@@ -863,186 +611,89 @@ int mkdir(const char *path, mode_t mode)
 	return mkdirat(AT_FDCWD, path, mode);
 }
 
-static int symlink_main(void *arg)
-{
-	struct call *c = arg;
-
-	if (not_utf8(c->path) || not_utf8(c->path2))
-		return -EILSEQ;
-	if (kiln_host_name_refused(base_of(c->path2), host_flags))
-		return -EINVAL;
-	return js_symlink(c->path, c->dirfd2, c->path2);
-}
-
 int symlinkat(const char *target, int newdirfd, const char *linkpath)
 {
-	struct call c = { .path = target, .dirfd2 = newdirfd, .path2 = linkpath };
-
 	kiln_host_flags();
-	return on_main(symlink_main, &c);
-}
-
-static int link_main(void *arg)
-{
-	struct call *c = arg;
-
-	if (not_utf8(c->path) || not_utf8(c->path2))
-		return -EILSEQ;
-	if (kiln_host_name_refused(base_of(c->path2), host_flags))
-		return -EINVAL;
-	return js_link(c->dirfd, c->path, c->dirfd2, c->path2);
+	return on_main(make_main, &(struct call){ .count = 1, .path = target, .dirfd2 = newdirfd,
+						  .path2 = linkpath });
 }
 
 int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
 {
-	struct call c = { .dirfd = olddirfd, .path = oldpath, .dirfd2 = newdirfd, .path2 = newpath };
-
 	if (flags & ~AT_SYMLINK_FOLLOW) {
 		errno = EINVAL;
 		return -1;
 	}
 	kiln_host_flags();
-	return on_main(link_main, &c);
+	return on_main(make_main, &(struct call){ .count = 2, .dirfd = olddirfd, .path = oldpath,
+						  .dirfd2 = newdirfd, .path2 = newpath });
 }
 
-/* fchmod: Windows keeps no mode bits (Node's chmod sets or clears its
+/* fchmod: Windows keeps no mode bits, and Node's chmod sets or clears the
  * read-only attribute, which would then stop the next run replacing the
- * sibling): nothing is changed there, and fstatat reports what
- * kiln_host_mode() says. */
-static int fchmod_main(void *arg)
+ * sibling: nothing is changed there (fstatat says kiln_host_mode()). */
+static int fchmod_main(struct call *c)
 {
-	struct call *c = arg;
-
 	return (host_flags & KILN_HOST_WINDOWS) ? 0 : (int)__syscall_fchmod(c->dirfd, c->mode);
 }
 
 int fchmod(int fd, mode_t mode)
 {
-	struct call c = { .dirfd = fd, .mode = mode };
-
 	kiln_host_flags();
-	return on_main(fchmod_main, &c);
+	return on_main(fchmod_main, &(struct call){ .dirfd = fd, .mode = mode });
 }
 
-/* ioctl TIOCGWINSZ: Emscripten 3.1.6 gives every terminal 24 rows of 80
- * columns, and kiln would draw its progress line for 80: the terminal's
- * own size instead (standard output and error, which Node knows).  Any
- * other request is Emscripten's. */
-long __syscall_ioctl(long fd, long op, ...);
-
-struct winsize_call {
-	int fd;
-	struct winsize *ws;
-};
-
-static int winsize_main(void *arg)
+/* getdents: Emscripten 3.1.6 lists names as JavaScript strings, which hold
+ * no name that is not UTF-8, and gives up the whole listing, with no error
+ * readdir reports, at a name it cannot find again: kiln would skip files in
+ * silence.  Node's names as bytes instead, with their types (no lstat of
+ * each); a name that is not UTF-8 is then refused where it is used. */
+static int getdents_main(struct call *c)
 {
-	struct winsize_call *c = arg;
-	int r = js_winsize(c->fd, &c->ws->ws_row);
-
-	c->ws->ws_xpixel = c->ws->ws_ypixel = 0;
-	return r;
-}
-
-int ioctl(int fd, int req, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (req == TIOCGWINSZ) {
-		struct winsize_call c = { fd, arg };
-		return on_main(winsize_main, &c);
-	}
-	{
-		long r = __syscall_ioctl(fd, req, arg);
-		if (r < 0) {
-			errno = (int)-r;
-			return -1;
-		}
-		return (int)r;
-	}
-}
-
-/* getdents: Emscripten 3.1.6 lists a directory's names as JavaScript
- * strings, which hold no name that is not UTF-8 (Linux allows any bytes;
- * macOS and Windows do not), and gives up the whole listing, with no
- * error readdir reports, at a name it cannot find again: kiln would skip
- * files in silence.  Node's names as bytes instead, with their types.  A
- * name that is not UTF-8 is then listed, and refused where it is used
- * (utf8_path()). */
-struct getdents_call {
-	int fd, count;
-	uint8_t *dirp;
-};
-
-static int getdents_main(void *arg)
-{
-	struct getdents_call *c = arg;
 	static const int off[] = { offsetof(struct dirent, d_ino), offsetof(struct dirent, d_off),
 				   offsetof(struct dirent, d_reclen), offsetof(struct dirent, d_type),
 				   offsetof(struct dirent, d_name) };
 
-	return js_getdents(c->fd, c->dirp, c->count, (int)sizeof(struct dirent), off);
+	return js_getdents(c->dirfd, c->buf, c->count, (int)sizeof(struct dirent), off);
 }
 
 long __syscall_getdents64(long fd, long dirp, long count);
 
 long __syscall_getdents64(long fd, long dirp, long count)
 {
-	struct getdents_call c = { (int)fd, (int)count, (uint8_t *)dirp };
-	int r = on_main(getdents_main, &c);
+	int r = on_main(getdents_main, &(struct call){ .dirfd = (int)fd, .count = (int)count,
+						       .buf = (void *)dirp });
 
 	return r < 0 ? -errno : r;
 }
 
-/* isatty: Emscripten 3.1.6 calls standard input, output and error
- * terminals whatever they are (kiln would draw its progress line into a
- * pipe or a CI log): Node's answer instead. */
-static int isatty_main(void *arg)
-{
-	int r = js_isatty(((struct call *)arg)->dirfd);
-
-	return r == 0 ? -ENOTTY : r;
-}
-
-int isatty(int fd)
-{
-	struct call c = { .dirfd = fd };
-
-	return on_main(isatty_main, &c) == 1;
-}
-
-/* sigwait, raise: Emscripten keeps signals within the program: sigwait
- * returns at once when none is pending, and the default action of a
- * signal raised is to do nothing, while the signals from outside (Ctrl-C,
- * a CI runner's SIGTERM) end Node's process at once, as SIGKILL would end
- * a native kiln.  Here the first sigwait() has Node hand SIGINT, SIGTERM
- * and SIGHUP to kiln_host_signal(), for sigwait() to return, so that
- * kiln's signal thread (cmd/signals.c) does as it does natively; and a
- * fatal signal raised with its default action ends the process by that
- * signal, through Node.  (These are __wrap_sigwait, __wrap_raise and
- * __wrap_pthread_sigmask, as flock is __wrap_flock.) */
+/* sigwait, raise, pthread_sigmask: Emscripten keeps signals within the
+ * program (sigwait returns at once when none is pending; a raised signal's
+ * default action is to do nothing), while a signal from outside (Ctrl-C,
+ * a CI runner's SIGTERM) ends Node's process at once, as SIGKILL would a
+ * native kiln.  Here, once a thread blocks SIGINT, SIGTERM or SIGHUP (kiln
+ * does first thing, cmd/signals.c), Node hands them to kiln_host_signal()
+ * for sigwait() to return them, so that kiln's signal thread does as it
+ * does natively; and a fatal signal raised with its default action ends
+ * the process by that signal, through Node.  (They are __wrap_ functions,
+ * as flock is.) */
 static pthread_mutex_t signals_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t signals_came = PTHREAD_COND_INITIALIZER;
 static unsigned long signals_pending;
 static pthread_once_t signals_once = PTHREAD_ONCE_INIT;
 
-static int take_signals_main(void *arg)
+static int signals_main(struct call *c)
 {
-	(void)arg;
-	js_take_signals();
+	js_signals(c->count);
 	return 0;
 }
 
 static void take_signals(void)
 {
-	on_main(take_signals_main, NULL);
+	on_main(signals_main, &(struct call){ .count = 0 });
 }
 
-/* Called by Node, on the main thread, with a signal it received. */
+/* Node's, on the main thread: SIG came. */
 EMSCRIPTEN_KEEPALIVE void kiln_host_signal(int sig);
 
 EMSCRIPTEN_KEEPALIVE void kiln_host_signal(int sig)
@@ -1053,10 +704,6 @@ EMSCRIPTEN_KEEPALIVE void kiln_host_signal(int sig)
 	pthread_mutex_unlock(&signals_lock);
 }
 
-/* pthread_sigmask: a thread that blocks SIGINT, SIGTERM or SIGHUP (kiln
- * does, first thing, before it starts its signal thread) will take them
- * with sigwait(): Node hands them over from then on, not only once the
- * signal thread has started (a Web Worker takes a while to start). */
 int __wrap_pthread_sigmask(int how, const sigset_t *restrict set, sigset_t *restrict old);
 int __real_pthread_sigmask(int how, const sigset_t *restrict set, sigset_t *restrict old);
 
@@ -1091,28 +738,21 @@ bool __sig_is_blocked(int sig);
 int __wrap_raise(int sig);
 int __real_raise(int sig);
 
-static int die_main(void *arg)
-{
-	js_die_of(*(int *)arg);
-	return 0;
-}
-
 int __wrap_raise(int sig)
 {
 	if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !__sig_is_blocked(sig) &&
 	    !(__sig_actions[sig].sa_flags & SA_SIGINFO) && __sig_actions[sig].sa_handler == SIG_DFL) {
-		on_main(die_main, &sig);
+		on_main(signals_main, &(struct call){ .count = sig });
 		for (;;) /* until the signal ends the process */
 			pause();
 	}
 	return __real_raise(sig);
 }
 
-/* strerror: Emscripten's C library (musl) words some errors otherwise
- * than Linux's (glibc), which kiln's messages, documentation and tests
- * use: "Symbolic link loop" for "Too many levels of symbolic links".
- * Those of file calls are glibc's here (this is __wrap_strerror, as
- * flock is __wrap_flock). */
+/* strerror: Emscripten's C library (musl) words some errors otherwise than
+ * Linux's (glibc), which kiln's messages, documentation and tests use
+ * ("Symbolic link loop" for "Too many levels of symbolic links"): glibc's
+ * words for those of file calls (__wrap_strerror, as flock is). */
 char *__wrap_strerror(int errnum);
 char *__real_strerror(int errnum);
 
@@ -1122,23 +762,16 @@ char *__wrap_strerror(int errnum)
 		int errnum;
 		const char *text;
 	} glibc[] = {
-		{ EIO, "Input/output error" },
-		{ ENOMEM, "Cannot allocate memory" },
-		{ EBUSY, "Device or resource busy" },
-		{ EXDEV, "Invalid cross-device link" },
-		{ EMFILE, "Too many open files" },
-		{ ENOTTY, "Inappropriate ioctl for device" },
-		{ ESPIPE, "Illegal seek" },
-		{ ERANGE, "Numerical result out of range" },
-		{ EDEADLK, "Resource deadlock avoided" },
-		{ ENAMETOOLONG, "File name too long" },
+		{ EIO, "Input/output error" }, { ENOMEM, "Cannot allocate memory" },
+		{ EBUSY, "Device or resource busy" }, { EXDEV, "Invalid cross-device link" },
+		{ EMFILE, "Too many open files" }, { ENOTTY, "Inappropriate ioctl for device" },
+		{ ESPIPE, "Illegal seek" }, { ERANGE, "Numerical result out of range" },
+		{ EDEADLK, "Resource deadlock avoided" }, { ENAMETOOLONG, "File name too long" },
 		{ ELOOP, "Too many levels of symbolic links" },
 		{ EOVERFLOW, "Value too large for defined data type" },
 		{ EILSEQ, "Invalid or incomplete multibyte or wide character" },
-		{ ENOTSUP, "Operation not supported" },
-		{ EDQUOT, "Disk quota exceeded" },
-		{ ETIMEDOUT, "Connection timed out" },
-		{ ECHILD, "No child processes" },
+		{ ENOTSUP, "Operation not supported" }, { EDQUOT, "Disk quota exceeded" },
+		{ ETIMEDOUT, "Connection timed out" }, { ECHILD, "No child processes" },
 	};
 
 	for (size_t i = 0; i < sizeof(glibc) / sizeof(*glibc); i++)
@@ -1147,8 +780,8 @@ char *__wrap_strerror(int errnum)
 	return __real_strerror(errnum);
 }
 
-/* getrandom: missing from Emscripten 3.1.6's C library; its getentropy
- * (crypto.randomFillSync under Node) gives 256 bytes a call. */
+/* getrandom: missing from Emscripten 3.1.6; its getentropy (Node's crypto)
+ * gives 256 bytes a call. */
 ssize_t getrandom(void *buf, size_t len, unsigned flags)
 {
 	(void)flags;

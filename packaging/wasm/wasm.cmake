@@ -17,8 +17,8 @@
 #                      Emscripten 3.1.6 would otherwise fetch() it, which
 #                      Node 18 and later have but cannot use on a file
 #   EXIT_RUNTIME       exit() ends the process, with kiln's status
-#   --pre-js           kiln sees the process's environment
-#                      (packaging/wasm/env.js)
+#   --pre-js           packaging/wasm/host.js: the JavaScript half of
+#                      lib/host.c, and the process's environment for kiln
 #   DEFAULT_TO_CXX=0   a C program: no C++ library linked, nor compiled
 #                      into Emscripten's cache on the first link (a minute
 #                      and a half of the build saved)
@@ -38,12 +38,12 @@ target_link_options(kiln_flags INTERFACE
   -sALLOW_MEMORY_GROWTH -sINITIAL_MEMORY=64MB -sMAXIMUM_MEMORY=4GB
   -sDEFAULT_PTHREAD_STACK_SIZE=8MB
   -sNODERAWFS -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0 -sDEFAULT_TO_CXX=0
-  "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js"
+  "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/packaging/wasm/host.js"
   -Wl,--wrap=flock -Wl,--wrap=strerror -Wl,--wrap=sigwait -Wl,--wrap=raise
   -Wl,--wrap=pthread_sigmask
   -Wno-pthreads-mem-growth)
 # (the --pre-js is part of the link: a change to it links again)
-set_property(TARGET kiln APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js)
+set_property(TARGET kiln APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/host.js)
 
 # The platform layer's and the digests' unit tests, for tests/package/
 # wasm.sh to run under Node.js (linked at -O1: a quicker link; their speed
@@ -53,5 +53,5 @@ foreach(t host hash)
   target_include_directories(test_${t} PRIVATE lib)
   target_link_libraries(test_${t} PRIVATE libkiln)
   target_link_options(test_${t} PRIVATE -O1)
-  set_property(TARGET test_${t} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/env.js)
+  set_property(TARGET test_${t} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/wasm/host.js)
 endforeach()
