@@ -13,6 +13,7 @@
 'use strict';
 
 const { spawn } = require('child_process');
+const path = require('path');
 const { findCommand, NoBinaryError } = require('./lib/platform.js');
 const KILN_OPTIONS = require('./lib/options.json');
 
@@ -167,6 +168,18 @@ function failure(binary, status, signal, stdout, stderrLines) {
   });
 }
 
+// P as COMMAND is to be given it.  The WebAssembly kiln (Emscripten) takes
+// for absolute only a path that starts with '/': on Windows it is given the
+// directories relative to the working directory (docs/install.md), as the
+// plugins' absolute output and cache directories would not be found.
+function forCommand(command, p) {
+  if (command.build !== 'wasm32' || process.platform !== 'win32') {
+    return p;
+  }
+  const r = path.relative(process.cwd(), p);
+  return r === '' ? '.' : path.isAbsolute(r) ? p : r;
+}
+
 function precompress(dir, options) {
   const dirs = parseDirs(dir);
   const [args, own] = parseOptions(options);
@@ -186,8 +199,9 @@ function precompress(dir, options) {
     return Promise.reject(kilnError(`kiln: ${e.message}`, { status: e.status }));
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(command.file, [...command.args, '--json', ...args, '--', ...dirs],
-      { stdio: ['ignore', 'pipe', 'pipe'] });
+    const hostArgs = args.map((a) => (a.startsWith('--cache=') ? `--cache=${forCommand(command, a.slice(8))}` : a));
+    const child = spawn(command.file, [...command.args, '--json', ...hostArgs, '--',
+      ...dirs.map((d) => forCommand(command, d))], { stdio: ['ignore', 'pipe', 'pipe'] });
     const stdout = [];
     const stderrLines = [];
     const stderr = lineSplitter((line) => {
