@@ -9,14 +9,13 @@
 # Emscripten's Debian configuration keeps its cache read-only; this build
 # has a configuration of its own in BUILD/emscripten (the same, but with
 # its cache in BUILD/emscripten/cache, where Emscripten compiles its C
-# library for threads on the first link: about 3 minutes on 2 cores, once
-# per build directory) and an emcc that runs with it.
+# library for threads on the first link, once per build directory) and an
+# emcc that runs with it.  All of it: about 340 s of CPU.
 #
 # Writes BUILD/kiln.js, BUILD/kiln.wasm and BUILD/kiln.worker.js, run as
 # `node BUILD/kiln.js ARGS` (BUILD/kiln-wasm runs that), the unit tests of
 # the platform layer and the digests (BUILD/test_host.js, test_hash.js),
-# BUILD/deps
-# (libs.sh's output: the libraries, their licences) and
+# BUILD/deps (libs.sh's output: the libraries, their licences) and
 # BUILD/static-libs.txt (every archive linked, as the static build's).
 #
 # Needs: emscripten, dpkg-dev, cmake, make, pkg-config.

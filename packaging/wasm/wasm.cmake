@@ -1,6 +1,6 @@
 # wasm.cmake - how kiln is linked for WebAssembly (included by
 # CMakeLists.txt when CMAKE_SYSTEM_NAME is Emscripten; see
-# packaging/wasm/build.sh).  KILN_BUILD.js is run by Node.js, as
+# packaging/wasm/build.sh).  BUILD/kiln.js is run by Node.js, as
 # `node kiln.js ARGS` (the npm package kiln-precompress-wasm32, whose
 # launcher does that): its worker threads are Node's, its file system
 # calls Node's fs module, straight on the host's files (NODERAWFS; where
@@ -20,8 +20,7 @@
 #   --pre-js           packaging/wasm/host.js: the JavaScript half of
 #                      lib/host.c, and the process's environment for kiln
 #   DEFAULT_TO_CXX=0   a C program: no C++ library linked, nor compiled
-#                      into Emscripten's cache on the first link (a minute
-#                      and a half of the build saved)
+#                      into Emscripten's cache on the first link
 #   --wrap=...         lib/host.c's flock, strerror, sigwait, raise and
 #                      pthread_sigmask, not Emscripten's (its flock comes in
 #                      one object with functions libarchive needs; the
