@@ -104,6 +104,9 @@ static const char *const fixed_help[][2] = {
 	{ "--caddy-conf PATH", "write the Caddy snippet to PATH (default DIR/kiln.caddy.conf)" },
 	{ "--apache-conf PATH", "write the Apache snippet to PATH (default DIR/kiln.apache.conf)" },
 	{ "--no-nginx-conf", "do not write the nginx snippet" },
+	{ "--nginx-brotli-static", "the nginx has brotli_static: a gzip and br run without deltas "
+				   "gets the snippet that lets gzip_static and brotli_static send "
+				   "the siblings" },
 	{ "--artifacts DIR", "write the manifest and the snippets into DIR instead of the tree "
 			     "(or OUT), under their default names" },
 	{ "--url-prefix PATH", "the URL path DIR is served at, for the snippets (default /)" },
@@ -251,7 +254,7 @@ enum {
 	OPT_CADDY_CONF, OPT_APACHE_CONF, OPT_NO_WAIT, OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL, OPT_PREVIOUS,
-	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS, OPT_ARTIFACTS,
+	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS, OPT_ARTIFACTS, OPT_NGINX_BROTLI_STATIC,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
 };
@@ -276,6 +279,7 @@ static const struct option fixed_options[] = {
 	{ "caddy-conf", required_argument, NULL, OPT_CADDY_CONF },
 	{ "apache-conf", required_argument, NULL, OPT_APACHE_CONF },
 	{ "no-nginx-conf", no_argument, NULL, OPT_NO_NGINX_CONF },
+	{ "nginx-brotli-static", no_argument, NULL, OPT_NGINX_BROTLI_STATIC },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "url-prefix", required_argument, NULL, OPT_URL_PREFIX },
 	{ "immutable", required_argument, NULL, OPT_IMMUTABLE },
@@ -530,6 +534,7 @@ int parse_args(int argc, char **argv, struct cli *cli)
 			break;
 		}
 		case OPT_NO_NGINX_CONF: cli->opt.servers &= ~(1u << server_index("nginx")); break;
+		case OPT_NGINX_BROTLI_STATIC: cli->opt.nginx_static_modules = true; break;
 		case OPT_SERVER: {
 			int st = parse_servers(cli, optarg);
 			if (st >= 0)

@@ -33,7 +33,8 @@ static int serve_usage(const char *msg)
 		fprintf(stderr, "kiln: %s\n", msg);
 	fputs("usage: kiln serve [--listen ADDR:PORT] [--threads N] [--max-connections N]\n"
 	      "                  [--timeout SECONDS] [--poll SECONDS] [--access-log FILE]\n"
-	      "                  [--url-prefix PATH] [--verify] [--no-cache-control] [-q] DIR\n",
+	      "                  [--manifest PATH | --artifacts OUTDIR] [--url-prefix PATH]\n"
+	      "                  [--verify] [--no-cache-control] [-q] DIR\n",
 	      msg ? stderr : stdout);
 	return msg ? EXIT_USAGE : EXIT_OK;
 }
@@ -129,6 +130,8 @@ int serve_main(int argc, char **argv)
 		{ "no-cache-control", no_argument, NULL, 'C' },
 		{ "url-prefix", required_argument, NULL, 'u' },
 		{ "verify", no_argument, NULL, 'v' },
+		{ "manifest", required_argument, NULL, 'M' },
+		{ "artifacts", required_argument, NULL, 'A' },
 		{ "access-log", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -141,6 +144,8 @@ int serve_main(int argc, char **argv)
 	struct kiln_httpd *h = NULL;
 	struct kiln_error err = { 0 };
 	char addr[64] = "127.0.0.1";
+	const char *manifest = NULL, *artifacts = NULL;
+	char *artifacts_manifest = NULL;
 	long poll_s = 1, n;
 	bool quiet = false, failing = false;
 	sigset_t set;
@@ -185,6 +190,16 @@ int serve_main(int argc, char **argv)
 		case 'v':
 			o.verify = true;
 			break;
+		case 'M':
+			if (!*optarg)
+				return serve_usage("--manifest takes the manifest's path");
+			manifest = optarg;
+			break;
+		case 'A':
+			if (!*optarg)
+				return serve_usage("--artifacts takes the directory kiln wrote its files into");
+			artifacts = optarg;
+			break;
 		case 'u':
 			if (optarg[0] != '/' || optarg[strlen(optarg) - 1] != '/')
 				return serve_usage("--url-prefix: a URL path that begins and ends with '/'");
@@ -215,6 +230,17 @@ int serve_main(int argc, char **argv)
 	if (argc - optind != 1)
 		return serve_usage(argc - optind ? "serve takes one DIR" : "no DIR given");
 	o.address = addr;
+	/* as for the other commands: --manifest wins over --artifacts */
+	if (!manifest && artifacts) {
+		size_t len = strlen(artifacts) + sizeof("/" KILN_MANIFEST_NAME);
+		if (!(artifacts_manifest = malloc(len))) {
+			fputs("kiln: out of memory\n", stderr);
+			return EXIT_FAILED;
+		}
+		snprintf(artifacts_manifest, len, "%s/%s", artifacts, KILN_MANIFEST_NAME);
+		manifest = artifacts_manifest;
+	}
+	o.manifest_path = manifest;
 	raise_fd_limit();
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -227,6 +253,7 @@ int serve_main(int argc, char **argv)
 			fputs("kiln: out of memory\n", stderr);
 		else
 			say_error(argv[optind], &err);
+		free(artifacts_manifest);
 		return EXIT_FAILED;
 	}
 	if (!quiet)
@@ -254,5 +281,6 @@ int serve_main(int argc, char **argv)
 		failing = st != KILN_OK;
 	}
 	kiln_httpd_stop(h, 5000);
+	free(artifacts_manifest);
 	return EXIT_OK;
 }

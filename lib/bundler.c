@@ -6,12 +6,16 @@
  * index.html, webpack-manifest-plugin lists what CopyWebpackPlugin
  * copied, Vite's lists whatever its output names say), so a listing
  * alone proves nothing.  What proves a token is the manifest's own
- * account of the name: the logical name it gives an output, which the
+ * account of one output: the logical name its entry gives it, which the
  * output's name is with a token inserted ("main.js" -> "main.3f9a2c7b.js",
- * chunk "index" -> "index-DPJWWXvr.js"), or the bundler's word
- * (webpack's info.immutable; Next.js serves everything under static/
- * immutable itself).  Angular's ngsw.json gives no logical names: there
- * the token must have the shape of Angular's hashes.
+ * chunk "index" -> "index-DPJWWXvr.js"), the inserted part hash-like and
+ * not repeated in another output (a pattern's literal, "main.standalone.js",
+ * is neither); or the bundler's word (webpack's info.immutable; Next.js
+ * serves everything under static/ immutable itself).  An asset Vite lists
+ * under a chunk is proven by its own entry, never by the chunk's name
+ * ("index" and "index-background.png" are no insertion).  Angular's
+ * ngsw.json is not read: it lists every file with a hash of its bytes,
+ * which says nothing of the names (its build's esbuild metafile does).
  */
 #include "bundler.h"
 
@@ -66,8 +70,9 @@ static const char *base_of(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* Add PATH (owned now) with the span START, LEN to OUT. */
-static bool add(struct kiln_proofs *out, char *path, size_t start, size_t len)
+/* Add PATH (owned now) with the span START, LEN to OUT, proven or only
+ * listed. */
+static bool add(struct kiln_proofs *out, char *path, size_t start, size_t len, bool proven)
 {
 	if (out->n == out->cap) {
 		size_t c = out->cap ? 2 * out->cap : 32;
@@ -79,7 +84,7 @@ static bool add(struct kiln_proofs *out, char *path, size_t start, size_t len)
 		out->v = v;
 		out->cap = c;
 	}
-	out->v[out->n++] = (struct kiln_proof){ path, start, len, false };
+	out->v[out->n++] = (struct kiln_proof){ path, start, len, proven, false, false };
 	return true;
 }
 
@@ -93,7 +98,42 @@ static bool add_map(struct kiln_proofs *out, const char *path, size_t start, siz
 		return false;
 	memcpy(m, path, n);
 	memcpy(m + n, ".map", 5);
-	return add(out, m, start, len);
+	return add(out, m, start, len, true);
+}
+
+/* Is [AT, AT + LEN) of PATH what a bundler inserts, a hash: a candidate
+ * token of KILN_TOKEN_MIN_BUNDLER bytes or more, hash-like (no word:
+ * "standalone", "background"), and no upper-case word ("PRODUCTION") but
+ * of 8, esbuild's hash (its manifest says it inserted it; a literal of a
+ * pattern is the same in every output, literal())? */
+static bool inserted(const char *path, size_t at, size_t len)
+{
+	const char *t = path + at;
+	bool lower = false;
+
+	if (!kiln_token_at_min(path, at, len, KILN_TOKEN_MIN_BUNDLER) || !kiln_token_hashlike(t, len))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		lower |= t[i] >= 'a' && t[i] <= 'z';
+	return lower || len == 8 || !kiln_token_words32(t, len);
+}
+
+/* Is [AT, AT + LEN) of PATH a token with a digit and a letter?  Vite's
+ * and esbuild's manifests name an output's hash where their pattern put
+ * it, so there a hash of base36 that reads as a word and a number
+ * ("edidli90") is one: a pattern's literal is the same in every output
+ * (literal()). */
+static bool numbered(const char *path, size_t at, size_t len)
+{
+	bool digit = false, letter = false;
+
+	if (!kiln_token_at_min(path, at, len, KILN_TOKEN_MIN_BUNDLER))
+		return false;
+	for (size_t i = at; i < at + len; i++) {
+		digit |= path[i] >= '0' && path[i] <= '9';
+		letter |= (path[i] >= 'a' && path[i] <= 'z') || (path[i] >= 'A' && path[i] <= 'Z');
+	}
+	return digit && letter;
 }
 
 /* The token of OUTPUT (a cleaned path) that starts right after its base
@@ -107,7 +147,7 @@ static size_t token_after(const char *output, size_t n, size_t *len)
 		return 0;
 	while (output[at + l] && output[at + l] != '.')
 		l++;
-	if (!kiln_token_at(output, at, l))
+	if (!inserted(output, at, l) && !numbered(output, at, l))
 		return 0;
 	*len = l;
 	return at;
@@ -115,29 +155,44 @@ static size_t token_after(const char *output, size_t n, size_t *len)
 
 /* OUTPUT (a URL) is proven when its base name begins with the logical
  * NAME (a path, or NULL; without its directory and, with STRIP, its
- * extensions) and a token. */
+ * extensions) and a token; else, with LIST, it is listed. */
 static bool prove_stem(struct kiln_proofs *out, const char *output, const char *name, bool strip,
-		       bool *nomem)
+		       bool list, bool *nomem)
 {
 	char *o;
 	const char *b;
 	size_t n, at, len = 0;
 
-	if (!output || !name || !(o = clean_url(output, nomem)))
+	if (!output || !(o = clean_url(output, nomem)))
 		return false;
-	b = base_of(name);
-	n = strip ? strcspn(b, ".") : strlen(b);
-	if (n && strncmp(base_of(o), b, n) == 0 && (at = token_after(o, n, &len)))
-		return (add(out, o, at, len) && add_map(out, o, at, len)) || (*nomem = true, false);
-	/* "foo.module.css" is named "foo.module" too */
-	if (strip && strrchr(b, '.') && (size_t)(strrchr(b, '.') - b) != n) {
-		n = (size_t)(strrchr(b, '.') - b);
-		if (strncmp(base_of(o), b, n) == 0 && (at = token_after(o, n, &len)))
-			return (add(out, o, at, len) && add_map(out, o, at, len)) ||
+	if (name) {
+		b = base_of(name);
+		n = strip ? strcspn(b, ".") : strlen(b);
+		if (n && strncmp(base_of(o), b, n) == 0 && (at = token_after(o, n, &len)))
+			return (add(out, o, at, len, true) && add_map(out, o, at, len)) ||
 			       (*nomem = true, false);
+		/* "foo.module.css" is named "foo.module" too */
+		if (strip && strrchr(b, '.') && (size_t)(strrchr(b, '.') - b) != n) {
+			n = (size_t)(strrchr(b, '.') - b);
+			if (strncmp(base_of(o), b, n) == 0 && (at = token_after(o, n, &len)))
+				return (add(out, o, at, len, true) && add_map(out, o, at, len)) ||
+				       (*nomem = true, false);
+		}
 	}
-	free(o);
+	if (list && !add(out, o, 0, 0, false))
+		*nomem = true;
+	else if (!list)
+		free(o);
 	return false;
+}
+
+/* List OUTPUT (a URL): an output of the bundler, not proven. */
+static void list(struct kiln_proofs *out, const char *output, bool *nomem)
+{
+	char *o;
+
+	if (output && (o = clean_url(output, nomem)) && !add(out, o, 0, 0, false))
+		*nomem = true;
 }
 
 /* OUTPUT (a URL) is proven when taking a '-' or '.' and a token out of its
@@ -155,8 +210,8 @@ static void prove_insert(struct kiln_proofs *out, const char *output, const char
 	for (size_t at = off + 1, l; kiln_token_next(o, &at, &l); at++) {
 		size_t p = at - off;
 		if (strlen(b) == strlen(k) + l + 1 && memcmp(b, k, p - 1) == 0 &&
-		    strcmp(b + p + l, k + p - 1) == 0) {
-			if (!add(out, o, at, l))
+		    strcmp(b + p + l, k + p - 1) == 0 && inserted(o, at, l)) {
+			if (!add(out, o, at, l, true))
 				*nomem = true;
 			return;
 		}
@@ -164,48 +219,18 @@ static void prove_insert(struct kiln_proofs *out, const char *output, const char
 	free(o);
 }
 
-/* The first candidate token of PATH after a '-' or '.' that passes TEST,
- * or (TEST NULL) the rule on the name alone's, else a hash-like one;
- * SIZE_MAX when none. */
-static size_t some_token(const char *path, bool (*test)(const char *, size_t, size_t),
-			 size_t *len)
-{
-	const char *b = base_of(path);
-	size_t off = (size_t)(b - path), s;
-
-	if (!test && kiln_fingerprint_span(path, &s, len))
-		return s;
-	for (size_t at = off + 1, l; kiln_token_next(path, &at, &l); at++)
-		if (test ? test(path, at, l) : kiln_token_hashlike(path + at, l)) {
-			*len = l;
-			return at;
-		}
-	return SIZE_MAX;
-}
-
-/* Angular's hashes: esbuild's 8 upper-case base32 after '-', webpack's 16
- * or 20 hexadecimal digits after '.'. */
-static bool angular_token(const char *path, size_t at, size_t len)
-{
-	unsigned a = kiln_token_alphabets(path + at, len);
-
-	return (len == 8 && path[at - 1] == '-' && (a & KILN_ALPHA_B32)) ||
-	       (len >= 16 && path[at - 1] == '.' && (a & KILN_ALPHA_HEX));
-}
-
-/* Add OUTPUT (a URL) with the token TEST finds (or none, when LOOSE). */
-static void prove_any(struct kiln_proofs *out, const char *output,
-		      bool (*test)(const char *, size_t, size_t), bool loose, bool *nomem)
+/* Add OUTPUT (a URL), proven, with the token the rule on the name alone
+ * finds (or none: the bundler's word is enough). */
+static void prove_any(struct kiln_proofs *out, const char *output, bool *nomem)
 {
 	char *o = clean_url(output, nomem);
-	size_t len = 0, at;
+	size_t len = 0, at = 0;
 
 	if (!o)
 		return;
-	at = some_token(o, test, &len);
-	if (at == SIZE_MAX && !loose)
-		free(o);
-	else if (!add(out, o, at == SIZE_MAX ? 0 : at, at == SIZE_MAX ? 0 : len))
+	if (!kiln_fingerprint_span(o, &at, &len))
+		at = len = 0;
+	if (!add(out, o, at, len, true))
 		*nomem = true;
 }
 
@@ -218,13 +243,17 @@ static void vite(json_t *root, struct kiln_proofs *out, bool *nomem)
 		const char *names[3] = { json_string_value(json_object_get(e, "name")),
 					 json_string_value(json_object_get(e, "src")),
 					 key[0] == '_' ? key + 1 : key };
-		json_t *lists[2] = { json_object_get(e, "css"), json_object_get(e, "assets") }, *f;
+		json_t *f;
 		size_t i;
 		int n = names[0] ? 0 : names[1] ? 1 : 2; /* the first Vite gives */
-		prove_stem(out, json_string_value(json_object_get(e, "file")), names[n], n > 0, nomem);
-		for (int l = 0; l < 2; l++)
-			json_array_foreach(lists[l], i, f)
-				prove_stem(out, json_string_value(f), names[n], n > 0, nomem);
+		prove_stem(out, json_string_value(json_object_get(e, "file")), names[n], n > 0, true,
+			   nomem);
+		/* a chunk's style sheets are named after it; its assets have
+		 * entries of their own */
+		json_array_foreach(json_object_get(e, "css"), i, f)
+			prove_stem(out, json_string_value(f), names[n], n > 0, true, nomem);
+		json_array_foreach(json_object_get(e, "assets"), i, f)
+			list(out, json_string_value(f), nomem);
 	}
 }
 
@@ -249,8 +278,17 @@ static void webpack_assets(json_t *stats, struct kiln_proofs *out, bool *nomem, 
 		const char *name = json_string_value(json_object_get(a, "name"));
 		char *o;
 		size_t at = SIZE_MAX, len = 0;
-		if (!name || !json_is_true(json_object_get(info, "immutable")) ||
-		    !(o = clean_url(name, nomem)))
+		if (!name)
+			continue;
+		if (!json_is_true(json_object_get(info, "immutable"))) {
+			/* webpack's word, but of a source map (info.development),
+			 * whose name is its script's */
+			list(out, name, nomem);
+			if (out->n && !*nomem && !json_is_true(json_object_get(info, "development")))
+				out->v[out->n - 1].denied = true;
+			continue;
+		}
+		if (!(o = clean_url(name, nomem)))
 			continue;
 		for (size_t h = 0; h < 3 && at == SIZE_MAX; h++) {
 			json_t *v = json_object_get(info, hashes[h]), *x;
@@ -262,7 +300,7 @@ static void webpack_assets(json_t *stats, struct kiln_proofs *out, bool *nomem, 
 				    (len = strlen(json_string_value(x))))
 					at = kiln_token_find(o, json_string_value(x), len);
 		}
-		if (!add(out, o, at == SIZE_MAX ? 0 : at, at == SIZE_MAX ? 0 : len))
+		if (!add(out, o, at == SIZE_MAX ? 0 : at, at == SIZE_MAX ? 0 : len, true))
 			*nomem = true;
 	}
 	json_array_foreach(json_object_get(stats, "children"), i, c)
@@ -284,9 +322,12 @@ static void esbuild(json_t *outputs, struct kiln_proofs *out, bool *nomem)
 			only = json_object_iter_key(it);
 		}
 		/* a shared chunk is named "chunk" by default */
-		if (!prove_stem(out, key, entry, true, nomem) && !prove_stem(out, key, only, true, nomem) &&
-		    !entry)
-			prove_stem(out, key, "chunk", false, nomem);
+		if (!prove_stem(out, key, entry, true, false, nomem) &&
+		    !prove_stem(out, key, only, true, false, nomem))
+			prove_stem(out, key, entry ? NULL : "chunk", false, true, nomem);
+		/* an entry's style sheet is named after it */
+		prove_stem(out, json_string_value(json_object_get(o, "cssBundle")), entry, true, false,
+			   nomem);
 	}
 }
 
@@ -300,11 +341,11 @@ static void next(json_t *root, struct kiln_proofs *out, bool *nomem)
 	json_object_foreach(json_object_get(root, "pages"), key, v)
 		json_array_foreach(v, i, f)
 			if (json_is_string(f) && strncmp(json_string_value(f), "static/", 7) == 0)
-				prove_any(out, json_string_value(f), NULL, true, nomem);
+				prove_any(out, json_string_value(f), nomem);
 	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
 		json_array_foreach(json_object_get(root, lists[l]), i, f)
 			if (json_is_string(f) && strncmp(json_string_value(f), "static/", 7) == 0)
-				prove_any(out, json_string_value(f), NULL, true, nomem);
+				prove_any(out, json_string_value(f), nomem);
 }
 
 /* Is every value of the object O a string (IS_STRING) or an object, and
@@ -322,11 +363,62 @@ static bool all_values(json_t *o, bool is_string)
 	return true;
 }
 
+/* A proven output's token, for literal(). */
+struct tok {
+	const char *t, *path;
+	size_t len, plen; /* PLEN: PATH without a ".map" */
+	size_t i;
+};
+
+static int tok_cmp(const void *a, const void *b)
+{
+	const struct tok *x = a, *y = b;
+	int c = x->len != y->len ? (x->len < y->len ? -1 : 1) : memcmp(x->t, y->t, x->len);
+
+	if (c)
+		return c;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	return memcmp(x->path, y->path, x->plen);
+}
+
+/* Unprove the outputs OUT->v[N0..] whose inserted token is the same as
+ * another output's (a source map aside): the literal of a name pattern
+ * ("[name].standalone.js"), not a hash of each output's bytes.  False when
+ * out of memory. */
+static bool literal(struct kiln_proofs *out, size_t n0)
+{
+	struct tok *v = malloc((out->n - n0 + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return false;
+	for (size_t i = n0; i < out->n; i++) {
+		const struct kiln_proof *p = &out->v[i];
+		size_t pl = strlen(p->path);
+		if (!p->proven || !p->len)
+			continue;
+		if (pl > 4 && strcmp(p->path + pl - 4, ".map") == 0)
+			pl -= 4;
+		v[n++] = (struct tok){ p->path + p->start, p->path, p->len, pl, i };
+	}
+	qsort(v, n, sizeof(*v), tok_cmp);
+	for (size_t a = 0, b; a < n; a = b) {
+		bool other = false;
+		for (b = a + 1; b < n && v[b].len == v[a].len && memcmp(v[b].t, v[a].t, v[a].len) == 0; b++)
+			other |= tok_cmp(&v[b], &v[b - 1]) != 0;
+		for (size_t k = a; other && k < b; k++)
+			out->v[v[k].i].proven = false;
+	}
+	free(v);
+	return true;
+}
+
 kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *out,
 			      const char **format)
 {
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL), *e;
-	bool nomem = false, vite_like = false, complete = false;
+	bool nomem = false, vite_like = false, complete = false, insertions = true;
 	const char *key, *f = NULL;
 	size_t n0 = out->n;
 
@@ -342,15 +434,12 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 	} else if (json_is_array(json_object_get(root, "assets"))) {
 		webpack_assets(root, out, &nomem, 0);
 		f = "webpack stats";
+		insertions = false; /* webpack's own word, [fullhash] too */
 		complete = true;
 	} else if (json_is_object(json_object_get(root, "pages"))) {
 		next(root, out, &nomem);
 		f = "Next.js build manifest";
-	} else if (json_is_object(json_object_get(root, "hashTable")) &&
-		   json_object_get(root, "configVersion")) {
-		json_object_foreach(json_object_get(root, "hashTable"), key, e)
-			prove_any(out, key, angular_token, false, &nomem);
-		f = "Angular ngsw.json";
+		insertions = false;
 	} else if (all_values(json_object_get(root, "files"), true)) {
 		flat(json_object_get(root, "files"), out, &nomem);
 		f = "asset manifest";
@@ -369,6 +458,8 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 	json_decref(root);
 	for (size_t i = n0; i < out->n; i++)
 		out->v[i].complete = complete;
+	if (insertions && !literal(out, n0))
+		nomem = true;
 	if (nomem)
 		return KILN_ERR_NOMEM;
 	if (!f)

@@ -10,17 +10,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* An output whose name the manifest proves holds a hash: PATH as the
- * manifest names it (URL scheme, host, query and leading '/' taken off),
- * and the hash's bytes in PATH (LEN 0: the bundler says the output is
- * immutable without saying where its hash is).  COMPLETE: the manifest
- * is of a format that accounts for every output the bundler hashed (Vite's
- * manifest, esbuild's metafile, webpack's stats), so that a file beside
- * PATH it does not prove was not hashed by it (a copy from Vite's
+/* An output the manifest names: PATH as the manifest names it (URL
+ * scheme, host, query and leading '/' taken off).  PROVEN: the manifest
+ * proves its name holds a hash, at [START, START + LEN) of PATH (LEN 0:
+ * the bundler says the output is immutable without saying where its hash
+ * is); else it is only listed (an output the bundler did not hash,
+ * "index.html", or whose hash nothing proves), DENIED when the bundler
+ * says it did not hash it.  COMPLETE: the manifest is
+ * of a format that accounts for every output the bundler wrote and hashed
+ * (Vite's manifest, esbuild's metafile, webpack's stats), so that a file
+ * beside PATH it does not prove was not hashed by it (a copy from Vite's
  * public/). */
 struct kiln_proof {
 	char *path;
 	size_t start, len;
+	bool proven;
+	bool denied; /* the bundler says it is not immutable (webpack's info) */
 	bool complete;
 };
 
@@ -32,16 +37,21 @@ struct kiln_proofs {
 /*
  * Read the manifest TEXT (LEN bytes of JSON) into *OUT, adding to what it
  * holds.  The formats, told apart by their keys (docs/cache-control.md,
- * "Cache-Control"): Vite's manifest (an output is proven when its name is
- * its chunk's or source's name, a '-' or '.', and a token: the token is
- * what Vite inserted), webpack-manifest-plugin's and Create React App's
- * (the key is the output's name without the token), webpack's stats JSON
+ * "The bundler"): Vite's manifest (an entry's "file" is proven when its
+ * name is the entry's chunk's or source's name, a '-' or '.', and a token:
+ * the token is what Vite inserted; its "css" files so through the chunk's
+ * name; its "assets" only through their own entries),
+ * webpack-manifest-plugin's and Create React App's (the key is the
+ * output's name without the token), webpack's stats JSON
  * (assets[].info.immutable, webpack's own word), esbuild's metafile (as
  * Vite's, from entryPoint and inputs), Next.js's build-manifest.json
- * (every file under static/, which Next.js serves immutable itself) and
- * Angular's ngsw.json (names with the token shapes of Angular's hashes).
- * Vite's and esbuild's outputs prove their source maps (OUTPUT.map) too.
- * Returns KILN_OK and sets *FORMAT to a static name ("vite", ...);
+ * (every file under static/, which Next.js serves immutable itself).  An
+ * inserted token must be KILN_TOKEN_MIN_BUNDLER base64url bytes or more,
+ * hash-like (kiln_token_hashlike(): "standalone", "background" are
+ * words), not an upper-case word (kiln_token_words32()), and not the same
+ * in two outputs of the manifest (a literal of the name pattern).  Vite's
+ * and esbuild's outputs prove their source maps (OUTPUT.map) too.  Returns
+ * KILN_OK and sets *FORMAT to a static name ("Vite manifest", ...);
  * KILN_ERR_INVALID when TEXT is not JSON or no format kiln reads;
  * KILN_ERR_NOMEM.  Thread-safe.
  */

@@ -70,6 +70,15 @@ struct kiln_codec {
 	 * "x-gzip" for gzip (RFC 9110 section 8.4.1.3).  The snippets accept
 	 * it in Accept-Encoding. */
 	const char *http_alias;
+	/* The nginx module that sends this coding's sibling by itself, named
+	 * by its directive ("gzip_static"), or NULL when nginx has none.  The
+	 * modules answer in the reverse of their load order, so the later
+	 * coding of the table first (brotli_static before gzip_static).
+	 * NGINX_STATIC_OWN: the module is part of nginx's own build; else it
+	 * is one loaded apart, which the nginx snippet counts on only when
+	 * told (kiln_options.nginx_static_modules). */
+	const char *nginx_static;
+	bool nginx_static_own;
 
 	/*
 	 * The recipe: a short string (no spaces, under KILN_RECIPE_MAX bytes)

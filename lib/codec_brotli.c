@@ -346,6 +346,8 @@ const struct kiln_codec kiln_codec_brotli = {
 	},
 	.libraries = br_libraries,
 	.http_alias = NULL,
+	.nginx_static = "brotli_static",
+	.nginx_static_own = false,
 	.recipe = br_recipe,
 	.state_new = br_state_new,
 	.state_free = br_state_free,

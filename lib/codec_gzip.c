@@ -369,6 +369,8 @@ const struct kiln_codec kiln_codec_gzip = {
 	},
 	.libraries = gzip_libraries,
 	.http_alias = "x-gzip",
+	.nginx_static = "gzip_static",
+	.nginx_static_own = true,
 	.recipe = gzip_recipe,
 	.state_new = gzip_state_new,
 	.state_free = gzip_state_free,

@@ -317,6 +317,8 @@ const struct kiln_codec kiln_codec_zstd = {
 	},
 	.libraries = zstd_libraries,
 	.http_alias = NULL,
+	.nginx_static = NULL,
+	.nginx_static_own = false,
 	.recipe = zstd_recipe,
 	.state_new = zstd_state_new,
 	.state_free = zstd_state_free,

@@ -3,38 +3,38 @@
  *
  * A token is a run of at least KILN_TOKEN_MIN base64url bytes that ends
  * right before a '.' (the extension) and starts the base name or follows a
- * '.' or '-'.  The rule on a name alone (docs/cache-control.md,
- * "Cache-Control"): a
- * name is fingerprinted when it holds a token T, right after a '.' or '-'
- * that is not the base name's first byte, such that
+ * '.' or '-'.  The rule on a name alone (docs/cache-control.md, "The
+ * name"): a name that is no page (kiln_name_kind()) is fingerprinted when
+ * it holds a token T, right after a '.' or '-' that is not the base name's
+ * first byte, such that
  *  (a) T is 8 or more lowercase hexadecimal digits with at least one digit
- *      and one letter: webpack and Create React App
- *      ("main.3f9a2c7b1d4e.chunk.js"), Parcel, Angular, Next.js
- *      ("framework-2c79e2a64abdb08b.js"); or
- *  (b) T is exactly 8 characters, not made of words
- *      (kiln_token_hashlike(): "python23", "mobile-2"), and either
- *      upper-case base32 with a digit, and not a code or a word with a
- *      number (a few letters or a spelt word, then digits:
- *      "CRS.EPSG4326.js", "manual-ENGLISH2.html"): esbuild
- *      ("styles.KZ3T4RBF.css"); or base64url with both an uppercase and a
- *      lowercase letter and a digit, or with no digit but a lowercase
- *      letter directly followed by an uppercase one, and not a CamelCase
- *      word ("SemiBold", "iPhone12", "Web3Auth", "BTreeMap"), nor words
- *      with numbers ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
- *      "SUMMER24"), codes and counters ("iD4-0003"), identifiers of
- *      words and acronyms ("loadJSON", "setState", "arrowUpR") or letters
- *      typed in sequence ("QWERTYui"): Vite and Rollup
- *      ("index-B2x9_kQ1.js"); or
+ *      and one letter, and no colour or UUID's group (hex_other()):
+ *      webpack and Create React App ("main.3f9a2c7b1d4e.chunk.js"),
+ *      Parcel, Next.js ("framework-2c79e2a64abdb08b.js"); or
+ *  (b) T is exactly 8 characters, hash-like (kiln_token_hashlike():
+ *      "python23", "mobile-2" are words), and either esbuild's upper-case
+ *      base32 with a number and no name someone could have chosen
+ *      (kiln_token_chosen32(): "MP3AUDIO", "EPSG4326"; "styles.KZ3T4RBF.css"
+ *      is a hash); or base64url with both cases and a digit or a lowercase
+ *      letter right before an uppercase one, neither plain CamelCase
+ *      ("KqxWpzVr") nor a name someone could have chosen
+ *      (kiln_token_chosen(): people, brands, identifiers, codes): Vite and
+ *      Rollup ("index-B2x9_kQ1.js").  In a file that is no bundler's code
+ *      (an image, a font, a document), where people name files by hand,
+ *      more: in base32 two numbers and no model's number (H264HEVC), in
+ *      base64url a digit and two runs of each case; or
  *  (c) the base name starts with 16 or more lowercase hexadecimal digits,
  *      a digit and a letter among them, followed by a '.': webpack's
  *      "[hash][ext]" ("3f9a2c7b1d4e5f6a7b8c.svg").
  * The conditions keep words, versions ("jquery-3.7.1.min.js": a token
  * holds no '.'), sizes ("favicon-32x32.png": too short) and dates
- * ("report.20241201.js": no letter) out; they also keep out a few per cent
- * of real hashes, which the other evidence (immutable.c) brings back.
+ * ("report.20241201.js": no letter) out; they also keep out a tenth of
+ * real hashes in code and more than half in images, which the other
+ * evidence (immutable.c) brings back.
  */
 #include "fingerprint.h"
 #include "spell.h"
+#include "words.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -160,19 +160,20 @@ bool kiln_token_hashlike(const char *t, size_t len)
 }
 
 /* A plain CamelCase word, maybe with a number after it ("SemiBold",
- * "darkMode", "rotateCw", "iPhone12"): lowercase letters, then runs of an
- * uppercase letter and lowercase ones, then digits.  '-' and '_' are
- * skipped when SKIP. */
-static bool plain_camel(const char *t, size_t len, bool skip)
+ * "darkMode", "KqxWpzVr", "iPhone12"): lowercase letters, then runs of an
+ * uppercase letter and lowercase ones, then digits, whether or not its
+ * parts spell.  The name alone does not take it (the tree may: it is no
+ * word unless kiln_token_words() says so). */
+static bool plain_camel(const char *t, size_t len)
 {
 	size_t i = 0, runs = 0;
 
-	while (i < len && (is_lower(t[i]) || (skip && (t[i] == '-' || t[i] == '_'))))
+	while (i < len && is_lower(t[i]))
 		i++;
 	while (i < len && is_upper(t[i])) {
 		size_t n = 0;
-		for (i++; i < len && (is_lower(t[i]) || (skip && (t[i] == '-' || t[i] == '_'))); i++)
-			n += is_lower(t[i]);
+		for (i++; i < len && is_lower(t[i]); i++)
+			n++;
 		if (!n)
 			return false;
 		runs++;
@@ -182,407 +183,29 @@ static bool plain_camel(const char *t, size_t len, bool skip)
 	return runs && i == len;
 }
 
-/* A part of acronym_camel(): N letters at P, 3 with a vowel ("Ipv", "Top",
- * "Vec") or more spelt ("Addr", "Atomic"). */
-static bool short_word(const char *p, size_t n)
+/* Has a token the shape of a bundler's hash, whole: 8 characters of
+ * base64url without '-' or '_' (Vite, Rollup), of base32 when upper case
+ * (esbuild), or 8 or more lowercase hexadecimal digits (webpack, Parcel,
+ * Next.js)? */
+static bool hash_shape(const char *t, size_t len)
 {
-	if (n == 3)
-		return strchr("aeiouAEIOU", p[0]) || strchr("aeiou", p[1]) || strchr("aeiou", p[2]);
-	return n > 3 && kiln_spelt(p, n);
-}
-
-/* CamelCase with a number inside or an acronym's capital alone ("Web3Auth",
- * "Top10Tip", "Ipv4Addr", "BTreeMap", "AtomicU8"): parts that are
- * lowercase letters (first only), an uppercase letter and lowercase ones,
- * an uppercase letter alone, or digits, never a lowercase letter right
- * after a digit; at least one part of an uppercase letter and lowercase
- * ones, at most one capital alone, one number of at most 2 digits, and
- * every run of 4 letters or more spelt (kiln_spelt()).  A random base64url
- * token has this form well under one time in a hundred (the unit test
- * measures it). */
-static bool acronym_camel(const char *t, size_t len)
-{
-	size_t i = 0, runs = 0, alone = 0, numbers = 0, digits = 0;
-
-	while (i < len && is_lower(t[i]))
-		i++;
-	if (i && !short_word(t, i))
-		return false;
-	while (i < len) {
-		size_t at = i;
-		if (is_upper(t[i])) {
-			for (i++; i < len && is_lower(t[i]); i++)
-				;
-			if (i - at == 1) {
-				alone++;
-				continue;
-			}
-			if (!short_word(t + at, i - at))
-				return false;
-			runs++;
-		} else if (is_digit(t[i])) {
-			for (; i < len && is_digit(t[i]); i++)
-				;
-			if (i < len && is_lower(t[i]))
-				return false;
-			numbers++;
-			digits += i - at;
-		} else {
-			return false;
-		}
-	}
-	return runs && alone <= 1 && numbers <= 1 && digits <= 2;
-}
-
-static bool camel_word(const char *t, size_t len, bool skip)
-{
-	return plain_camel(t, len, skip) || acronym_camel(t, len);
-}
-
-/* A year 1900-2099 at T (4 digits)? */
-static bool is_year(const char *t)
-{
-	return (t[0] == '1' && t[1] == '9') || (t[0] == '2' && t[1] == '0');
-}
-
-/* Words and a number or two, the way names of models, versions, dates and
- * parts are written ("v2Config", "Model3LR", "Jan2024a", "Part1of3",
- * "asn1Coding"): it starts with a letter and is made of words (letter runs
- * of 3 or more, a capital maybe, that could be spelt: kiln_spelt()), one or two
- * numbers of 4 digits in all at most, and at most one short piece (1 or 2
- * letters of one case: "v", "LR", "of"), with 4 letters of words or a
- * year.  With this form and the spelt upper-case word with digits among
- * the words, the rule on the name alone takes 91.4% of random base64url
- * tokens of 8, without them 91.6% (the unit test measures the first);
- * the tree brings the others back. */
-static bool number_words(const char *t, size_t len)
-{
-	size_t i = 0, words = 0, shorts = 0, numbers = 0, letters = 0, digits = 0;
-	bool year = false;
-
-	if (!len || is_digit(t[0]))
-		return false;
-	while (i < len) {
-		size_t at = i, u = 0;
-		if (is_digit(t[i])) {
-			for (; i < len && is_digit(t[i]); i++)
-				;
-			year |= i - at == 4 && is_year(t + at);
-			digits += i - at;
-			numbers++;
-			continue;
-		}
-		while (i + u < len && is_upper(t[i + u]))
-			u++;
-		if (u && !(i + u < len && is_lower(t[i + u]))) { /* an acronym */
-			if (u > 2)
-				return false;
-			shorts++;
-			i += u;
-			continue;
-		}
-		if (u >= 2) { /* an acronym before a capitalised word */
-			if (u > 3)
-				return false;
-			shorts++;
-			i += u - 1;
-		}
-		at = i;
-		for (i += u > 0; i < len && is_lower(t[i]); i++)
-			;
-		if (i < len && !is_digit(t[i]) && !is_upper(t[i]))
-			return false; /* '-' or '_': kiln_token_hashlike()'s */
-		if (i - at <= 2) {
-			shorts++;
-		} else if (kiln_spelt(t + at, i - at)) {
-			words++;
-			letters += i - at;
-		} else {
-			return false;
-		}
-	}
-	return words && (letters >= 4 || year) && shorts <= 1 && numbers >= 1 && numbers <= 2 &&
-	       digits <= 4;
-}
-
-/* CamelCase of two words or more, each of 4 letters or more that could be
- * spelt, or one after a lowercase letter, then at most 2 digits
- * ("SemiBold", "DarkMode", "iPhone12"). */
-static bool spelt_camel(const char *t, size_t len)
-{
-	size_t i = 0, runs = 0, digits = 0;
-	bool lead = len && is_lower(t[0]);
-
-	i = lead;
-	while (i < len && is_upper(t[i])) {
-		size_t at = i;
-		for (i++; i < len && is_lower(t[i]); i++)
-			;
-		if (i - at < 4 || !kiln_spelt(t + at, i - at))
-			return false;
-		runs++;
-	}
-	for (; i < len && is_digit(t[i]); i++)
-		digits++;
-	return i == len && digits <= 2 && (runs >= 2 || (runs == 1 && lead && digits));
-}
-
-/* An upper-case word of 4 letters or more that could be spelt, then at
- * most DIGITS digits ("FACEBOOK"; with 2, "ENGLISH2", "SUMMER24"). */
-static bool spelt_upper(const char *t, size_t len, size_t digits)
-{
-	size_t i = 0;
-
-	while (i < len && is_upper(t[i]))
-		i++;
-	if (i < 4 || !kiln_spelt(t, i) || len - i > digits)
-		return false;
-	for (; i < len && is_digit(t[i]); i++)
-		;
-	return i == len;
-}
-
-/* A code or a counter: 2 to 4 letters of one case, maybe a '-' or '_',
- * then 4 digits or more ("DSC01234", "DSC_0042", "EPSG4326", "SALE2024");
- * or anything that ends in '-' or '_' and 4 digits or more ("iD4-0003"). */
-static bool code_number(const char *t, size_t len)
-{
-	size_t i = 0, letters, digits = 0;
-
-	while (i < len && is_upper(t[i]))
-		i++;
-	if (!i)
-		while (i < len && is_lower(t[i]))
-			i++;
-	letters = i;
-	if (i < len && (t[i] == '-' || t[i] == '_'))
-		i++;
-	while (i + digits < len && is_digit(t[i + digits]))
-		digits++;
-	if (letters >= 2 && letters <= 4 && digits >= 4 && i + digits == len)
-		return true;
-	for (digits = 0; digits < len && is_digit(t[len - 1 - digits]); digits++)
-		;
-	return digits >= 4 && digits < len && (t[len - 1 - digits] == '-' || t[len - 1 - digits] == '_');
-}
-
-/* Two words of 3 letters or more that could be spelt, written together,
- * lowercase with a capital maybe or upper-case ("appstore", "darkmode",
- * "APPSTORE"): kiln_spelt() keeps out
- * four consonants in a row, which a compound may have ("ppst"). */
-static bool compound(const char *t, size_t len)
-{
-	bool upper = len && is_upper(t[len - 1]);
+	unsigned a = kiln_token_alphabets(t, len);
+	bool lower = false;
 
 	for (size_t i = 0; i < len; i++)
-		if (!(upper ? is_upper(t[i]) : is_lower(t[i]) || (i == 0 && is_upper(t[i]))))
-			return false;
-	for (size_t k = 3; k + 3 <= len; k++)
-		if (kiln_spelt(t, k) && kiln_spelt(t + k, len - k))
-			return true;
-	return false;
+		lower |= is_lower(t[i]);
+	if (a & KILN_ALPHA_HEX)
+		return len >= KILN_TOKEN_MIN;
+	/* upper case is esbuild's base32 ("sku-X7K2PQ9Z" is no hash of it) */
+	return len == 8 && (a & (lower ? KILN_ALPHA_B64 : KILN_ALPHA_B32)) && !memchr(t, '-', len) &&
+	       !memchr(t, '_', len);
 }
 
-/* An upper-case word that spells as English does, then 1 or 2 digits
- * ("TWITTER1", "ENGLISH2"). */
-static bool upper_number(const char *t, size_t len)
+/* Could the token T (LEN bytes) be a name someone chose, by any reading:
+ * kiln_token_chosen(), or in upper case kiln_token_chosen32()? */
+static bool chosen(const char *t, size_t len)
 {
-	size_t n = len;
-
-	while (n && is_digit(t[n - 1]))
-		n--;
-	for (size_t i = 0; i < n; i++)
-		if (!is_upper(t[i]))
-			return false;
-	return n >= 4 && len - n >= 1 && len - n <= 2 && kiln_spelt_well(t, n);
-}
-
-/* The words names of functions and methods start with, lowercase
- * ("loadJSON", "toString", "useState", "onChange"), the formats and
- * protocols they convert ("jsonToJS") and the icons' shapes
- * ("chevronL", "caretUp"), some of which spell as no English word does. */
-static const char *const verbs[] = {
-	"add", "ajax", "api", "arrow", "as", "call", "can", "caret", "check", "chevron", "clear",
-	"close", "copy", "create", "css", "del", "delete", "do", "dom", "draw", "edit", "fetch",
-	"fill", "find", "for", "from", "get", "go", "handle", "has", "hide", "html", "http", "in",
-	"init", "is", "json", "load", "make", "map", "move", "new", "of", "on", "open", "parse",
-	"play", "post", "print", "push", "put", "read", "remove", "render", "reset", "run", "save",
-	"scroll", "send", "set", "setup", "show", "sort", "start", "stop", "svg", "test", "to",
-	"up", "update", "uri", "url", "use", "view", "with", "write", "xml",
-};
-
-/* Is the word at P (N letters, lowercase but maybe the first) one of
- * verbs[]? */
-static bool verb(const char *p, size_t n)
-{
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strlen(verbs[i]) == n && (p[0] | 0x20) == verbs[i][0] &&
-		    memcmp(verbs[i] + 1, p + 1, n - 1) == 0)
-			return true;
-	return false;
-}
-
-/* An identifier of words and acronyms, the way functions, methods, icons
- * and campaigns are named: a lowercase word, then capitalised words
- * (from 3 letters on that could be spelt, kiln_wordish(), or after a word
- * not of verbs[] spell well, kiln_spelt_well(); of 2 letters, of
- * verbs[]: "To", "Up") and loose pieces: an acronym (2 to 5
- * capitals, maybe a plural 's'), an abbreviation of 2 or 3 letters of
- * common pairs ("Str", "Grn") or, last or before a last capital, of any
- * ("Md", "ImgL"), a capital alone at the end, a number of at most 2
- * digits.  After one of verbs[] ("loadJSON", "toUTCStr",
- * "playMP3s", "setState") 2 loose pieces may follow; after another word
- * of 4 letters or more that spells well (kiln_spelt_well()), one and a
- * capital alone ("woodGrnA", "robotoMd", "heroImgL", "easterEg").  A
- * random base64url token has one of these forms well under one time in a
- * thousand (the unit test measures kiln_token_words()). */
-static bool cased_words(const char *t, size_t len)
-{
-	size_t i = 0, loose = 0, digits = 0;
-	bool led, end = false;
-
-	while (i < len && is_lower(t[i]))
-		i++;
-	if (i < 2 || i == len || !is_upper(t[i]))
-		return false;
-	led = verb(t, i);
-	if (!led && (i < 4 || !kiln_spelt_well(t, i)))
-		return false;
-	while (i < len) {
-		size_t at = i, u = 0, l = 0;
-		if (is_digit(t[i])) {
-			for (; i < len && is_digit(t[i]); i++)
-				digits++;
-			if (i < len && !(t[i] == 's' && i + 1 == len))
-				return false;
-			i += i < len;
-			loose++;
-			continue;
-		}
-		if (!is_upper(t[i]))
-			return false;
-		while (i + u < len && is_upper(t[i + u]))
-			u++;
-		while (i + u + l < len && is_lower(t[i + u + l]))
-			l++;
-		if (u >= 2) { /* an acronym, maybe before a word or a plural */
-			if (l >= 2)
-				u--;
-			if (u < 2 || u > 5 || (l == 1 && t[i + u] != 's'))
-				return false;
-			i += u + (l == 1);
-			loose++;
-			continue;
-		}
-		i += 1 + l;
-		if (l == 0 && i != len)
-			return false; /* a capital alone is the end ("chevronL") */
-		if (l >= 2 && (led ? kiln_wordish(t + at, 1 + l) : kiln_spelt_well(t + at, 1 + l)))
-			continue;
-		if (l == 1 && verb(t + at, 2))
-			continue;
-		if (l > 2 || (l && !kiln_pairs_common(t + at, 1 + l) &&
-			      !(i == len || (i + 1 == len && is_upper(t[i])))))
-			return false;
-		if (l == 0)
-			end = true;
-		else
-			loose++;
-	}
-	return digits <= 2 && loose + end <= 2 && (led || loose <= 1);
-}
-
-bool kiln_token_words(const char *t, size_t len)
-{
-	return spelt_camel(t, len) || spelt_upper(t, len, 0) || upper_number(t, len) ||
-	       code_number(t, len) || compound(t, len) || cased_words(t, len) ||
-	       kiln_letter_runs(t, len);
-}
-
-/* An upper-case word that spells as English does, or two written
- * together, then at most 2 digits ("LINKEDIN", "APPSTORE", "TWITTER1"). */
-bool kiln_token_words32(const char *t, size_t len)
-{
-	size_t n = len;
-
-	while (n && is_digit(t[n - 1]))
-		n--;
-	if (len - n > 2 || n < 4)
-		return false;
-	if (n == len ? kiln_spelt_well(t, n) : kiln_spelt_at(t, n, 5, 13))
-		return true;
-	/* two words: a consonant each side of the seam, every pair common */
-	for (size_t k = 3; k + 4 <= n && n == len; k++)
-		if (kiln_spelt_at(t, k, 5, 12) && kiln_spelt_at(t + k, n - k, 5, 12) &&
-		    !strchr("AEIOU", t[k - 1]) && !strchr("AEIOU", t[k]))
-			return true;
-	return kiln_letter_runs(t, len);
-}
-
-/* Proper nouns: two capitalised words or more of 3 letters or more that
- * could be spelt ("NewYork", "SanJose", "JohnDoe"). */
-static bool proper_nouns(const char *t, size_t len)
-{
-	size_t i = 0, runs = 0;
-
-	while (i < len && is_upper(t[i])) {
-		size_t at = i;
-		for (i++; i < len && is_lower(t[i]); i++)
-			;
-		if (i - at < 3 || !kiln_spelt(t + at, i - at))
-			return false;
-		runs++;
-	}
-	return i == len && runs >= 2;
-}
-
-/* Written like words with or without numbers, in the forms above whose
- * letters are spelt (not plain_camel(): a Vite hash without a digit is
- * often a capital and lowercase letters, which a rename must find): a
- * renamed word is a campaign or a new version, not a new hash
- * ("promo-BlackFri" -> "promo-CyberMon", "asn1Coding" -> "asn2Parser",
- * "lp-xmasDeal" -> "lp-xmasSale"). */
-/* A lowercase word of 3 letters or more with a vowel, then capitalised
- * words of 3 letters or more that could be spelt (kiln_wordish():
- * "xmasDeal", "xmasSale"). */
-static bool lower_camel(const char *t, size_t len)
-{
-	size_t i = 0, runs = 0;
-	bool vowel = false;
-
-	for (; i < len && is_lower(t[i]); i++)
-		vowel |= strchr("aeiou", t[i]) != NULL;
-	if (i < 3 || !vowel)
-		return false;
-	while (i < len && is_upper(t[i])) {
-		size_t at = i;
-		for (i++; i < len && is_lower(t[i]); i++)
-			;
-		if (i - at < 3 || !kiln_wordish(t + at, i - at))
-			return false;
-		runs++;
-	}
-	return i == len && runs;
-}
-
-static bool worded_part(const char *t, size_t len)
-{
-	return kiln_token_words(t, len) || number_words(t, len) || acronym_camel(t, len) ||
-	       proper_nouns(t, len) || lower_camel(t, len);
-}
-
-/* A token with a '-' or '_' is also words when its part after the last
- * one is ("bg-blueSky" -> "bg-redDusk": the only token of a name whose
- * word is too short to be one). */
-static bool worded(const char *t, size_t len)
-{
-	size_t n = len;
-
-	if (worded_part(t, len))
-		return true;
-	while (n && t[n - 1] != '-' && t[n - 1] != '_')
-		n--;
-	return n && len - n >= 4 && worded_part(t + n, len - n);
+	return !(kiln_token_alphabets(t, len) & KILN_ALPHA_HEX) && kiln_token_chosen(t, len);
 }
 
 bool kiln_token_changed(const char *old, const char *new, size_t len)
@@ -590,8 +213,8 @@ bool kiln_token_changed(const char *old, const char *new, size_t len)
 	size_t differ = 0;
 	bool letter = false, letters_changed = false;
 
-	if (!kiln_token_hashlike(old, len) || !kiln_token_hashlike(new, len) ||
-	    worded(old, len) || worded(new, len))
+	if (!hash_shape(old, len) || !hash_shape(new, len) || !kiln_token_hashlike(old, len) ||
+	    !kiln_token_hashlike(new, len) || chosen(old, len) || chosen(new, len))
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		bool d = old[i] != new[i];
@@ -611,9 +234,14 @@ static const char *base_of(const char *name)
 
 bool kiln_token_at(const char *name, size_t start, size_t len)
 {
+	return kiln_token_at_min(name, start, len, KILN_TOKEN_MIN);
+}
+
+bool kiln_token_at_min(const char *name, size_t start, size_t len, size_t min)
+{
 	const char *base = base_of(name), *t = name + start;
 
-	if (t < base || len < KILN_TOKEN_MIN || (size_t)(t - name) + len > strlen(name) ||
+	if (t < base || len < min || !len || (size_t)(t - name) + len > strlen(name) ||
 	    t[len] != '.' || (t > base && t[-1] != '.' && t[-1] != '-'))
 		return false;
 	return kiln_token_alphabets(t, len) & KILN_ALPHA_B64;
@@ -638,6 +266,23 @@ bool kiln_token_next(const char *name, size_t *at, size_t *len)
 	return false;
 }
 
+unsigned kiln_name_kind(const char *name)
+{
+	static const char *const code[] = { "js", "mjs", "cjs", "css", "map", "wasm" };
+	static const char *const page[] = { "html", "htm", "xhtml" };
+	const char *base = base_of(name), *ext = strrchr(base, '.');
+
+	if (!ext || ext == base)
+		return KILN_KIND_OTHER;
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
+		if (strcmp(ext + 1, code[i]) == 0)
+			return KILN_KIND_CODE;
+	for (size_t i = 0; i < sizeof(page) / sizeof(page[0]); i++)
+		if (strcmp(ext + 1, page[i]) == 0)
+			return KILN_KIND_PAGE;
+	return KILN_KIND_OTHER;
+}
+
 /* Rule (a) for the token at T, or (c) when MIN is 16: its length, or 0. */
 static size_t hex_token(const char *t, size_t min)
 {
@@ -651,12 +296,63 @@ static size_t hex_token(const char *t, size_t min)
 	return n >= min && t[n] == '.' && digit && letter ? n : 0;
 }
 
-/* Rule (b) for the token at T: its length (8), or 0.  esbuild's base32 is
- * upper-case letters and digits; a base64url hash holds both cases (with
- * a digit, or with a lowercase letter before an uppercase one), where
- * words and versions hold one ("c9search", "2x2-plus", "EPSG3857") or
- * make CamelCase. */
-static size_t base64url_token(const char *t)
+/* Is the hexadecimal token T (LEN digits) of the base name BASE something
+ * other than a hash: a colour of four doubled digits ("ff00aa11"), or the
+ * last group of a UUID ("550e8400-e29b-41d4-a716-4466554400ab")? */
+static bool hex_other(const char *base, const char *t, size_t len)
+{
+	static const size_t groups[] = { 8, 4, 4, 4 };
+	const char *p = base;
+
+	if (len == 8 && t[0] == t[1] && t[2] == t[3] && t[4] == t[5] && t[6] == t[7])
+		return true;
+	if (len != 12 || t - base < 24)
+		return false;
+	p = t - 24;
+	if (p > base && p[-1] != '-' && p[-1] != '.' && p[-1] != '_')
+		return false;
+	for (size_t g = 0; g < 4; g++) {
+		for (size_t i = 0; i < groups[g]; i++, p++)
+			if (!is_hex_lower(*p))
+				return false;
+		if (*p++ != '-')
+			return false;
+	}
+	return true;
+}
+
+/* Rule (b) for esbuild's base32, upper case and the digits 2 to 7: a
+ * number (outside a bundler's code, KIND, two, and no model's number of 3
+ * digits: "H264HEVC"), and not a name someone could have chosen
+ * (kiln_token_chosen32(): "MP3AUDIO", "SOLID226", "B5E456AE"). */
+static bool base32_token(const char *t, unsigned kind)
+{
+	size_t numbers = 0, hex = 0;
+
+	for (size_t i = 0; i < 8; i++) {
+		numbers += is_digit(t[i]) && (i == 0 || !is_digit(t[i - 1]));
+		hex += is_digit(t[i]) || (t[i] >= 'A' && t[i] <= 'F');
+	}
+	if (kind != KILN_KIND_CODE && (numbers < 2 || kiln_token_model32(t, 8)))
+		return false;
+	return numbers && hex < 8 && !kiln_token_chosen32(t, 8);
+}
+
+/* The runs of the 8 bytes at T of which IS is true. */
+static size_t runs(const char *t, bool (*is)(char))
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < 8; i++)
+		n += is(t[i]) && (i == 0 || !is(t[i - 1]));
+	return n;
+}
+
+/* Rule (b) for the token at T: its length (8), or 0.  A base64url hash
+ * holds both cases, with a digit or a lowercase letter right before an
+ * uppercase one, and is not a name someone could have chosen
+ * (kiln_token_chosen()) nor CamelCase. */
+static size_t base64url_token(const char *t, unsigned kind)
 {
 	bool digit = false, upper = false, lower = false, mix = false;
 
@@ -670,29 +366,27 @@ static size_t base64url_token(const char *t)
 	}
 	if (t[8] != '.' || !(upper || lower) || !kiln_token_hashlike(t, 8))
 		return 0;
-	if (kiln_token_alphabets(t, 8) & KILN_ALPHA_B32) {
-		/* a few letters, then 3 digits or more, is a code ("EPSG4326"),
-		 * and a word then digits a word ("ENGLISH2") */
-		size_t letters = 0, digits = 0;
-		while (letters < 8 && is_upper(t[letters]))
-			letters++;
-		while (letters + digits < 8 && is_digit(t[letters + digits]))
-			digits++;
-		return digit && !(letters >= 1 && letters + digits == 8 &&
-				  (letters <= 5 || kiln_spelt(t, letters))) ? 8 : 0;
-	}
-	if (kiln_token_words(t, 8) || number_words(t, 8) || spelt_upper(t, 8, 2))
+	if (kiln_token_alphabets(t, 8) & KILN_ALPHA_B32)
+		return base32_token(t, kind) ? 8 : 0;
+	if (!upper || !lower || !(digit || mix) || kiln_token_chosen(t, 8) || plain_camel(t, 8))
 		return 0;
-	if (digit)
-		return upper && lower && !camel_word(t, 8, false) ? 8 : 0;
-	return mix && !camel_word(t, 8, true) ? 8 : 0;
+	return kind == KILN_KIND_CODE || (digit && runs(t, is_upper) >= 2 && runs(t, is_lower) >= 2) ? 8 : 0;
 }
 
-bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len)
+bool kiln_token_other(const char *name, size_t start, size_t len)
+{
+	return (kiln_token_alphabets(name + start, len) & KILN_ALPHA_HEX) &&
+	       hex_other(base_of(name), name + start, len);
+}
+
+/* The rule on the name alone, NAME's file of KIND. */
+static bool span_as(const char *name, unsigned kind, size_t *start, size_t *len)
 {
 	const char *base = base_of(name);
 	size_t n;
 
+	if (kind == KILN_KIND_PAGE)
+		return false;
 	if ((n = hex_token(base, 16))) {
 		*start = (size_t)(base - name);
 		*len = n;
@@ -700,12 +394,18 @@ bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len)
 	}
 	for (const char *p = *base ? base + 1 : base; *p; p++) /* "dir/" has no name */
 		if ((*p == '.' || *p == '-') &&
-		    ((n = hex_token(p + 1, 8)) || (n = base64url_token(p + 1)))) {
+		    (((n = hex_token(p + 1, 8)) && !hex_other(base, p + 1, n)) ||
+		     (n = base64url_token(p + 1, kind)))) {
 			*start = (size_t)(p + 1 - name);
 			*len = n;
 			return true;
 		}
 	return false;
+}
+
+bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len)
+{
+	return span_as(name, kiln_name_kind(name), start, len);
 }
 
 bool kiln_fingerprinted(const char *name)

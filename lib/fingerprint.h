@@ -7,7 +7,7 @@
 #define KILN_FINGERPRINT_H
 
 #include "kiln.h"
-#include "spell.h"
+#include "words.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,8 +23,22 @@ enum {
 	KILN_ALPHA_B64 = 4,
 };
 
-/* Tokens shorter than this are never taken for a hash. */
+/* Tokens shorter than this are never taken for a hash, but that a
+ * bundler's manifest proves one of KILN_TOKEN_MIN_BUNDLER or more. */
 #define KILN_TOKEN_MIN 8
+#define KILN_TOKEN_MIN_BUNDLER 6
+
+/* What a file is, by its last extension (kiln_name_kind()): a bundler's
+ * code (".js", ".mjs", ".cjs", ".css", ".map", ".wasm"), a page (".html",
+ * ".htm", ".xhtml": the names people visit, never hashed by a bundler), or
+ * anything else (images, fonts, documents, data). */
+enum {
+	KILN_KIND_OTHER = 0,
+	KILN_KIND_CODE,
+	KILN_KIND_PAGE,
+};
+
+unsigned kiln_name_kind(const char *name);
 
 /* Why a file is served immutable (docs/cache-control.md,
  * "Cache-Control"), in the
@@ -64,32 +78,14 @@ unsigned kiln_token_alphabets(const char *t, size_t len);
  * a-f, and a hex hash is often letters then digits. */
 bool kiln_token_hashlike(const char *t, size_t len);
 
-/* Is the token T (LEN bytes) spelt like words rather than drawn at random,
- * in a form that a random base64url token takes well under one time in a
- * thousand: CamelCase of spelt words ("SemiBold", "iPhone12"), an
- * upper-case spelt word ("FACEBOOK"), a code of 2 to 4 letters and 4
- * digits or more ("DSC01234", "DSC_0042"),
- * a counter after a '-' or '_' ("iD4-0003"), two words written together
- * ("appstore", "APPSTORE"), an upper-case word with 1 or 2 digits
- * ("TWITTER1"), letters typed in sequence ("QWERTYui", "ABCdefGH"), or
- * an identifier of a lowercase word, capitalised words and acronyms
- * ("loadJSON", "setState", "playMP3s", "arrowUpR")?  The tree takes no
- * such token for a base64url hash (shape.h); hexadecimal and base32
- * tokens are not checked by it (base32: kiln_token_words32()). */
-bool kiln_token_words(const char *t, size_t len);
-
-/* Is the upper-case token T (LEN bytes) one word or two that spell as
- * English does (kiln_spelt_well()), then at most 2 digits, or letters in
- * sequence ("LINKEDIN", "APPSTORE", "TWITTER1", "ABCDEFGH")?  The tree
- * takes no such token for a base32 hash (shape.h). */
-bool kiln_token_words32(const char *t, size_t len);
-
-
 /* Is the change of a name's token from OLD to NEW (LEN bytes each) what a
- * new content hash makes, rather than a counter, a date or a campaign
- * ("chapter-00000041" -> "chapter-00000042", "sale-SALE2024" ->
- * "sale-SALE2025")?  Both hash-like (kiln_token_hashlike()); more than
- * half of the positions differ (a new hash differs almost everywhere:
+ * new content hash makes, rather than a counter, a date, a campaign or
+ * another name ("chapter-00000041" -> "chapter-00000042", "sale-SALE2024"
+ * -> "sale-SALE2025", "speaker-IanMcKay" -> "speaker-XuLiPing")?  Both of
+ * a bundler's hash shape (8 base64url characters without '-' or '_', or 8
+ * hexadecimal digits or more), hash-like (kiln_token_hashlike()), neither
+ * a name someone could have chosen (kiln_token_chosen()); more than half
+ * of the positions differ (a new hash differs almost everywhere:
  * webpack's 8 hex digits keep 4 of 8 one time in a thousand); and when
  * either holds a letter, not only digits changed. */
 bool kiln_token_changed(const char *old, const char *new, size_t len);
@@ -99,16 +95,29 @@ bool kiln_token_changed(const char *old, const char *new, size_t len);
  * '.' or '-' (or at the start of the base name)? */
 bool kiln_token_at(const char *name, size_t start, size_t len);
 
+/* kiln_token_at() with MIN bytes at least instead of KILN_TOKEN_MIN: a
+ * bundler's manifest proves a token of KILN_TOKEN_MIN_BUNDLER or more
+ * (Vite's "[hash:6]"). */
+bool kiln_token_at_min(const char *name, size_t start, size_t len, size_t min);
+
 /* The next candidate token of NAME's base name at or after offset *AT (0:
  * from the start), left to right: true with [*AT, *AT + *LEN) the token
  * (go on from *AT + 1), false past the last. */
 bool kiln_token_next(const char *name, size_t *at, size_t *len);
 
-/* The rule on a name alone (docs/cache-control.md, "Cache-Control"): the
- * fingerprint
- * kiln_fingerprinted() finds in NAME's base name, the first left to right:
- * true with *START its offset in NAME and *LEN its length. */
+/* The rule on a name alone (docs/cache-control.md, "The name"): the
+ * fingerprint kiln_fingerprinted() finds in NAME's base name, the first
+ * left to right: true with *START its offset in NAME and *LEN its length.
+ * What the name alone takes depends on the file's kind
+ * (kiln_name_kind()): a page never, a file that is no bundler code only
+ * tokens of more pieces (two numbers; in base64url two runs of each case
+ * too). */
 bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len);
+
+/* Is NAME's hexadecimal token at [START, START + LEN) something other
+ * than a hash: a colour of four doubled digits ("palette-ff00aa11"), the
+ * last group of a UUID? */
+bool kiln_token_other(const char *name, size_t start, size_t len);
 
 /* NAME with [START, START + LEN) replaced by '*' ("assets/app.3f9a2c7b.js"
  * -> "assets/app.*.js"): the family the versions of one file in two

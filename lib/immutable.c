@@ -6,12 +6,18 @@
  * Paths in a bundler's manifest are URLs or paths relative to some other
  * root (webpack's publicPath, Next.js's .next/), so a proof names a tree
  * file when one of the two paths is the other or ends with "/" and the
- * other: the index of the tree's files by base name finds them.  The
- * earlier releases are the ones dict.c listed (files whose names hold a
- * candidate token); a rename is only compared byte for byte when the sizes
- * agree.  A directory that a complete manifest (Vite's, esbuild's,
- * webpack's stats) accounts for takes no file by the tree's shapes: the
- * bundler said which of its files are hashed.
+ * other: the index of the tree's files by base name finds them.  A
+ * complete manifest (Vite's, esbuild's metafile, webpack's stats) decides
+ * the directories of the outputs it lists: there a file it does not prove
+ * is not immutable by its name, the tree's shapes or a rename, since the
+ * bundler said which of its files are hashed.  A complete manifest is
+ * stale, and decides nothing, when an output it lists is not in the tree
+ * or a file it lists, or a file of those directories that holds a
+ * candidate token, is newer than it (a later build wrote them:
+ * MANIFEST_SLACK).  The earlier releases are the ones dict.c listed (files
+ * whose names hold a candidate token), indexed by the name around a token
+ * of a bundler's hash shape; a rename is only compared byte for byte when
+ * the sizes agree.
  */
 #include "immutable.h"
 
@@ -33,11 +39,21 @@
 /* Bundler manifests looked for at the tree's top. */
 static const char *const top_manifests[] = {
 	".vite/manifest.json", "manifest.json", "asset-manifest.json", "build-manifest.json",
-	"ngsw.json",
 };
 
 /* Manifests larger than this are not read. */
 #define MANIFEST_MAX_SIZE ((size_t)64 << 20)
+
+/* Seconds a build's outputs may be written after its manifest (bundlers
+ * write them together) before the manifest counts as an earlier build's. */
+#define MANIFEST_SLACK 2
+
+/* An earlier release's files of one name around a token: more than this
+ * many is a series (map tiles, numbered pages), not one file renamed. */
+#define RENAME_MAX 16
+
+/* What the bundlers' manifests say of a file of the tree (bits). */
+enum { LISTED = 1, PROVEN = 2, DENIED = 4 };
 
 /* A file of the tree: its walk index, path and base name. */
 struct name {
@@ -55,6 +71,7 @@ struct decide {
 	 * kiln_proof): each a path and the length of its directory part */
 	struct { const char *rel; size_t len; } *bundled;
 	size_t nbundled;
+	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED */
 	bool nomem;
 };
 
@@ -138,26 +155,40 @@ static bool names(const char *rel, const char *path)
 	return rel[r - p - 1] == '/' && strcmp(rel + r - p, path) == 0;
 }
 
+/* The first of the tree's files (by base name) whose base name is BASE. */
+static size_t first_of(const struct decide *d, const char *base)
+{
+	size_t lo = 0, hi = d->nfiles;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(d->by_base[mid].base, base) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Apply the proofs P to the tree's files. */
 static void apply(struct decide *d, const struct kiln_proofs *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const char *path = p->v[i].path, *base = base_of(path);
-		size_t lo = 0, hi = d->nfiles, off = (size_t)(base - path);
-		while (lo < hi) { /* the first file with this base name */
-			size_t mid = lo + (hi - lo) / 2;
-			if (strcmp(d->by_base[mid].base, base) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < d->nfiles && strcmp(d->by_base[lo].base, base) == 0; lo++) {
-			const char *rel = d->by_base[lo].rel;
-			struct kiln_fp *fp = &d->fp[d->by_base[lo].k];
+		size_t off = (size_t)(base - path);
+		for (size_t f = first_of(d, base); f < d->nfiles && strcmp(d->by_base[f].base, base) == 0;
+		     f++) {
+			const char *rel = d->by_base[f].rel;
+			size_t k = d->by_base[f].k;
+			struct kiln_fp *fp = &d->fp[k];
 			if (!names(rel, path))
 				continue;
 			if (p->v[i].complete)
 				add_bundled(d, rel);
+			d->listed[k] |= LISTED | (p->v[i].denied ? DENIED : 0);
+			if (!p->v[i].proven)
+				continue;
+			d->listed[k] |= PROVEN;
 			if (fp->why != KILN_WHY_NONE)
 				continue;
 			*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0 };
@@ -169,13 +200,48 @@ static void apply(struct decide *d, const struct kiln_proofs *p)
 	}
 }
 
+/* Is the complete manifest P, of modification time MTIME, an earlier
+ * build's: an output it lists (its implied source maps aside) not in the
+ * tree, or a file it lists, or one of a candidate token in the directories
+ * it lists, newer than it by more than MANIFEST_SLACK? */
+static bool stale(struct decide *d, const struct kiln_proofs *p, time_t mtime)
+{
+	struct decide dirs = { .t = d->t };
+	bool old = false;
+
+	for (size_t i = 0; i < p->n && !old; i++) {
+		const char *path = p->v[i].path, *base = base_of(path);
+		size_t n = strlen(path), found = 0;
+		if (!p->v[i].complete)
+			continue;
+		for (size_t f = first_of(d, base); f < d->nfiles && strcmp(d->by_base[f].base, base) == 0;
+		     f++)
+			if (names(d->by_base[f].rel, path)) {
+				found++;
+				add_bundled(&dirs, d->by_base[f].rel);
+				old |= d->t->walk.v[d->by_base[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
+			}
+		old |= !found && !(n > 4 && strcmp(path + n - 4, ".map") == 0);
+	}
+	for (size_t f = 0; f < d->nfiles && !old; f++) {
+		const char *rel = d->by_rel[f].rel;
+		size_t at = 0, len;
+		if (in_bundled(&dirs, rel) && kiln_token_next(rel, &at, &len))
+			old |= d->t->walk.v[d->by_rel[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
+	}
+	d->nomem |= dirs.nomem;
+	free(dirs.bundled);
+	return old;
+}
+
 /* Read the manifest PATH (REQUIRED: one given with --fingerprints, whose
- * problems are errors) into *P. */
-static void read_manifest(struct decide *d, const char *path, bool required,
-			  struct kiln_proofs *p)
+ * problems are errors, and which may be a link: the user named it; one of
+ * the tree's is opened without following one) and apply it. */
+static void read_manifest(struct decide *d, const char *path, bool required)
 {
 	struct kiln_error err = { 0 };
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (required ? 0 : O_NOFOLLOW));
+	struct kiln_proofs p = { 0 };
 	struct stat st;
 	uint8_t *text = NULL;
 	const char *format;
@@ -188,17 +254,23 @@ static void read_manifest(struct decide *d, const char *path, bool required,
 		kiln_fail(&err, KILN_ERR_INVALID, 0, "not a bundler manifest: not a regular file "
 			  "of at most 64 MiB");
 	} else if (kiln_source_read(fd, &st, &text, &err) == KILN_OK) {
-		ret = kiln_bundler_read(text ? (const char *)text : "", (size_t)st.st_size, p,
+		ret = kiln_bundler_read(text ? (const char *)text : "", (size_t)st.st_size, &p,
 					&format);
 		if (ret == KILN_ERR_INVALID)
 			kiln_fail(&err, KILN_ERR_INVALID, 0, "not a bundler manifest kiln reads "
-				  "(Vite, webpack, esbuild, Next.js, Angular)");
+				  "(Vite, webpack, esbuild, Next.js)");
 		else if (ret == KILN_ERR_NOMEM)
 			kiln_fail(&err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
 	}
 	if (fd >= 0)
 		close(fd);
 	free(text);
+	if (ret == KILN_OK && stale(d, &p, st.st_mtime))
+		for (size_t i = 0; i < p.n; i++)
+			p.v[i].complete = false;
+	if (ret == KILN_OK)
+		apply(d, &p);
+	kiln_proofs_free(&p);
 	if (ret == KILN_ERR_NOMEM)
 		kiln_ledger_lost(&d->t->ledger);
 	if (ret != KILN_OK && required) {
@@ -209,20 +281,16 @@ static void read_manifest(struct decide *d, const char *path, bool required,
 
 static void bundler_evidence(struct decide *d)
 {
-	struct kiln_proofs p = { 0 };
-
 	for (size_t i = 0; i < sizeof(top_manifests) / sizeof(top_manifests[0]); i++) {
 		char *path;
 		if (!in_tree(d, top_manifests[i]) ||
 		    !(path = kiln_path_join(d->t->root, top_manifests[i], "")))
 			continue;
-		read_manifest(d, path, false, &p);
+		read_manifest(d, path, false);
 		free(path);
 	}
 	for (size_t i = 0; i < d->t->opt->n_fingerprints; i++)
-		read_manifest(d, d->t->opt->fingerprints[i], true, &p);
-	apply(d, &p);
-	kiln_proofs_free(&p);
+		read_manifest(d, d->t->opt->fingerprints[i], true);
 }
 
 /* Do the bytes of the tree's entry K and of release R's file F differ? */
@@ -253,31 +321,119 @@ static bool bytes_differ(struct decide *d, size_t k, size_t r, const struct kiln
 	return got && memcmp(a, b, 32) != 0;
 }
 
-/* Entry K renamed from release R: a file there that is its path with
- * another token at [START, START + LEN), changed as a new hash changes it
- * (kiln_token_changed(): not a counter or a date), not in the tree, with
- * other bytes. */
-static bool renamed(struct decide *d, size_t k, size_t r, size_t start, size_t len)
-{
-	const struct kiln_release *rel = &d->t->releases[r];
-	const char *name = d->t->walk.v[k].rel;
-	size_t n = strlen(name), lo = 0, hi = rel->n;
+/* A name of an earlier release around a token of a bundler's hash shape:
+ * its path REL (of file F of the release) is the stem REL[0..START), the
+ * token and the rest. */
+struct around {
+	const char *rel;
+	size_t start, len, f;
+};
 
-	while (lo < hi) { /* the first file past the prefix */
+static int around_cmp(const void *a, const void *b)
+{
+	const struct around *x = a, *y = b;
+	size_t n = x->start < y->start ? x->start : y->start;
+	int c = memcmp(x->rel, y->rel, n);
+
+	if (c)
+		return c;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return strcmp(x->rel + x->start + x->len, y->rel + y->start + y->len);
+}
+
+/* May [AT, AT + LEN) of REL pair with the same place of another name: a
+ * candidate token of a bundler's hash shape (8 base64url characters
+ * without '-' or '_', or 8 hexadecimal digits or more), after a non-empty
+ * stem that ends in '-' or '.', or the whole name before its extension
+ * only as webpack's "[hash]" (16 hexadecimal digits or more); never in a
+ * page's name? */
+static bool pairable(const char *rel, size_t at, size_t len)
+{
+	const char *t = rel + at;
+	unsigned a = kiln_token_alphabets(t, len);
+
+	if (kiln_name_kind(rel) == KILN_KIND_PAGE)
+		return false;
+	if (at == (size_t)(base_of(rel) - rel))
+		return (a & KILN_ALPHA_HEX) && len >= 16;
+	if (a & KILN_ALPHA_HEX)
+		return true;
+	return len == 8 && (a & KILN_ALPHA_B64) && !memchr(t, '-', len) && !memchr(t, '_', len);
+}
+
+/* The pairable tokens of REL, at most 4 (the first ones): their offsets
+ * in AT and lengths in LEN; returns how many.  A pairable token holds no
+ * '-' or '_', so it is the part of a segment of the base name between
+ * '.'s after its last '-' (or all of it): the name is read once. */
+static size_t tokens_of(const char *rel, size_t at[4], size_t len[4])
+{
+	const char *base = base_of(rel);
+	size_t n = 0, b = (size_t)(base - rel);
+
+	for (size_t s = b, e; rel[s] && n < 4; s = e + 1) {
+		size_t t = s;
+		for (e = s; rel[e] && rel[e] != '.'; e++)
+			if (rel[e] == '-' || rel[e] == '_')
+				t = e + 1;
+		if (!rel[e])
+			break; /* no '.' after it: the extension */
+		if (t > s && rel[t - 1] != '-')
+			continue; /* after a '_' */
+		if (kiln_token_at(rel, t, e - t) && pairable(rel, t, e - t)) {
+			at[n] = t;
+			len[n++] = e - t;
+		}
+	}
+	return n;
+}
+
+/* The index of release R's names around their tokens, sorted
+ * (around_cmp()): malloc'ed, *N of them; NULL when out of memory. */
+static struct around *index_release(const struct kiln_release *r, size_t *n)
+{
+	struct around *v = malloc((4 * r->n + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t f = 0; f < r->n; f++) {
+		size_t at[4], len[4], k = tokens_of(r->v[f].rel, at, len);
+		for (size_t j = 0; j < k; j++)
+			v[(*n)++] = (struct around){ r->v[f].rel, at[j], len[j], f };
+	}
+	qsort(v, *n, sizeof(*v), around_cmp);
+	return v;
+}
+
+/* Entry K renamed from release R (indexed by IX, N entries): a file
+ * there whose name is K's with another token at [START, START + LEN),
+ * changed as a new hash changes it (kiln_token_changed(): not a counter,
+ * a date or a name someone chose), not in the tree, with other bytes; of
+ * at most RENAME_MAX names around that place. */
+static bool renamed(struct decide *d, size_t k, size_t r, const struct around *ix, size_t n,
+		    size_t start, size_t len)
+{
+	const char *name = d->t->walk.v[k].rel;
+	struct around key = { name, start, len, 0 };
+	size_t lo = 0, hi = n, end;
+
+	while (lo < hi) { /* the first name around the same place */
 		size_t mid = lo + (hi - lo) / 2;
-		if (strncmp(rel->v[mid].rel, name, start) < 0)
+		if (around_cmp(&ix[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < rel->n && strncmp(rel->v[lo].rel, name, start) == 0; lo++) {
-		const struct kiln_release_file *f = &rel->v[lo];
-		const char *tok = f->rel + start;
-		if (strlen(f->rel) != n || strcmp(tok + len, name + start + len) != 0 ||
-		    !kiln_token_at(f->rel, start, len) || !kiln_token_changed(tok, name + start, len) ||
-		    in_tree(d, f->rel))
-			continue;
-		if (bytes_differ(d, k, r, f))
+	for (end = lo; end < n && around_cmp(&ix[end], &key) == 0; end++)
+		if (end - lo >= RENAME_MAX)
+			return false;
+	for (; lo < end; lo++) {
+		const struct kiln_release_file *f = &d->t->releases[r].v[ix[lo].f];
+		if (kiln_token_changed(f->rel + start, name + start, len) && !in_tree(d, f->rel) &&
+		    bytes_differ(d, k, r, f))
 			return true;
 	}
 	return false;
@@ -287,33 +443,43 @@ static void previous_evidence(struct decide *d)
 {
 	struct kiln_tree *t = d->t;
 
-	for (size_t f = 0; f < d->nfiles; f++) {
-		size_t k = d->by_rel[f].k, at[16], len[16], n = 0;
-		for (size_t j = 0; j < 16; j++)
-			at[j] = SIZE_MAX;
-		const char *rel = d->by_rel[f].rel;
-		if (d->fp[k].why != KILN_WHY_NONE)
-			continue;
-		for (size_t p = 0; n < 16 && kiln_token_next(rel, &p, &len[n]); p++)
-			at[n++] = p;
-		/* the token nearest the extension first, and of the tokens
-		 * that end together only the shortest: "index-XXXXXXXX"'s hash,
-		 * never the whole of it (which would pair "sale-SALE2025" with
-		 * any other name of its length) */
-		while (n-- > 0 && d->fp[k].why == KILN_WHY_NONE) {
-			bool inner = false;
-			for (size_t j = n + 1; j < 16 && at[j] != SIZE_MAX; j++)
-				inner |= at[j] + len[j] == at[n] + len[n];
-			if (inner || !kiln_token_hashlike(rel + at[n], len[n]))
-				continue;
-			for (size_t r = 0; r < t->opt->n_previous; r++)
-				if (!kiln_release_find(&t->releases[r], rel) &&
-				    renamed(d, k, r, at[n], len[n])) {
-					d->fp[k] = (struct kiln_fp){ KILN_WHY_PREVIOUS, (uint32_t)at[n],
-								     (uint32_t)len[n] };
-					break;
-				}
+	for (size_t r = 0; r < t->opt->n_previous; r++) {
+		size_t n;
+		struct around *ix = index_release(&t->releases[r], &n);
+		if (!ix) {
+			d->nomem = true;
+			return;
 		}
+		for (size_t f = 0; f < d->nfiles; f++) {
+			size_t k = d->by_rel[f].k, at[4], len[4], m;
+			const char *rel = d->by_rel[f].rel;
+			if (d->fp[k].why != KILN_WHY_NONE || kiln_release_find(&t->releases[r], rel))
+				continue;
+			m = tokens_of(rel, at, len);
+			for (size_t j = 0; j < m && d->fp[k].why == KILN_WHY_NONE; j++)
+				if (renamed(d, k, r, ix, n, at[j], len[j]))
+					d->fp[k] = (struct kiln_fp){ KILN_WHY_PREVIOUS, (uint32_t)at[j],
+								     (uint32_t)len[j] };
+		}
+		free(ix);
+	}
+}
+
+/* In a directory a complete manifest decides, a file it does not list
+ * (a copy of Vite's public/), or one its bundler says it did not hash
+ * (webpack's), is immutable by nothing but a glob: the bundler said which
+ * are its outputs and hashed.  An output it lists without proving it (no
+ * logical name to read the hash against) keeps the other evidence. */
+static void decided(struct decide *d)
+{
+	if (!d->nbundled)
+		return;
+	for (size_t f = 0; f < d->nfiles; f++) {
+		size_t k = d->by_rel[f].k;
+		unsigned why = d->fp[k].why;
+		if ((!d->listed[k] || (d->listed[k] & (PROVEN | DENIED)) == DENIED) &&
+		    why != KILN_WHY_NONE && why != KILN_WHY_BUNDLER && in_bundled(d, d->by_rel[f].rel))
+			d->fp[k] = (struct kiln_fp){ 0 };
 	}
 }
 
@@ -328,11 +494,8 @@ static bool tree_evidence(struct decide *d)
 		out[f] = d->fp[d->by_rel[f].k];
 	}
 	ok = ok && kiln_shape_prove(rels, d->nfiles, out);
-	/* where a complete manifest said which files are hashed, the others
-	 * were not (Vite's copies of public/: "badge-appstore.svg") */
 	for (size_t f = 0; ok && f < d->nfiles; f++)
-		if (out[f].why != KILN_WHY_TREE || !in_bundled(d, rels[f]))
-			d->fp[d->by_rel[f].k] = out[f];
+		d->fp[d->by_rel[f].k] = out[f];
 	free(rels);
 	free(out);
 	return ok;
@@ -353,9 +516,10 @@ void kiln_immutable_decide(struct kiln_tree *t)
 	size_t start, len;
 
 	d.fp = calloc(t->walk.n + 1, sizeof(*d.fp));
+	d.listed = calloc(t->walk.n + 1, sizeof(*d.listed));
 	d.by_base = malloc((t->walk.n + 1) * sizeof(*d.by_base));
 	d.by_rel = malloc((t->walk.n + 1) * sizeof(*d.by_rel));
-	if (!d.fp || !d.by_base || !d.by_rel)
+	if (!d.fp || !d.listed || !d.by_base || !d.by_rel)
 		goto nomem;
 	for (size_t k = 0; k < t->walk.n; k++)
 		if (is_file(&t->walk.v[k])) {
@@ -375,6 +539,7 @@ void kiln_immutable_decide(struct kiln_tree *t)
 	previous_evidence(&d);
 	if (!tree_evidence(&d) || d.nomem)
 		goto nomem;
+	decided(&d);
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
 		const char *rel = d.by_rel[f].rel;
@@ -390,11 +555,13 @@ void kiln_immutable_decide(struct kiln_tree *t)
 	free(d.by_base);
 	free(d.by_rel);
 	free(d.bundled);
+	free(d.listed);
 	t->fp = d.fp;
 	return;
 nomem:
 	kiln_ledger_lost(&t->ledger);
 	free(d.fp);
+	free(d.listed);
 	free(d.by_base);
 	free(d.by_rel);
 	free(d.bundled);

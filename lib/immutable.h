@@ -7,18 +7,21 @@
  *  2. bundler   the bundler's own manifest at the tree's top (Vite's
  *               .vite/manifest.json, webpack-manifest-plugin's
  *               manifest.json, Create React App's asset-manifest.json,
- *               Next.js's build-manifest.json, Angular's ngsw.json) or
- *               given with --fingerprints (those, webpack's stats JSON,
- *               esbuild's metafile): bundler.c;
- *  3. previous  a name that differs from a name of an earlier release
- *               (--previous) only by a token changed as a new hash
- *               changes it (not a counter or a date), where neither name
- *               is in the other release and the bytes differ;
- *  4. tree      its directory's names of the same shape mostly pass the
- *               rule on the name alone (shape.c);
+ *               Next.js's build-manifest.json) or given with
+ *               --fingerprints (those, webpack's stats JSON, esbuild's
+ *               metafile): bundler.c; a complete one (Vite's, esbuild's,
+ *               webpack's stats) decides the directories of its outputs;
+ *  3. previous  a name of an earlier release (--previous) of the same stem
+ *               around a token of a bundler's hash shape, the token changed
+ *               as a new hash changes it (not a counter, a date or a name
+ *               someone chose), where neither name is in the other release
+ *               and the bytes differ;
+ *  4. tree      its directory's names of the same shape and kind are
+ *               enough samples of the rule on the name alone (shape.c);
  *  5. glob      --immutable.
  * --mutable overrides every one of them.  Evidence only ever adds a file
- * whose token a build's naming proves: never a lone word-like name.
+ * whose token a build's naming proves: never a name someone could have
+ * chosen (words.h).
  */
 #ifndef KILN_IMMUTABLE_H
 #define KILN_IMMUTABLE_H

@@ -502,6 +502,11 @@ struct kiln_httpd_options {
 	 * with the manifest's: one that differs is never sent (a source's
 	 * asset is then 404). */
 	bool verify;
+	/* The manifest to serve from, read at each load (kiln's --manifest,
+	 * or --artifacts' DIR/kiln-manifest.json); NULL: ROOT's own,
+	 * ROOT/kiln-manifest.json.  It must be ROOT's record: one whose
+	 * "tree" names another directory is refused. */
+	const char *manifest_path;
 	/* Where one line per request goes, or -1: "ADDR [DATE] method="M"
 	 * uri="U" status=N ce="C" ae="A" ad="D" bytes=B" (D: the request's
 	 * Available-Dictionary), bytes outside printable ASCII and '"' '\\'
@@ -519,7 +524,8 @@ struct kiln_httpd_info {
 };
 
 /*
- * Load ROOT's manifest (ROOT/kiln-manifest.json) and start listening on
+ * Load ROOT's manifest (OPT's manifest_path, or ROOT/kiln-manifest.json)
+ * and start listening on
  * OPT's address.  KILN_OK with *OUT set; KILN_ERR_IO with *ERR (no
  * manifest, ROOT not a directory, the address cannot be bound: errnum says
  * why); KILN_ERR_INVALID with *ERR (not a manifest kiln reads, another

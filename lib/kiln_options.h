@@ -80,6 +80,15 @@ struct kiln_options {
 	const char *nginx_conf_path;
 	const char *caddy_conf_path;
 	const char *apache_conf_path;
+	/* The nginx that serves the tree loads the static modules that are not
+	 * part of nginx's own build (brotli_static, Debian's
+	 * libnginx-mod-http-brotli-static).  Default false.  The nginx snippet
+	 * lets nginx's static modules send the siblings, at about gzip_static's
+	 * cost per request, when every coding of the run has one (gzip alone
+	 * needs none loaded apart; gzip and br need this) and the run made no
+	 * dictionary delta; otherwise it negotiates with the rewrite module
+	 * (docs/serving.md, "nginx"). */
+	bool nginx_static_modules;
 	/* A directory for kiln's own files, so that none is in the tree (a
 	 * static host publishes everything there): the manifest (unless
 	 * MANIFEST_PATH names one) and every chosen server's snippet files

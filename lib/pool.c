@@ -8,11 +8,18 @@
  * content-coding, verifies, writes the siblings, reports, and takes the next.
  * Largest first means the long encodes start early and the small files fill
  * the gaps at the end, so the run ends close to max(total work / N, the
- * longest single file).  Workers share nothing mutable but that counter, the
- * callback lock and the cancel flag; each owns its encoder states (reused
- * from file to file) and its temporary-file slot.  Because every file is
- * encoded independently from its own bytes, the output cannot depend on how
- * many workers there are or which one took which file.
+ * longest single file).  What workers share, and how: the counter and the
+ * cancel flag (atomics); the callbacks (tree.c serialises them under its
+ * lock); the tree's outcome (ledger.c: entry K's record is written by the
+ * worker that took K alone, stale siblings under the ledger's lock, failure
+ * flags as atomics); the dictionary plan (dict.c), read-only while the pool
+ * runs, each entry's deltas written by its own worker; the temporary-file
+ * registry (tempfile.c, under its lock, for the signal handler).  Each
+ * worker owns its encoder states (reused from file to file) and its
+ * temporary-file slot.  Because every file is encoded independently from
+ * its own bytes (and, for a delta, a dictionary fixed before the pool
+ * starts), the output cannot depend on how many workers there are or which
+ * one took which file.
  */
 #include "pool.h"
 

@@ -26,12 +26,13 @@
 #include <sys/stat.h>
 
 /* PATH without "./" components and repeated slashes, malloc'ed; NULL if it
- * is not a safe relative path (or out of memory). */
+ * is not a safe relative path (absolute, or with a ".." component) or out
+ * of memory. */
 static char *clean_path(const char *path)
 {
-	char *out = malloc(strlen(path) + 1), *o = out;
+	char *out, *o;
 
-	if (!out)
+	if (*path == '/' || !(out = o = malloc(strlen(path) + 1)))
 		return NULL;
 	for (const char *p = path; *p;) {
 		size_t n = strcspn(p, "/");

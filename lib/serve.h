@@ -89,22 +89,27 @@ struct kiln_srv_table {
 };
 
 /*
- * Load ROOT's manifest (ROOT/kiln-manifest.json) into a new table, for a
- * tree served at URL_PREFIX (begins and ends with '/'; the URL patterns of
- * Use-As-Dictionary start with it).  With VERIFY, each file is also read
- * and its SHA-256 compared with the manifest's: a sibling or delta that
- * differs is left out, and so is an asset whose source differs.
- * KILN_OK with *OUT set (refs 1); KILN_ERR_IO with *ERR (no manifest, top
- * not a directory: errnum says why); KILN_ERR_INVALID with *ERR (not a
- * manifest kiln reads, or another tree's record: its "tree" names another
- * directory); KILN_ERR_NOMEM.
+ * Load the manifest of the tree ROOT into a new table: MANIFEST, or
+ * ROOT/kiln-manifest.json when that is NULL (read beneath ROOT, no link
+ * followed).  A manifest names the tree it records as kiln writes it
+ * (docs/manifest.md: "tree", relative to the manifest's directory; none:
+ * that directory), and one that names another tree is refused, as every
+ * kiln command refuses it.  The tree is served at URL_PREFIX (begins and
+ * ends with '/'; the URL patterns of Use-As-Dictionary start with it).
+ * With VERIFY, each file is also read and its SHA-256 compared with the
+ * manifest's: a sibling or delta that differs is left out, and so is an
+ * asset whose source differs.  KILN_OK with *OUT set (refs 1);
+ * KILN_ERR_IO with *ERR (no manifest, top not a directory: errnum says
+ * why); KILN_ERR_INVALID with *ERR (not a manifest kiln reads, or another
+ * tree's record); KILN_ERR_NOMEM.
  */
-kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool verify,
-				struct kiln_srv_table **out, struct kiln_error *err);
+kiln_status kiln_srv_table_load(const char *root, const char *manifest, const char *url_prefix,
+				bool verify, struct kiln_srv_table **out, struct kiln_error *err);
 
-/* Does ROOT's manifest file differ (device, inode, size, mtime) from the one
- * T was loaded from?  A manifest gone counts as unchanged. */
-bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root);
+/* Does the manifest file of ROOT (MANIFEST, or ROOT/kiln-manifest.json when
+ * NULL) differ (device, inode, size, mtime) from the one T was loaded
+ * from?  A manifest gone counts as unchanged. */
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest);
 
 /* Take and drop a reference; the last drop frees T.  Thread-safe. */
 void kiln_srv_table_ref(struct kiln_srv_table *t);

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +44,21 @@
 /* Longest Accept-Encoding or If-None-Match value read (all fields of the
  * name joined); the rest is ignored. */
 #define FIELD_MAX 2048
+/*
+ * A connection's memory (MHD_OPTION_CONNECTION_MEMORY_LIMIT): the request
+ * line and header fields must fit in about half of it (a request that does
+ * not is refused: 431 or 414, or the connection closed), with the header
+ * block of the answer.  libmicrohttpd zeroes a connection's whole memory
+ * between two requests, and the unused half of its read buffer once a
+ * request is read: with 32 KiB that was 48 KiB of memset per request,
+ * half of kiln serve's user CPU and more than L1 holds.  16 KiB takes a
+ * request of about 7.5 KB (nginx's default limit is 8 KB a line).
+ */
+#define REQUEST_MEMORY 16384
 
 struct kiln_httpd {
 	char *root;
+	char *manifest; /* the manifest's path, or NULL: ROOT's own */
 	struct kiln_httpd_options opt;
 	struct MHD_Daemon *d;
 	pthread_mutex_t lock; /* guards table */
@@ -74,7 +87,38 @@ struct fields {
 	bool has_ae, has_inm;
 	const char *range, *if_range, *ims, *ad;
 	unsigned nrange;
+	bool head;            /* a HEAD request: no body is sent */
+	bool corked;          /* a file body queued on a corked socket */
 };
+
+/* What a request's req_cls points at: read (started), answered, answered
+ * with a file body on a corked socket (corked). */
+static int started, answered, corked;
+
+/*
+ * Cork C's socket (ON 1) or uncork it (0), around a response with a file
+ * body.  libmicrohttpd sends such a response's header block by itself, with
+ * a push (so that a client may act on it while the body is read), then the
+ * file with sendfile(2): two packets where one does, and on loopback each
+ * packet is the sender's CPU (measured: 4 TCP segments per request instead
+ * of 2).  Corked, the header block waits for the file's first bytes and
+ * they leave together; on_completed() uncorks once the whole response is
+ * written, which pushes out what the cork still holds.  (nginx does the
+ * same with tcp_nopush.)  A failure only costs the extra packet.
+ */
+static void cork(struct MHD_Connection *c, int on)
+{
+#ifdef TCP_CORK
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (ci)
+		(void)setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+#else
+	(void)c;
+	(void)on;
+#endif
+}
 
 /* Join VALUE onto BUF (", " between), as a recipient combines a field
  * listed several times (RFC 9110 section 5.3). */
@@ -215,14 +259,31 @@ static int open_rep(const struct kiln_srv_table *t, const struct kiln_srv_rep *r
  * while the file is still what the manifest says: a regular file of the
  * recorded size that has not been unlinked (a deploy that renames a new
  * file over it unlinks it); otherwise the request takes the slow path,
- * which opens the name again.
+ * which opens the name again.  That is checked (fstat(2)) at most once a
+ * second, as the manifest is polled: a check per request was a tenth of
+ * the server's CPU per request, and what a response sends is the open
+ * file either way.  (nginx's open_file_cache checks every
+ * open_file_cache_valid, 60 s in the serving docs.)
  */
 struct cached {
 	struct MHD_Response *ok, *not_modified;
 	int fd;               /* owned by OK, which closes it */
 	time_t mtime;
 	char lastmod[30];
+	/* the second (CLOCK_MONOTONIC_COARSE) the file was last found right */
+	_Atomic time_t checked;
 };
+
+/* Now, in whole seconds of a clock that never goes back; read from the
+ * vDSO, without a system call. */
+static time_t coarse_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return 0; /* then every request checks */
+	return ts.tv_sec;
+}
 
 static void cached_free(void *p)
 {
@@ -252,9 +313,14 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 
 	*out = NULL;
 	if (c) {
-		if (fstat(c->fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink > 0 &&
-		    (uint64_t)sb.st_size == rep->size)
+		time_t now = coarse_now();
+		if (now && atomic_load_explicit(&c->checked, memory_order_relaxed) == now) {
 			*out = c;
+		} else if (fstat(c->fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink > 0 &&
+			   (uint64_t)sb.st_size == rep->size) {
+			atomic_store_explicit(&c->checked, now, memory_order_relaxed);
+			*out = c;
+		}
 		return true;
 	}
 	if ((fd = open_rep(t, rep, &sb, status)) < 0)
@@ -267,6 +333,7 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	}
 	c->fd = fd;
 	c->mtime = sb.st_mtim.tv_sec;
+	atomic_init(&c->checked, coarse_now()); /* open_rep() just checked it */
 	kiln_srv_format_date(c->mtime, c->lastmod);
 	if (!(c->not_modified = MHD_create_response_from_buffer(0, (void *)"",
 								 MHD_RESPMEM_PERSISTENT))) {
@@ -298,6 +365,10 @@ static enum MHD_Result send_cached(struct MHD_Connection *c, const struct kiln_s
 	f->status = fresh ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK;
 	f->ce = fresh ? NULL : rep->token;
 	f->bytes = fresh ? 0 : rep->size;
+	if (!fresh && !f->head) {
+		cork(c, 1);
+		f->corked = true;
+	}
 	return MHD_queue_response(c, f->status, fresh ? k->not_modified : k->ok);
 }
 
@@ -358,6 +429,10 @@ static enum MHD_Result send_opened(const struct kiln_httpd *h, struct MHD_Connec
 	if (range != 0)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
 	rep_headers(r, h, a, rep, lastmod);
+	if (range >= 0 && rep->size && !f->head) {
+		cork(c, 1);
+		f->corked = true;
+	}
 	ok = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	f->status = status;
@@ -517,7 +592,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
 {
-	static int started, answered;
 	struct kiln_httpd *h = cls;
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
 		   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
@@ -526,7 +600,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	(void)version;
 	(void)upload_data;
-	if (*req_cls == &answered)
+	if (*req_cls == &answered || *req_cls == &corked)
 		return MHD_YES;
 	if (!*req_cls) {
 		/* answered at the next call, once the request is read whole
@@ -549,12 +623,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	f.has_ae = f.has_inm = false;
 	f.range = f.if_range = f.ims = f.ad = NULL;
 	f.nrange = 0;
+	f.head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	f.corked = false;
 	MHD_get_connection_values(c, MHD_HEADER_KIND, one_field, &f);
 	ok = get ? answer(h, c, url, &f)
 		 : plain(c, &f, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (h->opt.access_log_fd >= 0)
 		log_request(h, c, method, url, &f);
+	if (f.corked)
+		*req_cls = &corked;
 	return ok;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)toe;
+	if (*req_cls == &corked)
+		cork(c, 0);
 }
 
 /* The URL as it came: decoded by kiln_srv_url_key(), never here. */
@@ -577,7 +664,10 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 	const union MHD_DaemonInfo *info;
 
 	*out = NULL;
-	if (!h || !(h->root = strdup(root))) {
+	if (!h || !(h->root = strdup(root)) ||
+	    (opt->manifest_path && !(h->manifest = strdup(opt->manifest_path)))) {
+		if (h)
+			free(h->root);
 		free(h);
 		return KILN_ERR_NOMEM;
 	}
@@ -592,7 +682,8 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 		err->suffix = "";
 		goto fail;
 	}
-	if ((st = kiln_srv_table_load(root, h->opt.url_prefix, h->opt.verify, &h->table, err)) != KILN_OK)
+	if ((st = kiln_srv_table_load(root, h->manifest, h->opt.url_prefix, h->opt.verify, &h->table,
+				      err)) != KILN_OK)
 		goto fail;
 	h->table->cache_free = cached_free;
 	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
@@ -615,8 +706,9 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 		(unsigned)(opt->threads ? opt->threads : 1), MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned)(opt->max_connections ? opt->max_connections : 1024),
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_STRICT_FOR_CLIENT,
-		(int)1, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+		MHD_OPTION_END);
 	if (!h->d) {
 		err->status = st = KILN_ERR_IO;
 		err->errnum = errno;
@@ -631,6 +723,7 @@ kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *
 fail:
 	kiln_srv_table_unref(h->table);
 	pthread_mutex_destroy(&h->lock);
+	free(h->manifest);
 	free(h->root);
 	free(h);
 	return st;
@@ -658,12 +751,13 @@ kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloa
 	*reloaded = false;
 	if (if_changed) {
 		t = table_get(h);
-		bool stale = kiln_srv_table_stale(t, h->root);
+		bool stale = kiln_srv_table_stale(t, h->root, h->manifest);
 		kiln_srv_table_unref(t);
 		if (!stale)
 			return KILN_OK;
 	}
-	if ((st = kiln_srv_table_load(h->root, h->opt.url_prefix, h->opt.verify, &t, err)) != KILN_OK)
+	if ((st = kiln_srv_table_load(h->root, h->manifest, h->opt.url_prefix, h->opt.verify, &t,
+				      err)) != KILN_OK)
 		return st; /* the old table goes on serving */
 	t->cache_free = cached_free;
 	pthread_mutex_lock(&h->lock);
@@ -694,6 +788,7 @@ void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
 	}
 	kiln_srv_table_unref(h->table);
 	pthread_mutex_destroy(&h->lock);
+	free(h->manifest);
 	free(h->root);
 	free(h);
 }

@@ -209,27 +209,44 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 	return dicts_of(t, r, url_prefix, a) ? 1 : -1;
 }
 
-/* Is the manifest of ROOT (read into *ST) this tree's record?  A manifest
- * inside its tree names none, or names the tree itself. */
-static bool owns_tree(const struct kiln_state *st, int topfd, const char *root)
+/* Is the manifest read into *ST from MANIFEST (NULL: the tree's own, at
+ * its top) this tree's record?  Its "tree" names the tree relative to the
+ * manifest's directory (or absolutely); a manifest that names none is its
+ * directory's (outputs.c reads it alike for the other commands). */
+static bool owns_tree(const struct kiln_state *st, int topfd, const char *root,
+		      const char *manifest)
 {
 	struct stat a, b;
-	char *p;
+	char *dir, *p;
+	size_t n;
 	bool same;
 
-	if (!st->tree)
-		return true;
-	if (!(p = malloc(strlen(root) + strlen(st->tree) + 2)))
+	if (!manifest)
+		dir = strdup(root);
+	else if (!strchr(manifest, '/'))
+		dir = strdup(".");
+	else
+		dir = strndup(manifest, (size_t)(strrchr(manifest, '/') - manifest) + 1);
+	if (!dir)
 		return false;
-	sprintf(p, "%s/%s", root, st->tree);
+	n = strlen(dir) + (st->tree ? strlen(st->tree) : 0) + 2;
+	if (!(p = malloc(n))) {
+		free(dir);
+		return false;
+	}
+	if (st->tree && st->tree[0] == '/')
+		snprintf(p, n, "%s", st->tree);
+	else
+		snprintf(p, n, "%s/%s", dir, st->tree ? st->tree : ".");
 	same = stat(p, &a) == 0 && fstat(topfd, &b) == 0 && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
 	free(p);
+	free(dir);
 	return same;
 }
 
-kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool verify,
-				struct kiln_srv_table **out, struct kiln_error *err)
+kiln_status kiln_srv_table_load(const char *root, const char *manifest, const char *url_prefix,
+				bool verify, struct kiln_srv_table **out, struct kiln_error *err)
 {
 	struct kiln_srv_table *t = calloc(1, sizeof(*t));
 	struct kiln_state st = { 0 };
@@ -252,11 +269,14 @@ kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool v
 		rc = KILN_ERR_IO;
 		goto fail;
 	}
-	/* the manifest, read through the descriptor it is checked by */
-	mfd = kiln_beneath_openat(t->topfd, MANIFEST_NAME, O_RDONLY);
+	/* the manifest, read through the descriptor it is checked by; one
+	 * given elsewhere is the user's path, as for every kiln command */
+	mfd = manifest ? open(manifest, O_RDONLY | O_CLOEXEC)
+		       : kiln_beneath_openat(t->topfd, MANIFEST_NAME, O_RDONLY);
 	if (mfd < 0 || fstat(mfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		set_err(err, KILN_ERR_IO, mfd < 0 ? errno : EINVAL,
-			"has no kiln-manifest.json to serve from (run kiln on it first)");
+			manifest ? "cannot read the manifest given with --manifest or --artifacts"
+				 : "has no kiln-manifest.json to serve from (run kiln on it first)");
 		rc = KILN_ERR_IO;
 		goto fail;
 	}
@@ -269,20 +289,24 @@ kiln_status kiln_srv_table_load(const char *root, const char *url_prefix, bool v
 		goto fail;
 	}
 	if (kiln_pread_full(mfd, (uint8_t *)text, (size_t)sb.st_size, 0) != (ssize_t)sb.st_size) {
-		set_err(err, KILN_ERR_IO, errno ? errno : EIO, "cannot read kiln-manifest.json");
+		set_err(err, KILN_ERR_IO, errno ? errno : EIO, "cannot read its manifest");
 		rc = KILN_ERR_IO;
 		goto fail;
 	}
 	rc = kiln_state_parse(text, (size_t)sb.st_size, &st);
 	if (rc == KILN_ERR_INVALID) {
-		set_err(err, rc, 0, "kiln-manifest.json is not a manifest this kiln reads");
+		set_err(err, rc, 0, manifest ? "the manifest given is not one this kiln reads"
+					      : "kiln-manifest.json is not a manifest this kiln reads");
 		goto fail;
 	}
 	if (rc != KILN_OK)
 		goto fail;
-	if (!owns_tree(&st, t->topfd, root)) {
+	if (!owns_tree(&st, t->topfd, root, manifest)) {
 		set_err(err, KILN_ERR_INVALID, 0,
-			"kiln-manifest.json is another tree's record (its \"tree\" names another directory)");
+			manifest ? "the manifest given is another tree's record (its \"tree\" names "
+				   "another directory)"
+				 : "kiln-manifest.json is another tree's record (its \"tree\" names "
+				   "another directory)");
 		rc = KILN_ERR_INVALID;
 		goto fail;
 	}
@@ -319,15 +343,16 @@ fail:
 	return rc;
 }
 
-bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root)
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest)
 {
 	struct stat sb;
-	char *p = malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
+	char *p = manifest ? strdup(manifest) : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
 	bool changed;
 
 	if (!p)
 		return false;
-	sprintf(p, "%s/%s", root, MANIFEST_NAME);
+	if (!manifest)
+		sprintf(p, "%s/%s", root, MANIFEST_NAME);
 	changed = stat(p, &sb) == 0 &&
 		  ((uint64_t)sb.st_dev != t->m_dev || (uint64_t)sb.st_ino != t->m_ino ||
 		   (uint64_t)sb.st_size != t->m_size || sb.st_mtim.tv_sec != t->m_mtime.tv_sec ||

@@ -58,6 +58,8 @@ void kiln_snippet_header(FILE *f, const struct kiln_serve *s, const char *server
 	put_comment_safe(f, s->url_prefix);
 	if (!opt->cache_control)
 		fputs(" --no-cache-control", f);
+	if (opt->nginx_static_modules)
+		fputs(" --nginx-brotli-static", f);
 	put_globs(f, "immutable", opt->immutable, opt->n_immutable);
 	put_globs(f, "mutable", opt->mutable_globs, opt->n_mutable);
 	fprintf(f, "\n%.*s\n", (int)strcspn(lead, " "), lead);

@@ -1,12 +1,16 @@
 /*
  * snippet_nginx.c - the nginx row: kiln.nginx.conf, to include inside the
  * location {} that serves the tree, and kiln.nginx.http.conf, to include
- * inside http {}.
+ * inside http {}; in one of two forms.  A run whose codings all have a
+ * static module nginx is known to load, and that made no dictionary
+ * delta, gets the static form (snippet_nginx_static.c); every other run
+ * gets the form below, which negotiates.  What both write alike is in
+ * snippet_nginx_maps.c.
  *
- * nginx's own gzip_static and the brotli_static module pick a sibling by a
- * fixed order of their own, ignore "*", and nginx has no module in Debian
- * for zstd; so the snippet negotiates with the rewrite module alone, the
- * same way for every coding of the codec table (server.h states the rule):
+ * nginx has no module in Debian that sends a zstd sibling or a delta (and
+ * its static modules ignore "*" and "x-gzip"); so this form negotiates
+ * with the rewrite module alone, the same way for every coding of the
+ * codec table (server.h states the rule):
  *  - Accept-Encoding is matched, in a map per coding in the http {} file,
  *    with one regular expression per case (listed with q=0 refuses,
  *    listed accepts, "*;q=0" refuses, "*" accepts; the first that matches
@@ -42,7 +46,7 @@
  * (add_header: inherited only by blocks that have none of their own;
  * empty values add nothing), ngx_http_map_module; measured on 1.22.
  */
-#include "server.h"
+#include "snippet_nginx.h"
 
 #include "codec.h"
 #include "hash.h"
@@ -51,275 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A map key longer than this is left out (it gets no-cache): nginx's map
- * buckets must hold the longest key. */
-#define MAX_KEY 2048
-
-/* Append S to F as a double-quoted nginx string that reads back as S,
- * whatever its bytes: nginx's parser keeps every byte inside quotes but
- * for the escapes \" \\ \t \r \n, which it turns into their bytes
- * (ngx_conf_file.c); so a quote and a backslash are escaped, TAB, CR and
- * LF written as escapes, and every other byte as it is.  Only a map's keys
- * and constant values go through here: nginx expands no variable in
- * either (a map's value only when it holds one, and kiln's never do). */
-static void put_quoted(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', f);
-		if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p == '\r')
-			fputs("\\r", f);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-/* Append S to F as a PCRE literal inside a double-quoted nginx string
- * (nginx turns a doubled backslash into one, and keeps any other
- * backslash escape as it is but those of quotes, t, r and n). */
-static void put_regex_literal(FILE *f, const char *s)
-{
-	for (const char *p = s; *p; p++) {
-		if (*p == '\\')
-			fputs("\\\\\\\\", f);
-		else if (*p == '"')
-			fputs("\\\"", f);
-		else if (strchr("^$.|?*+()[]{}/", *p))
-			fprintf(f, "\\%c", *p);
-		else
-			fputc(*p, f);
-	}
-}
-
-/* The Accept-Encoding test for TOKEN: '(?:^|,)\s*TOKEN\s*' . */
-static void put_token(FILE *f, const struct kiln_codec *k)
-{
-	fputs("(?:^|,)\\s*", f);
-	if (k->http_alias) {
-		fputs("(?:", f);
-		put_regex_literal(f, k->info.name);
-		fputc('|', f);
-		put_regex_literal(f, k->http_alias);
-		fputc(')', f);
-	} else {
-		put_regex_literal(f, k->info.name);
-	}
-	fputs("\\s*", f);
-}
-
-/* The accept maps' variables: ACCEPT_VAR and the coding's index. */
-#define ACCEPT_VAR "kiln1_accepts_"
-
-#define Q_ZERO ";\\s*q\\s*=\\s*0(?:\\.0{0,3})?\\s*(?:,|$)"
-#define ANY_PARAMS "(?:;[^,]*)?(?:,|$)"
-
-/* Which codings the request accepts (RFC 9110 section 12.5.3), one map
- * per coding: its digit when accepted, else "".  Maps, not "if" blocks: a
- * matching "if" in a location makes the request run in the if's own
- * configuration, which inherits no try_files.  The names carry the
- * version of this rule, so that two trees' http {} files of one kiln
- * define them alike (nginx takes a map defined twice). */
-static void put_accept_maps(FILE *f)
-{
-	for (unsigned c = 0; c < kiln_ncodecs; c++) {
-		fprintf(f, "\n# Accept-Encoding accepts %s: listed with q=0 it does not; listed\n"
-			   "# it does; else \"*;q=0\" does not and \"*\" does (nginx takes the\n"
-			   "# first expression of a map that matches).\n"
-			   "map $http_accept_encoding $" ACCEPT_VAR "%u {\n"
-			   "    default \"\";\n",
-			kiln_codecs[c]->info.name, c);
-		fputs("    \"~*", f);
-		put_token(f, kiln_codecs[c]);
-		fputs(Q_ZERO "\" \"\";\n    \"~*", f);
-		put_token(f, kiln_codecs[c]);
-		fprintf(f, ANY_PARAMS "\" %u;\n", c);
-		fputs("    \"~(?:^|,)\\s*\\*\\s*" Q_ZERO "\" \"\";\n", f);
-		fprintf(f, "    \"~(?:^|,)\\s*\\*\\s*" ANY_PARAMS "\" %u;\n}\n", c);
-	}
-}
-
 /* --- the http {} file ---------------------------------------------------- */
-
-/* "kiln_" + WHAT + "_" and 16 hex digits of the SHA-256 of the prefix
- * and BODY: a map variable's name. */
-static bool digest_name(const struct kiln_serve *s, const char *what, const char *body,
-			char name[40])
-{
-	uint8_t d[KILN_SHA256_LEN];
-	size_t lp = strlen(s->url_prefix), lb = strlen(body);
-	char *all = malloc(lp + lb + 1);
-	int o;
-
-	if (!all)
-		return false;
-	memcpy(all, s->url_prefix, lp);
-	memcpy(all + lp, body, lb + 1);
-	if (kiln_sha256(all, lp + lb, d) != KILN_OK) {
-		free(all);
-		return false;
-	}
-	free(all);
-	o = snprintf(name, 40, "kiln_%s_", what);
-	for (int i = 0; i < 8; i++)
-		snprintf(name + o + 2 * i, 3, "%02x", d[i]);
-	return true;
-}
-
-struct key {
-	char *text;     /* the URL path */
-	bool immutable;
-	bool drop;      /* collides, ignoring ASCII case, with a key that disagrees */
-};
-
-static int key_cmp_nocase(const void *a, const void *b)
-{
-	return strcasecmp(((const struct key *)a)->text, ((const struct key *)b)->text);
-}
-
-/* The map's keys: the immutable assets' URL paths (sorted without regard
- * to case, those that collide and disagree with a plain one dropped).
- * NULL when out of memory; *N their count. */
-static struct key *map_keys(const struct kiln_serve *s, size_t *n)
-{
-	struct key *k = calloc(s->n + 1, sizeof(*k));
-	size_t m = 0;
-
-	if (!k)
-		return NULL;
-	for (size_t i = 0; i < s->n; i++) {
-		size_t len = strlen(s->url_prefix) + strlen(s->assets[i].rel);
-		if (len > MAX_KEY)
-			continue;
-		k[m].text = malloc(len + 1);
-		if (!k[m].text)
-			goto nomem;
-		strcpy(k[m].text, s->url_prefix);
-		strcat(k[m].text, s->assets[i].rel);
-		k[m++].immutable = s->assets[i].immutable;
-	}
-	qsort(k, m, sizeof(*k), key_cmp_nocase);
-	for (size_t i = 0, j; i < m; i = j) {
-		bool all = true, any = false;
-		for (j = i; j < m && strcasecmp(k[i].text, k[j].text) == 0; j++) {
-			all &= k[j].immutable;
-			any |= k[j].immutable;
-		}
-		for (size_t x = i; x < j; x++)
-			k[x].drop = !k[x].immutable || (any && !all) || x > i;
-	}
-	*n = m;
-	return k;
-nomem:
-	while (m)
-		free(k[--m].text);
-	free(k);
-	return NULL;
-}
-
-static void free_keys(struct key *k, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(k[i].text);
-	free(k);
-}
-
-/* The body of the map (its entries), a malloc'ed string, and its
- * longest key and count; NULL when out of memory. */
-static char *map_body(const struct kiln_serve *s, size_t *longest, size_t *count)
-{
-	size_t n = 0, len = 0;
-	char *text = NULL;
-	struct key *k = map_keys(s, &n);
-	FILE *f = k ? open_memstream(&text, &len) : NULL;
-
-	*longest = *count = 0;
-	if (!f) {
-		if (k)
-			free_keys(k, n);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (k[i].drop)
-			continue;
-		fputs("    ", f);
-		put_quoted(f, k[i].text);
-		fputs(" \"" KILN_CACHE_IMMUTABLE "\";\n", f);
-		if (strlen(k[i].text) > *longest)
-			*longest = strlen(k[i].text);
-		(*count)++;
-	}
-	free_keys(k, n);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-/* --- dictionary transport (RFC 9842) ------------------------------------ */
-
-/* The asset whose path is REL (s->assets is sorted by it), or NULL. */
-static const struct kiln_serve_asset *find_asset(const struct kiln_serve *s, const char *rel)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(s->assets[mid].rel, rel);
-		if (c == 0)
-			return &s->assets[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* The Use-As-Dictionary map's entries: each dictionary asset's URL path
- * to its header value, leaving out paths that collide, ignoring ASCII
- * case, with another asset's (nginx's map would mix them up).  A
- * malloc'ed string; NULL when out of memory. */
-static char *uad_body(const struct kiln_serve *s)
-{
-	size_t n = 0, len = 0;
-	struct key *k = map_keys(s, &n);
-	char *text = NULL;
-	FILE *f = k ? open_memstream(&text, &len) : NULL;
-
-	if (!f)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		const struct kiln_serve_asset *a = NULL;
-		char *match;
-		bool clash = (i > 0 && strcasecmp(k[i - 1].text, k[i].text) == 0) ||
-			     (i + 1 < n && strcasecmp(k[i + 1].text, k[i].text) == 0);
-		if (!clash)
-			a = find_asset(s, k[i].text + strlen(s->url_prefix));
-		if (!a || !(match = kiln_serve_match(s, a)))
-			continue;
-		fputs("    ", f);
-		put_quoted(f, k[i].text);
-		fputc(' ', f);
-		put_quoted(f, match);
-		fputs(";\n", f);
-		free(match);
-	}
-	if (fclose(f) != 0) {
-		free(text);
-		text = NULL;
-	}
-out:
-	if (k)
-		free_keys(k, n);
-	return text;
-}
 
 /* The Available-Dictionary map's entries: the header naming each
  * dictionary (":" base64 of its SHA-256 ":", RFC 9842 section 2.2),
@@ -356,7 +92,7 @@ static char *dict_body(const struct kiln_serve *s)
 		enc[o] = '\0';
 		kiln_dict_id(ids[i], id);
 		fputs("    \"~^:", f);
-		put_regex_literal(f, enc);
+		kiln_nginx_put_regex_literal(f, enc);
 		fprintf(f, ":$\" %s;\n", id);
 	}
 	free(ids);
@@ -376,10 +112,10 @@ struct dict_maps {
 
 static bool dict_maps(const struct kiln_serve *s, struct dict_maps *m)
 {
-	m->uad = uad_body(s);
+	m->uad = kiln_nginx_uad_body(s);
 	m->dict = dict_body(s);
-	if (m->uad && m->dict && digest_name(s, "uad", m->uad, m->uad_name) &&
-	    digest_name(s, "dict", m->dict, m->dict_name))
+	if (m->uad && m->dict && kiln_nginx_digest_name(s, "uad", m->uad, m->uad_name) &&
+	    kiln_nginx_digest_name(s, "dict", m->dict, m->dict_name))
 		return true;
 	free(m->uad);
 	free(m->dict);
@@ -397,21 +133,13 @@ static void put_dict_maps(FILE *f, const struct dict_maps *m)
 }
 
 
-static size_t pow2_at_least(size_t n)
-{
-	size_t p = 64;
-	while (p < n)
-		p *= 2;
-	return p;
-}
-
-static char *http_text(const struct kiln_serve *s)
+static char *negotiating_http(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
-	char name[40], *text = NULL, *body = map_body(s, &longest, &count);
+	char name[40], *text = NULL, *body = kiln_nginx_cc_body(s, &longest, &count);
 	struct dict_maps dm;
 	bool dm_ok = body && dict_maps(s, &dm);
-	FILE *f = dm_ok && digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
+	FILE *f = dm_ok && kiln_nginx_digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
 
 	if (!f) {
 		if (dm_ok) {
@@ -430,21 +158,10 @@ static char *http_text(const struct kiln_serve *s)
 	      "# run: reload nginx after a deploy, or new fingerprinted files are\n"
 	      "# revalidated (no-cache) until then.\n",
 	      f);
-	/* nginx's defaults (64-byte buckets, 2048 of them at most) hold keys
-	 * of up to 46 bytes, about 2,000 of them: only past that does the
-	 * file set the sizes, since two such files in one http {} conflict */
-	if (s->opt->cache_control && (longest > 40 || count > 1000)) {
-		/* nginx needs buckets that hold the longest key, and a hash
-		 * large enough to place every key */
-		fprintf(f, "#\n# It sets the map hash sizes its keys need: remove your own\n"
-			   "# map_hash_bucket_size and map_hash_max_size, or keep them at\n"
-			   "# least this large.\n"
-			   "map_hash_bucket_size %zu;\nmap_hash_max_size %zu;\n",
-			pow2_at_least(longest + 32), pow2_at_least(4 * count + 1024));
-	}
+	kiln_nginx_put_hash_sizes(f, s, longest, count);
 	fprintf(f, "\nmap $uri $%s {\n    default \"" KILN_CACHE_REVALIDATE "\";\n%s}\n", name,
 		s->opt->cache_control ? body : "");
-	put_accept_maps(f);
+	kiln_nginx_put_accept_maps(f);
 	put_dict_maps(f, &dm);
 	free(dm.uad);
 	free(dm.dict);
@@ -457,21 +174,6 @@ static char *http_text(const struct kiln_serve *s)
 }
 
 /* --- the location {} file ------------------------------------------------ */
-
-/* The regular expression that matches a URI naming one of kiln's own files. */
-static void put_own_regex(FILE *f, const struct kiln_serve *s)
-{
-	fputs("(?:^|/)(?:", f);
-	for (const char *const *o = s->own; *o; o++) {
-		put_regex_literal(f, *o);
-		fputc('|', f);
-	}
-	/* a dictionary delta's own name (codec.h) */
-	fprintf(f, "[^/]*\\.[0-9a-f]{%d}\\%s|", KILN_DICT_ID_HEX, kiln_codec_dcz.suffix);
-	/* KILN_TEMP_GLOB, KILN_JOURNAL_GLOB, KILN_PART_GLOB (the deltas' own
-	 * URLs are refused with the dictionary rules) */
-	fputs("\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*|kiln-manifest\\.shard-[^/]*\\.json)\\z", f);
-}
 
 /* The dictionary delta, when the request names its dictionary and
  * accepts it; before every other coding. */
@@ -488,9 +190,9 @@ static void put_dcz(FILE *f, const char *dict_name)
 	      "if ($kiln_uad) { set $kiln_vary \"Accept-Encoding, Available-Dictionary\"; }\n"
 	      "set $kiln_dcz \"\";\n",
 	      f);
-	fprintf(f, "if ($http_accept_encoding ~* \"(?:^|,)\\s*%s\\s*" ANY_PARAMS
+	fprintf(f, "if ($http_accept_encoding ~* \"(?:^|,)\\s*%s\\s*" KILN_NGINX_ANY_PARAMS
 		   "\") { set $kiln_dcz 1; }\n", tok);
-	fprintf(f, "if ($http_accept_encoding ~* \"(?:^|,)\\s*%s\\s*" Q_ZERO
+	fprintf(f, "if ($http_accept_encoding ~* \"(?:^|,)\\s*%s\\s*" KILN_NGINX_Q_ZERO
 		   "\") { set $kiln_dcz \"\"; }\n", tok);
 	fprintf(f, "if ($http_range) { set $kiln_dcz \"\"; }\n"
 		   "set $kiln_dcz \"$kiln_have:$kiln_dcz:$%s\";\n"
@@ -511,14 +213,10 @@ static void put_negotiation(FILE *f, const char *dict_name)
 	      "# deny) cannot be walked around.\n"
 	      "# (A named capture: nginx escapes numbered ones, spaces and all.)\n"
 	      "set $kiln_direct \"\";\n"
-	      "if ($request_filename ~ \"(?s)^(?<kiln_direct>.+)(?:",
+	      "if ($request_filename ~ \"",
 	      f);
-	for (unsigned c = 0; c < kiln_ncodecs; c++) {
-		if (c)
-			fputc('|', f);
-		put_regex_literal(f, kiln_codecs[c]->info.suffix);
-	}
-	fputs(")\\z\") { }\n"
+	kiln_nginx_put_direct_regex(f);
+	fputs("\") { }\n"
 	      "if (-f $kiln_direct) { return 404; }\n\n",
 	      f);
 	fputs("# Which siblings exist now, beside a source that exists: $kiln_have\n"
@@ -536,7 +234,7 @@ static void put_negotiation(FILE *f, const char *dict_name)
 	      "set $kiln_pick \"$kiln_have:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		fprintf(f, "$" ACCEPT_VAR "%u", c);
+		fprintf(f, "$" KILN_NGINX_ACCEPT_VAR "%u", c);
 	fputs("\";\n", f);
 	for (unsigned c = kiln_ncodecs; c-- > 0;)
 		fprintf(f,
@@ -566,13 +264,13 @@ static void put_negotiation(FILE *f, const char *dict_name)
 		kiln_codec_dcz.name);
 }
 
-static char *location_text(const struct kiln_serve *s)
+static char *negotiating_location(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
-	char name[40], *text = NULL, *body = map_body(s, &longest, &count);
+	char name[40], *text = NULL, *body = kiln_nginx_cc_body(s, &longest, &count);
 	struct dict_maps dm;
 	bool dm_ok = body && dict_maps(s, &dm);
-	FILE *f = dm_ok && digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
+	FILE *f = dm_ok && kiln_nginx_digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
 
 	free(body);
 	if (dm_ok) {
@@ -595,7 +293,7 @@ static char *location_text(const struct kiln_serve *s)
 	      "\n# kiln's own files are never sent.\n"
 	      "if ($uri ~ \"",
 	      f);
-	put_own_regex(f, s);
+	kiln_nginx_put_own_regex(f, s);
 	fputs("\") { return 404; }\n\n", f);
 	fputs("set $kiln_file $request_filename;\n"
 	      "set $kiln_coding \"\";\n"
@@ -620,10 +318,21 @@ static char *location_text(const struct kiln_serve *s)
 	return text;
 }
 
+/* The form this run gets (snippet_nginx.h). */
+static char *location_text(const struct kiln_serve *s)
+{
+	return kiln_nginx_static_form(s) ? kiln_nginx_static_location(s) : negotiating_location(s);
+}
+
+static char *http_text(const struct kiln_serve *s)
+{
+	return kiln_nginx_static_form(s) ? kiln_nginx_static_http(s) : negotiating_http(s);
+}
+
 static const char *nginx_left_out(const struct kiln_serve *s, const struct kiln_serve_asset *a)
 {
 	if (kiln_serve_cache_control(s, a) && a->immutable &&
-	    strlen(s->url_prefix) + strlen(a->rel) > MAX_KEY)
+	    strlen(s->url_prefix) + strlen(a->rel) > KILN_NGINX_MAX_KEY)
 		return "its URL path is longer than the map of immutable files takes (2048 "
 		       "bytes): served no-cache, not immutable";
 	return NULL;

@@ -201,16 +201,11 @@ def check_tests(tests):
 
 
 # The modules of lib/ over 150 lines without a unit test program, and why.
-# Each is tested end to end today; the ones marked "not yet" are owed one.
+# Each is tested end to end.
 UNTESTED = {
     "archive": "deploy archives in and out through libarchive: tests/e2e/archive.sh",
     "artifacts": "writes what test_manifest and test_snippet check as text; files: e2e/artifacts.sh",
     "bundler": "reads real bundlers' manifests (tests/bundler/): e2e/immutable.sh",
-    "dict": "not yet; dictionary deltas, the pipeline's last step: e2e/serve_dcz.sh, first_deploy.sh",
-    "merge": "not yet; shard parts merged: e2e/shard.sh and shard_corpus.sh",
-    "pipeline": "not yet; one file to its siblings: e2e/site.sh, codings.sh, consistency.sh",
-    "produce": "not yet; encoding a file's codings: e2e/codings.sh, stream.sh",
-    "release": "not yet; earlier releases (--previous): e2e/first_deploy.sh, serve_dcz.sh",
     "run": "the orchestration of a tree, i.e. the whole binary: every e2e suite",
 }
 UNIT_FAMILIES = ("codec", "archive", "snippet", "serve")

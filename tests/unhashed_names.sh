@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
 # unhashed_names.sh - how many names of real unhashed trees the fingerprint rules
 # take for hashes: the paths of every file under each DIR (relative to it,
-# each tree under its own prefix) are given to test_fingerprint as its
-# corpus, which decides them as one tree (the name alone, then the tree's
-# shapes), prints "corpus of N unhashed names: X by name, Y by shape", and
-# names each one taken.  docs/cache-control.md's rustdoc row is
-#
-#   tests/unhashed_names.sh build/tests/test_fingerprint /usr/share/doc/rust-doc/html
-#
-# with Debian 12's rust-doc installed.  Exits as test_fingerprint does (1
-# when any name is taken, or its other checks fail).
+# each tree under its own prefix) are given to test_shape as its corpus,
+# which decides them as one tree (the name alone, then the tree's shapes),
+# prints "corpus of N unhashed names: X by name, Y by shape", and names
+# each one taken (docs/cache-control.md, "What it costs", runs it on
+# /usr/share/doc).  Exits as test_shape does (1 when any name is taken, or
+# its other checks fail).
 set -eu
-[ $# -ge 2 ] || { echo "usage: unhashed_names.sh TEST_FINGERPRINT DIR..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: unhashed_names.sh TEST_SHAPE DIR..." >&2; exit 2; }
 prog=$1
 shift
 list=$(mktemp)

@@ -97,14 +97,24 @@ for sc in single page; do
 		# shellcheck disable=SC2086 # best: the codings allowed
 		check "serve.sh $sc, chromium client, kiln serve row: the smallest sibling ($ROW)" sane $best
 	fi
+	# the static form's rows (its tree has no .zst: br wherever zstd won)
+	case $sc in single) sbest=br ;; page) sbest=br:6,id:1 ;; esac
+	for r in 7 8; do
+		ROW=$(serve_row "$sc" gzip "$r")
+		check "serve.sh $sc, gzip client, static form row $r: $gz, figures in order ($ROW)" sane "$gz"
+		ROW=$(serve_row "$sc" chromium "$r")
+		check "serve.sh $sc, chromium client, static form row $r: $sbest ($ROW)" sane "$sbest"
+	done
 done
 # (rows 2 and 3 against 1 and each other for both clients of both
 # scenarios, against gzip_static for the gzip client only)
-pairs=("2 / row 1:4" "3 / row 2:4" "2 / row 4:2" "3 / row 5:2")
-[ -z "$KILN_SERVE_ROW" ] || pairs+=("6 / row 1:4" "6 / row 3:4" "6 / row 5:2")
+# and the static form's against the negotiating one's and gzip_static's;
+# each line ends with the CPU ratio of each round)
+pairs=("2 / row 1:4" "3 / row 2:4" "2 / row 4:2" "3 / row 5:2" "7 / row 2:4" "8 / row 3:4" "7 / row 4:2" "8 / row 5:2")
+[ -z "$KILN_SERVE_ROW" ] || pairs+=("6 / row 1:4" "6 / row 3:4" "6 / row 5:2" "6 / row 8:4")
 for pair in "${pairs[@]}"; do
 	check "serve.sh: ratio row ${pair%:*}, ${pair#*:} times" \
-		[ "$(grep -cE "^  row ${pair%:*} +[0-9.]+ \([0-9.]+-[0-9.]+\) +[0-9.]+ \([0-9.]+-[0-9.]+\)$" "$T/serve")" = "${pair#*:}" ]
+		[ "$(grep -cE "^  row ${pair%:*} +[0-9.]+ \([0-9.]+-[0-9.]+\) +[0-9.]+ \([0-9.]+-[0-9.]+\) +[0-9.]+$" "$T/serve")" = "${pair#*:}" ]
 done
 check "serve.sh: no wrk errors" not grep -Eq 'socket errors|timeouts|non-2xx' "$T/serve"
 

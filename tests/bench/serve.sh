@@ -20,6 +20,13 @@
 #                  manifest is the configuration), when this kiln has it;
 #                  its CPU is the whole process's, all threads
 #                  (SERVE_KILN=0 leaves the row out)
+#   7 kiln static  the snippet's static form: a copy of the tree run with
+#                  kiln --brotli --nginx-brotli-static (no .zst: gzip_static
+#                  and brotli_static choose), nginx with the brotli_static
+#                  module loaded (this row and the next alone), when
+#                  libnginx-mod-http-brotli-static is installed
+#   8 kiln static+ofc  the same with row 3's open_file_cache lines
+# (SERVE_ROWS: the rows to run, default all of them.)
 # to two clients: "gzip" (Accept-Encoding: gzip) and "chromium"
 # (Accept-Encoding: gzip, deflate, br, zstd), in two scenarios:
 #   single  one ~125 KB JSON asset, one URL
@@ -51,7 +58,9 @@
 #   minute, not a measurement)
 #   env: SERVE_WARMUP (seconds, default 3, at most SECONDS; 0: none),
 #        SERVE_SCENARIOS ("single page"), SERVE_CONNECTIONS (50),
-#        SERVE_THREADS (2), NGINX (/usr/sbin/nginx)
+#        SERVE_THREADS (2), SERVE_ROWS ("1 2 3 4 5 6 7 8"), NGINX
+#        (/usr/sbin/nginx), BROTLI_MODULE (Debian's
+#        ngx_http_brotli_static_module.so)
 # needs: nginx-light, wrk, curl, python3 (Debian packages).
 # Loopback is not a network, and wrk shares the cores with nginx: the
 # figures compare server CPU per request, not what a link carries.
@@ -94,16 +103,26 @@ stop_all() {
 trap 'stop_all; [ -n "${SERVE_KEEP:-}" ] || rm -rf "$T"' EXIT
 die() { echo "serve.sh: $*" >&2; exit 1; }
 
-ROWS="1 2 3 4 5"
-if [ "${SERVE_KILN:-1}" != 0 ] && ! "$KILN" serve --listen 127.0.0.1:0 "$T/none" 2>&1 | grep -q 'built without'; then
-	ROWS="$ROWS 6"
-fi
-row_name() { case $1 in 1) echo dynamic ;; 2) echo kiln ;; 3) echo kiln+ofc ;; 4) echo gzip_static ;; 5) echo gzip_static+ofc ;; 6) echo "kiln serve" ;; esac; }
+BROTLI_MODULE=${BROTLI_MODULE:-/usr/lib/nginx/modules/ngx_http_brotli_static_module.so}
+ROWS=
+for r in ${SERVE_ROWS:-1 2 3 4 5 6 7 8}; do
+	case $r in
+	[1-5]) ;;
+	6) if [ "${SERVE_KILN:-1}" = 0 ] || "$KILN" serve --listen 127.0.0.1:0 "$T/none" 2>&1 | grep -q 'built without'; then continue; fi ;;
+	7 | 8) [ -e "$BROTLI_MODULE" ] || { echo "serve.sh: no $BROTLI_MODULE (libnginx-mod-http-brotli-static): rows 7 and 8 left out" >&2; continue; } ;;
+	*) echo "serve.sh: SERVE_ROWS: rows are 1 to 8, not $r" >&2; exit 2 ;;
+	esac
+	ROWS="$ROWS $r"
+done
+[ -n "$ROWS" ] || { echo "serve.sh: no row to run" >&2; exit 2; }
+row_name() { case $1 in 1) echo dynamic ;; 2) echo kiln ;; 3) echo kiln+ofc ;; 4) echo gzip_static ;; 5) echo gzip_static+ofc ;; 6) echo "kiln serve" ;; 7) echo "kiln static" ;; 8) echo "kiln static+ofc" ;; esac; }
+# tree_of SCENARIO ROW: the tree the row serves
+tree_of() { case $2 in 7 | 8) echo "$T/$1-static" ;; *) echo "$T/$1" ;; esac; }
 CLIENTS="gzip chromium"
 declare -A AE=([gzip]='gzip' [chromium]='gzip, deflate, br, zstd')
 client_ae() { echo "${AE[$1]}"; }
 # Rows 4 and 5 only for the gzip client: gzip_static knows no other coding.
-has_row() { [ "$2" -le 3 ] || [ "$2" = 6 ] || [ "$1" = gzip ]; }
+has_row() { [ "$2" != 4 ] && [ "$2" != 5 ] || [ "$1" = gzip ]; }
 
 # --- the trees --------------------------------------------------------------
 # single: ~125 KB of JSON records, varied enough to compress like real data.
@@ -122,9 +141,12 @@ awk 'BEGIN {
 # page: the serving tests' page (index.html) and every asset it loads.
 bash "$here/../e2e/serve_tree.sh" "$T/page" || die "serve_tree.sh failed"
 for s in single page; do
+	# the static form's tree: the same sources, .gz and .br, no .zst
+	cp -a "$T/$s" "$T/$s-static"
 	"$KILN" -q --brotli --zstd "$T/$s" || die "kiln --brotli --zstd failed on the $s tree"
+	"$KILN" -q --brotli --nginx-brotli-static "$T/$s-static" || die "kiln --nginx-brotli-static failed on the $s tree"
 done
-chmod -R a+rX "$T/single" "$T/page"
+chmod -R a+rX "$T/single" "$T/page" "$T/single-static" "$T/page-static"
 # URL paths per scenario, and the file each one names.
 urls() {
 	case $1 in
@@ -144,16 +166,18 @@ OFC='open_file_cache max=1000 inactive=60s; open_file_cache_valid 60s; open_file
 row_body() { # row_body ROW TREE: the directives of the location / {}
 	case $1 in
 	1) echo 'gzip on; gzip_comp_level 6; gzip_vary on; gzip_types text/css application/javascript application/json;' ;;
-	2) echo "include $2/kiln.nginx.conf;" ;;
-	3) echo "$OFC include $2/kiln.nginx.conf;" ;;
+	2 | 7) echo "include $2/kiln.nginx.conf;" ;;
+	3 | 8) echo "$OFC include $2/kiln.nginx.conf;" ;;
 	4) echo 'gzip_static on; gzip_vary on;' ;;
 	5) echo "$OFC gzip_static on; gzip_vary on;" ;;
 	esac
 }
 conf() { # conf DIR PORT ROW TREE
-	local http=
-	case $3 in 2 | 3) http="include $4/kiln.nginx.http.conf;" ;; esac
+	local http= main=
+	case $3 in 2 | 3 | 7 | 8) http="include $4/kiln.nginx.http.conf;" ;; esac
+	case $3 in 7 | 8) main="load_module $BROTLI_MODULE;" ;; esac
 	cat >"$1/nginx.conf" <<CONF
+$main
 worker_processes 1;
 pid $1/nginx.pid;
 error_log $1/error.log;
@@ -205,7 +229,7 @@ start_row() { # start_row SCENARIO ROW
 	fi
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		port=$((20000 + RANDOM % 20000))
-		conf "$dir" "$port" "$2" "$T/$1"
+		conf "$dir" "$port" "$2" "$(tree_of "$1" "$2")"
 		rm -f "$dir/nginx.pid" "$dir/error.log"
 		"$NGINX" -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" 2>>"$dir/start.log" || continue
 		for _ in $(seq 50); do [ -s "$dir/nginx.pid" ] && break; sleep 0.1; done
@@ -267,6 +291,9 @@ for rc in rows:
         code, _, enc = head.partition(" ")
         enc = enc.strip() or "identity"
         body = open("%s.%d" % (base, i), "rb").read()
+        if row in ("7", "8"):  # the static form's tree, beside the other
+            tree = os.path.join(top, scen)
+            path = tree + "-static" + path[len(tree):]
         source = open(path, "rb").read()
         have = {c: path + x for c, x in suffix.items() if os.path.exists(path + x)}
         if row == "1":
@@ -403,6 +430,10 @@ for s in $SCENARIOS; do
 		for r in $ROWS; do if has_row "$c" "$r"; then fetch_row "$s" "$r" "$c"; fi; done
 	done
 	check_rows "$s" || die "a row does not send what it claims (above)"
+	case " $ROWS " in
+	*" 7 "* | *" 8 "*) grep -q '^brotli_static on;' "$T/$s-static/kiln.nginx.conf" ||
+		die "the $s-static tree's snippet is not the static form (rows 7 and 8)" ;;
+	esac
 	if [ "$WARMUP" -gt 0 ]; then
 		for c in $CLIENTS; do
 			for r in $ROWS; do if has_row "$c" "$r"; then wrk_run "$s" "$r" "$c" "$WARMUP"; fi; done
@@ -454,7 +485,8 @@ import statistics, sys
 rows_file, runs_file, scen_file, hz, duration = sys.argv[1:6]
 hz = float(hz)
 names = {"1": "1 dynamic gzip 6", "2": "2 kiln snippet", "3": "3 kiln + open_file_cache", "4": "4 gzip_static",
-         "5": "5 gzip_static + open_file_cache", "6": "6 kiln serve"}
+         "5": "5 gzip_static + open_file_cache", "6": "6 kiln serve", "7": "7 kiln static snippet",
+         "8": "8 kiln static + open_file_cache"}
 info = {}
 for line in open(rows_file):
     s, c, r, enc, body = line.rstrip("\n").split("\t")
@@ -489,7 +521,7 @@ for s in dict.fromkeys(k[0] for k in runs):
     print("other processes (not nginx, not wrk) during the runs: median %.2f cores (max %.2f); steal median %.2f cores"
           % (med(others), max(others), med(steal)))
     for c in dict.fromkeys(k[1] for k in runs if k[0] == s):
-        rows = [r for r in "123456" if (s, c, r) in runs]
+        rows = [r for r in "12345678" if (s, c, r) in runs]
         n = len(runs[s, c, rows[0]])
         print()
         print("client %s, %d run%s of %s s per row (medians; min-max for requests/s)" % (c, n, "s" * (n > 1), duration))
@@ -509,14 +541,20 @@ for s in dict.fromkeys(k[0] for k in runs):
                 ("  (%s)" % err) if err else ""))
         def r3(x):
             return "%.1f" % x if x >= 10 else "%.2f" % x if x >= 1 else "%.3f" % x
-        def ratio(a, b, what):
+        def per_round(a, b, what):
             ra, rb = runs[s, c, a], runs[s, c, b]
-            v = [ra[i][what] / rb[i][what] for i in ra if i in rb and rb[i][what] and ra[i][what] == ra[i][what]]
+            return [ra[i][what] / rb[i][what] for i in sorted(ra)
+                    if i in rb and rb[i][what] and ra[i][what] == ra[i][what]]
+        def ratio(a, b, what):
+            v = per_round(a, b, what)
             return "%s (%s-%s)" % (r3(med(v)), r3(min(v)), r3(max(v))) if v else "-"
-        print("%-51s %-22s %s" % ("ratios, each the median of the %d rounds' (min-max)" % n if n > 1 else "ratios (1 round)",
-                                  "requests/s", "server CPU per request"))
-        pairs = [(r, "1") for r in rows[1:]] + [p for p in (("3", "2"), ("2", "4"), ("3", "5"), ("6", "3"),
-                                                          ("6", "5")) if p[0] in rows and p[1] in rows]
+        print("%-51s %-22s %-22s %s" % ("ratios, each the median of the %d rounds' (min-max)" % n if n > 1 else "ratios (1 round)",
+                                        "requests/s", "server CPU per request", "CPU per request, each round"))
+        pairs = [(r, "1") for r in rows[1:] if "1" in rows] + [
+            p for p in (("3", "2"), ("2", "4"), ("3", "5"), ("6", "3"), ("6", "5"), ("7", "2"), ("8", "3"),
+                        ("7", "4"), ("8", "5"), ("6", "8"))
+            if p[0] in rows and p[1] in rows]
         for a, b in pairs:
-            print("  %-50s %-22s %s" % ("row %s / row %s" % (a, b), ratio(a, b, "rps"), ratio(a, b, "cpu")))
+            print("  %-50s %-22s %-22s %s" % ("row %s / row %s" % (a, b), ratio(a, b, "rps"), ratio(a, b, "cpu"),
+                                             " ".join(r3(x) for x in per_round(a, b, "cpu"))))
 PY

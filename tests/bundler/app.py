@@ -17,8 +17,9 @@ of one app.
 
 Beside it, public/ holds files a bundler copies as they are: their names are
 what real sites ship (a maskable icon, fonts, a robots.txt), several with an
-8-character word where a hash would be, in the directory the hashed outputs
-go to.  None may be taken for a hash.
+8-character word where a hash would be, and names of every kind a review
+found taken for hashes (people, brands, codes: NAMED), in the directory the
+hashed outputs go to.  None may be taken for a hash.
 """
 import os
 import random
@@ -44,6 +45,27 @@ PUBLIC = {
     "assets/plpython-python23.html": b"<!doctype html><title>python 2 and 3</title>\n" * 20,
     "assets/guide-chapter1.html": b"<!doctype html><title>chapter 1</title>\n" * 20,
 }
+# Names of every kind a review found taken for hashes, each a file of the
+# kind it was found as, in the directory of the hashed outputs: people
+# (with parts of 2 letters, an initial, a particle), brands and
+# identifiers (CamelCase with an acronym or a number), product codes,
+# upper-case codes with digits, hexadecimal that is no hash (a colour, a
+# word, a UUID's last group), a page with a hexadecimal id, scripts named
+# by hand.
+NAMED = ("team-TomHanks.jpg team-BobSmith.jpg team-XuLiPing.jpg team-IanMcKay.jpg "
+         "team-AmyGarza.jpg speaker-OConnorP.jpg speaker-DeShawnW.jpg ceo-LeBronJ2.jpg "
+         "team-WangWei1.jpg brand-ReactDOM.svg icon-jQueryUI.svg logo-GitHubCI.svg "
+         "logo-GoogleAI.svg logo-ChatGPT4.svg icon-ChevronR.svg icon-ZoomIn2x.svg "
+         "item-iPad10th.jpg cam-ILCE7M4K.jpg icon-USBtypeC.svg flag-en_GB_v2.svg "
+         "doc-StringIO.svg doc-TargetID.svg doc-InitLLVM.svg doc-Win32API.svg "
+         "badge-MP3AUDIO.svg badge-SOC2TYPE.svg icon-WIFI6GHZ.svg codec-H264HEVC.svg "
+         "promo-Q3FY24aa.jpg sku-X7K2PQ9Z.jpg swatch-deadbeef.png hero-Winter_B.jpg "
+         "550e8400-e29b-41d4-a716-4466554400ab.jpg post-3f9a2c7b1d4e.html "
+         "palette-ff00aa11.css vendor-ReactDOM.js widget-TomHanks.js").split()
+for _name in NAMED:
+    _line = {"js": "// hand-named {}\n", "css": "/* hand-named {} */\n"}.get(_name.rsplit(".", 1)[1],
+                                                                          "hand-named {}\n")
+    PUBLIC["assets/" + _name] = _line.format(_name).encode() * 40
 
 
 def words(rng, n):

@@ -40,6 +40,7 @@ cp -r "$A/public/." "$D/"
 cp "$A/public/assets/"* "$D/"
 check "parcel hashed hundreds of outputs" [ "$(wc -l <"$A/hashed.txt")" -ge 300 ]
 check "kiln on parcel's dist/" "$KILN" -q "$D"
-hashed_check "parcel, the tree alone" "$D" "$A/hashed.txt" name tree
+tree_check "parcel, the tree alone" "$D" "$A/hashed.txt" name tree
+tally_check parcel 5
 took
 finish

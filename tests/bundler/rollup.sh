@@ -40,6 +40,7 @@ D=$A/dist
 cp -r "$A/public/." "$D/"
 check "rollup hashed hundreds of outputs" [ "$(wc -l <"$A/hashed.txt")" -ge 500 ]
 check "kiln on rollup's dist/" "$KILN" -q "$D"
-hashed_check "rollup, the tree alone" "$D" "$A/hashed.txt" name tree
+tree_check "rollup, the tree alone" "$D" "$A/hashed.txt" name tree
+tally_check rollup 5
 took
 finish

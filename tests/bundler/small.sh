@@ -4,7 +4,8 @@
 # Vite 8: six apps of app.py (1 or 2 lazily loaded pages: 2 to 4 chunks, a
 # style sheet or two, an image or two), each with a public/assets/ folder
 # of names a site ships (font weights, brands in capitals, camera files,
-# badges), copied by Vite into dist/assets beside its outputs; kiln must
+# badges, people, product codes), copied by Vite into dist/assets beside
+# its outputs; kiln must
 # mark exactly what Vite's manifest lists, from the tree alone and with the
 # manifest.  webpack 5: eight builds of one or two outputs
 # ([contenthash:8]: a script, or a script and its style sheet), with
@@ -24,7 +25,9 @@ public_assets() { # public_assets DIR
 	for f in Inter-SemiBold.woff2 Inter-Variable.woff2 Roboto-BoldItalic.woff2 icon-FACEBOOK.svg \
 		icon-LINKEDIN.svg photo-DSC01234.jpg photo-DSC_0042.jpg photo-IMG_2041.jpg \
 		badge-appstore.svg badge-playstore.svg logo-maskable.png hero-portrait.jpg \
-		brand-DarkMode.svg; do
+		brand-DarkMode.svg team-TomHanks.jpg team-XuLiPing.jpg speaker-OConnorP.jpg \
+		brand-ReactDOM.svg logo-GitHubCI.svg item-iPad10th.jpg cam-ILCE7M4K.jpg \
+		badge-MP3AUDIO.svg promo-Q3FY24aa.jpg flag-en_GB_v2.svg; do
 		python3 -c "import sys; sys.stdout.write(('%s ' % sys.argv[1]) * 200)" "$f" \
 			>"$1/public/assets/$f"
 	done
@@ -66,7 +69,7 @@ PY
 	check "vite app $i: 2 to 4 chunks" [ "$chunks" -ge 2 -a "$chunks" -le 4 ]
 	mv "$D/.vite" "$T/vmeta$i"
 	check "kiln on small vite app $i (no manifest)" "$KILN" -q "$D"
-	hashed_check --unprovable-media "small vite app $i, the tree alone" "$D" "$T/vhashed$i" name tree
+	tree_check "small vite app $i, the tree alone" "$D" "$T/vhashed$i" name tree
 	mv "$T/vmeta$i" "$D/.vite"
 	check "kiln on small vite app $i (Vite's manifest in it)" "$KILN" -q "$D"
 	hashed_check "small vite app $i, with .vite/manifest.json" "$D" "$T/vhashed$i" name bundler
@@ -121,7 +124,11 @@ PY
 	cp "$T/vite1/public/robots.txt" "$T/vite1/public/favicon.ico" "$D/"
 	printf '<!doctype html><title>app %s</title>\n' "$i" >"$D/index.html"
 	check "kiln on small webpack app $i" "$KILN" -q "$D"
-	hashed_check "small webpack app $i, the tree alone" "$D" "$T/whashed$i" name tree
+	tree_check "small webpack app $i, the tree alone" "$D" "$T/whashed$i" name tree
+	python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["children"][int(sys.argv[2])], open(sys.argv[3], "w"))' \
+		"$T/wstats.json" "$i" "$T/wstats$i.json"
+	check "kiln --fingerprints on small webpack app $i" "$KILN" -q --fingerprints "$T/wstats$i.json" "$D"
+	hashed_check "small webpack app $i, --fingerprints stats" "$D" "$T/whashed$i" name bundler
 done
 
 # ---- esbuild: an entry, its style sheet and image, and one or two pages
@@ -163,7 +170,10 @@ assert all(k.startswith(sys.argv[2]) for k in outputs), list(outputs)[:3]
 print("\n".join(sorted(k[len(sys.argv[2]):] for k in outputs)))
 PY
 	check "kiln on small esbuild app $i" "$KILN" -q "$D"
-	hashed_check "small esbuild app $i, the tree alone" "$D" "$T/ehashed$i" name tree
+	tree_check "small esbuild app $i, the tree alone" "$D" "$T/ehashed$i" name tree
+	check "kiln --fingerprints on small esbuild app $i" "$KILN" -q --fingerprints "$A/meta.json" "$D"
+	hashed_check "small esbuild app $i, --fingerprints meta.json" "$D" "$T/ehashed$i" name bundler
 done
+tally_check small 50
 took
 finish

@@ -34,7 +34,7 @@ JS
 	hashed_of "$D" >"$T/hashed$seed"
 	mv "$D/.vite" "$T/vite$seed"
 	check "kiln on app $seed (no manifest)" "$KILN" -q "$D"
-	hashed_check "vite app $seed, the tree alone" "$D" "$T/hashed$seed" name tree
+	tree_check "vite app $seed, the tree alone" "$D" "$T/hashed$seed" name tree
 	mv "$T/vite$seed" "$D/.vite"
 	check "kiln on app $seed (Vite's manifest in it)" "$KILN" -q "$D"
 	hashed_check "vite app $seed, with .vite/manifest.json" "$D" "$T/hashed$seed" name bundler
@@ -44,5 +44,6 @@ JS
 done
 # the hashes are many distinct draws
 check "hundreds of distinct hashes" [ "$(cat "$T"/hashed? | sort -u | wc -l)" -ge 900 ]
+tally_check vite 5
 took
 finish

@@ -6,8 +6,9 @@
 # page's image change a little, and so does the entry that imports them).
 # Vite's manifests (moved out of dist/ before deploying, as Vite's guide
 # says) pair each changed output with its release-1 version.  kiln runs on
-# release 2 with --previous release 1 (no other evidence than the names:
-# what the tree and the rename show); then every changed asset of 256
+# each release with its manifest (--fingerprints, as the Vite plugin gives
+# it: the bundler's account of its hashed outputs), on release 2 with
+# --previous release 1; then every changed asset of 256
 # bytes or more must have a delta named after its release-1 version,
 # decoding (the zstd tool) with it to release 2's bytes; nginx serves
 # release 1 to headless Chromium, which loads every page and image, then
@@ -32,8 +33,9 @@ JS
 	mv "$T/app$n/dist" "$T/r$n"
 done
 touch -d '+1 minute' "$T/r2/index.html" # a later deploy
-check "kiln on release 1" "$KILN" -q --brotli --zstd "$T/r1"
-check "kiln on release 2 --previous release 1" "$KILN" -q --brotli --zstd --verify --previous "$T/r1" "$T/r2"
+check "kiln on release 1" "$KILN" -q --brotli --zstd --fingerprints "$T/manifest1.json" "$T/r1"
+check "kiln on release 2 --previous release 1" "$KILN" -q --brotli --zstd --verify --previous "$T/r1" \
+	--fingerprints "$T/manifest2.json" "$T/r2"
 
 # The changed outputs: one logical output (a manifest entry's file, css or
 # assets) with another name in release 2.  PATH1 PATH2 SHA256-OF-PATH1.

@@ -80,6 +80,10 @@ rmdir "$D/.vite"
 check "... and without it, the name is not immutable" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "- -" ]
 "$KILN" -q --fingerprints "$T/vite.json" "$D"
 check "--fingerprints FILE proves it" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "bundler KQXWPZvr" ]
+ln -s "$T/vite.json" "$T/vite-link.json"
+"$KILN" -q --fingerprints "$T/vite-link.json" "$D"
+check "--fingerprints through a link (a path given outside the tree)" \
+	[ "$(why "$D" solo/app-KQXWPZvr.js)" = "bundler KQXWPZvr" ]
 echo '{"name": "a web app manifest", "icons": [{"src": "a.png"}]}' >"$T/pwa.json"
 echo 'not json' >"$T/bad.json"
 "$KILN" -q --fingerprints "$T/pwa.json" --fingerprints "$T/bad.json" --fingerprints "$T/none.json" \
@@ -100,7 +104,8 @@ V=$T/vp
 mkdir -p "$V/assets"
 for f in index-B2x9_kQ1.js vendor-Qm7pL2vX.js index-DPJWWXvr.css app-KQXWPZvr.js \
 	chunk-Xk9mQ2pL.js about-Zt4wRq8n.js app-KQXWPZvr.js.map badge-appstore.svg qr-QRCODEzx.svg \
-	Inter-SemiBold.woff2 photo-DSC_0042.jpg team-TomHanks.jpg icon-arrow-up.svg; do
+	Inter-SemiBold.woff2 photo-DSC_0042.jpg team-TomHanks.jpg icon-arrow-up.svg \
+	extra-Pq8wR3tZ.js; do
 	text "$V/assets/$f" 3000 "$f"
 done
 "$KILN" -q "$V"
@@ -122,9 +127,17 @@ cat >"$V/.vite/manifest.json" <<'JSON'
 JSON
 "$KILN" -q "$V"
 check "with Vite's manifest, not" [ "$(why "$V" assets/qr-QRCODEzx.svg)" = "- -" ]
+check "... nor a copy whose name alone would be taken: the manifest decides its directory" \
+	[ "$(why "$V" assets/extra-Pq8wR3tZ.js)" = "- -" ]
 check "... and its outputs are the bundler's" [ "$(why "$V" assets/index-DPJWWXvr.css)" = "bundler DPJWWXvr" ]
 check "... their source maps too" [ "$(why "$V" assets/app-KQXWPZvr.js.map)" = "bundler KQXWPZvr" ]
 check "... and the name's stay the name's" [ "$(why "$V" assets/index-B2x9_kQ1.js)" = "name B2x9_kQ1" ]
+# an earlier build's manifest (older than the outputs) decides nothing
+touch -d '-1 hour' "$V/.vite/manifest.json"
+"$KILN" -q "$V"
+check "a stale manifest decides nothing: the copy is its name's again" \
+	[ "$(why "$V" assets/extra-Pq8wR3tZ.js)" = "name Pq8wR3tZ" ]
+check "... and it still proves what it proves" [ "$(why "$V" assets/index-DPJWWXvr.css)" = "bundler DPJWWXvr" ]
 
 # ---- a rename across releases, with new bytes
 R1=$T/r1 R2=$T/r2

@@ -7,7 +7,9 @@
 # 2 after a reload, to headless Chromium (browser_dcz.py: the dictionary
 # kept from visit 1, offered in visit 2, dcz sent and release 2's script
 # run); then curl for every case where dcz must not be sent, each body
-# decoded; then check, re-runs, a changed source and clean.
+# decoded; release 1 again with the nginx snippet's static form
+# (--nginx-brotli-static), to Chromium; then check, re-runs, a changed
+# source and clean.
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
@@ -203,6 +205,54 @@ check "nginx logged dcz for Chromium's request" grep -q 'uri="/assets/app.8e1d0a
 no_errors() { ! grep -v 'favicon\.ico' "$1" | grep -q '\[\(error\|crit\|alert\|emerg\)\]'; }
 check "nginx logged no error" no_errors "$T/n/error.log"
 nginx_stop
+
+# ---- 3a. Release 1 with the nginx snippet's static form (kiln --brotli
+# --nginx-brotli-static, no delta: gzip_static and brotli_static send the
+# siblings; an nginx with the brotli module): its script still carries
+# Use-As-Dictionary and varies on Available-Dictionary, and Chromium keeps
+# it as the dictionary release 2's dcz is sent against.
+BROTLI_MODULE=${BROTLI_MODULE:-/usr/lib/nginx/modules/ngx_http_brotli_static_module.so}
+cp -a "$T/r1" "$T/r1s"
+"$KILN" -q --brotli --nginx-brotli-static "$T/r1s"
+check "release 1, kiln --brotli --nginx-brotli-static: the static form" grep -q '^brotli_static on;' "$T/r1s/kiln.nginx.conf"
+chmod -R a+rX "$T/r1s"
+export NGINX_MAIN="load_module $BROTLI_MODULE;"
+if dcz_nginx nginx_start "$T/ns" "$T/r1s"; then
+	U=http://127.0.0.1:$PORT
+	curl -s -D "$T/hs" -o /dev/null -H 'Accept-Encoding: gzip, br' "$U/assets/app.3f9a2c7b.js"
+	check "static form: release 1's script as br, Use-As-Dictionary: match=\"/assets/app.*.js\"" \
+		sh -c "grep -qi '^Content-Encoding: br' '$T/hs' && grep -q '^Use-As-Dictionary: match=\"/assets/app\.\*\.js\"' '$T/hs'"
+	check "... a year of freshness" grep -qi '^Cache-Control: public, max-age=31536000, immutable' "$T/hs"
+	vary=$(tr -d '\r' <"$T/hs" | awk -F': ' 'tolower($1) == "vary" { v = v (v ? ", " : "") $2 } END { print v }')
+	check "... Vary names Accept-Encoding and Available-Dictionary ($vary)" \
+		eval "[[ '$vary' == *Accept-Encoding* && '$vary' == *Available-Dictionary* ]]"
+	cp "$T/ns/nginx.conf" "$T/ns/nginx.r1.conf"
+	dcz_nginx nginx_conf "$T/ns" "$T/r2" "$PORT"
+	mv "$T/ns/nginx.conf" "$T/ns/nginx.r2.conf"
+	mv "$T/ns/nginx.r1.conf" "$T/ns/nginx.conf"
+	cat >"$T/switch-s.sh" <<SW
+#!/bin/sh
+kill $NGINX_PID || exit 1
+for i in \$(seq 50); do kill -0 $NGINX_PID 2>/dev/null || break; sleep 0.1; done
+cp "$T/ns/nginx.r2.conf" "$T/ns/nginx.conf" || exit 1
+"$NGINX" -p "$T/ns" -e "$T/ns/error.log" -c "$T/ns/nginx.conf" || exit 1
+for i in \$(seq 50); do
+	curl -s "$U/index.html" | grep -q app.8e1d0a4f && exit 0
+	sleep 0.1
+done
+exit 1
+SW
+	check "static form: Chromium keeps release 1 as a dictionary, gets release 2's script as dcz" \
+		timeout 120 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$T/ns/access.log" \
+		--switch "sh $T/switch-s.sh" --script1 /assets/app.3f9a2c7b.js --script2 /assets/app.8e1d0a4f.js \
+		--dict-sha256 "$DSHA"
+	NGINX_PID=$(cat "$T/ns/nginx.pid")
+	check "static form: nginx logged no error" no_errors "$T/ns/error.log"
+	nginx_stop
+else
+	fail "nginx starts with release 1's static form"
+fi
+unset NGINX_MAIN
 
 # ---- 3b. The same through kiln serve, where it is built: DIR is a link a
 # deploy flips from release 1 to release 2 (SIGHUP loads the new

@@ -11,8 +11,8 @@
 # manifest; a sibling gone or changed since the manifest is not sent (the
 # next one is); a source of another size answers 503, never wrong bytes; a
 # link to outside the tree is never followed; a new manifest is picked up
-# by the poll and by SIGHUP, and a broken one leaves the last serving;
-# SIGTERM exits 0.
+# by the poll and by SIGHUP, and a broken one leaves the last serving; a
+# manifest kept out of the tree (--artifacts, --manifest); SIGTERM exits 0.
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
@@ -89,6 +89,13 @@ if kiln_serve_start "$T/site"; then
 		eval "[ $code = 206 ] && head -c 10 '$T/site/settings.js.gz' | cmp -s - '$T/body'"
 	code=$(get /settings.js -H "Range: bytes=0-9" -H 'If-Range: "no-such-etag"')
 	check "If-Range with another ETag: the whole file, 200 ($code)" [ "$code" = 200 ]
+	# a request's line and fields must fit about half of 16 KiB
+	# (REQUEST_MEMORY): a 7 KB cookie is served, 20 KB is not
+	code=$(get /settings.js -H "Cookie: big=$(head -c 7000 /dev/zero | tr '\0' c)")
+	check "a 7 KB Cookie field: 200 ($code) and the file" \
+		eval "[ $code = 200 ] && cmp -s '$T/site/settings.js' '$T/body'"
+	code=$(get /settings.js -H "Cookie: big=$(head -c 20000 /dev/zero | tr '\0' c)")
+	check "a 20 KB Cookie field: 431 ($code)" [ "$code" = 431 ]
 	if [ -x /usr/bin/chromium ]; then
 		check "Chromium: the page ran, each script and stylesheet in the smallest coding, 304s and cache hits on the second visit" \
 			$PY "$E2E/browser.py" --url "http://127.0.0.1:$PORT/" --tree "$T/site" --log "$LOG" \
@@ -137,6 +144,9 @@ if kiln_serve_start "$T/live"; then
 	code=$(get /settings.js -H 'Accept-Encoding: gzip, br, zstd')
 	check "a sibling gone: 200 ($code) with the next smallest one, the .gz" cmp -s "$T/body" "$T/live/settings.js.gz"
 	printf 'x' >>"$T/live/settings.js.gz"
+	# (the .gz was just sent, and its open file is checked again at most
+	# once a second)
+	sleep 1.1
 	code=$(get /settings.js -H 'Accept-Encoding: gzip, br')
 	check "a sibling of another size: not sent; the source ($code)" \
 		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/live/settings.js' && [ -z \"\$(header content-encoding)\" ]"
@@ -233,6 +243,44 @@ if kiln_serve_start "$T/pre" --url-prefix /static/; then
 fi
 "$KILN" serve --url-prefix static "$T/pre" 2>/dev/null
 check "--url-prefix without its '/'s: a usage error ($?)" [ $? = 2 ]
+
+# ---- 5c. The manifest kept out of the tree (kiln --artifacts OUTDIR):
+# served with the same option, or --manifest; reloaded from there; refused
+# for another tree, and missing.
+bash "$E2E/serve_tree.sh" "$T/art" && mkdir -p "$T/artdir" &&
+	"$KILN" -q --brotli --zstd --artifacts "$T/artdir" "$T/art"
+check "(kiln --artifacts: the manifest out of the tree)" \
+	eval "[ ! -e '$T/art/kiln-manifest.json' ] && [ -s '$T/artdir/kiln-manifest.json' ]"
+"$KILN" serve --listen 127.0.0.1:0 "$T/art" 2>"$T/err"
+check "without --artifacts: exit 1, no manifest in the tree" \
+	eval "[ $? = 1 ] && grep -q 'has no kiln-manifest.json' '$T/err'"
+if kiln_serve_start "$T/art" --artifacts "$T/artdir"; then
+	check "--artifacts OUTDIR: serve_check, from OUTDIR's manifest" \
+		sc check5c --base "http://127.0.0.1:$PORT/" --tree "$T/art" \
+		--manifest "$T/artdir/kiln-manifest.json" --sample 6
+	printf '\n/* changed */\n' >>"$T/art/settings.js"
+	"$KILN" -q --brotli --zstd --artifacts "$T/artdir" "$T/art"
+	for _ in $(seq 40); do grep -q '^kiln: reloaded' "$SERVE_ERR" && break; sleep 0.1; done
+	check "... a new manifest there: reloaded by the poll" grep -q '^kiln: reloaded' "$SERVE_ERR"
+	code=$(get /settings.js -H 'Accept-Encoding: gzip')
+	check "... the changed file's new .gz ($code)" \
+		eval "[ $code = 200 ] && gzip -dc '$T/body' | cmp -s - '$T/art/settings.js'"
+	kiln_serve_stop
+fi
+if kiln_serve_start "$T/art" --manifest "$T/artdir/kiln-manifest.json" --artifacts "$T/nowhere"; then
+	code=$(get /settings.js -H 'Accept-Encoding: br')
+	check "--manifest PATH (it wins over --artifacts): the .br ($code)" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/art/settings.js.br'"
+	kiln_serve_stop
+fi
+"$KILN" serve --listen 127.0.0.1:0 --artifacts "$T/artdir" "$T/site" 2>"$T/err"
+check "another tree given that --artifacts: exit 1, another tree's record" \
+	eval "[ $? = 1 ] && grep -q \"another tree's record\" '$T/err'"
+"$KILN" serve --listen 127.0.0.1:0 --manifest "$T/artdir/none.json" "$T/art" 2>"$T/err"
+check "a --manifest that is not there: exit 1, said so" \
+	eval "[ $? = 1 ] && grep -q 'cannot read the manifest given with --manifest' '$T/err'"
+"$KILN" serve --manifest '' "$T/art" 2>/dev/null
+check "--manifest '': a usage error ($?)" [ $? = 2 ]
 
 # ---- 6. SIGTERM lets a response in flight finish: 2 MB sent at 1 MB/s,
 # the signal after half a second; the body whole, the exit 0.

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """serve_names.py - every byte a POSIX file name can hold, through kiln's
-snippets in the three real servers (nginx, Caddy, Apache), and through
-`kiln serve` (with --servers kiln), started here on 127.0.0.1.
+snippets in the three real servers (nginx, Caddy, Apache), through the
+nginx snippet's static form (with --servers nginx-static: a copy of each
+tree run with --brotli --nginx-brotli-static, served by an nginx with the
+brotli_static module), and through `kiln serve` (with --servers kiln),
+started here on 127.0.0.1.
 
-usage: serve_names.py --kiln KILN [--work DIR] [--servers nginx,caddy,apache,kiln]
+usage: serve_names.py --kiln KILN [--work DIR] [--servers nginx,nginx-static,caddy,apache,kiln]
                       [--trees bytes,issue,random] [--random N] [--seed S]
 
 (--work: where the trees and the servers' files go; by default a new
@@ -62,6 +65,8 @@ sys.path.insert(0, E2E)
 import serve_rules as R  # noqa: E402
 
 NGINX = os.environ.get("NGINX", "/usr/sbin/nginx")
+BROTLI_MODULE = os.environ.get("BROTLI_MODULE",
+                               "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
 CADDY = os.environ.get("CADDY", "/usr/bin/caddy")
 APACHE = os.environ.get("APACHE", "/usr/sbin/apache2")
 APACHE_MODS = os.environ.get("APACHE_MODULES", "/usr/lib/apache2/modules")
@@ -206,12 +211,11 @@ def age(top, seconds=60):
             os.utime(os.path.join(d, f), (then, then), follow_symlinks=False)
 
 
-def run_kiln(kiln, top):
-    """kiln on TOP; returns its warnings as {server: set of rel paths} and
-    the exit status."""
+def run_kiln(kiln, top, args=("--brotli", "--zstd", "--server", "nginx,caddy,apache")):
+    """kiln ARGS on TOP; returns its warnings as {server: set of rel paths}
+    and the exit status."""
     age(top)
-    p = subprocess.run([kiln, "--brotli", "--zstd", "--server", "nginx,caddy,apache",
-                        "--json", top], capture_output=True)
+    p = subprocess.run([kiln] + list(args) + ["--json", top], capture_output=True)
     left = {}
     try:
         doc = json.loads(p.stdout)
@@ -261,8 +265,9 @@ class Server:
 
     def conf(self, port):
         t, w = self.tree, self.work
-        if self.name == "nginx":
-            text = """worker_processes 1;
+        if self.name in ("nginx", "nginx-static"):
+            text = ("load_module %s;\n" % BROTLI_MODULE if self.name == "nginx-static" else "") + \
+                """worker_processes 1;
 pid %(w)s/nginx.pid;
 error_log %(w)s/error.log;
 events { worker_connections 512; }
@@ -336,7 +341,7 @@ DocumentRoot "%(t)s"
         if self.name == "kiln":
             return True, ""  # kiln serve reads the manifest, no snippet
         path = self.conf(8)
-        if self.name == "nginx":
+        if self.name in ("nginx", "nginx-static"):
             cmds = [[NGINX, "-t", "-q", "-p", self.work, "-e", self.work + "/error.log", "-c", path]]
         elif self.name == "caddy":
             cmds = [[CADDY, "adapt", "--config", path, "--adapter", "caddyfile"],
@@ -355,7 +360,7 @@ DocumentRoot "%(t)s"
             path = self.conf(port) if self.name != "kiln" else None
             if self.name == "kiln":
                 c = [self.kiln, "serve", "-q", "--listen", "127.0.0.1:%d" % port, self.tree]
-            elif self.name == "nginx":
+            elif self.name in ("nginx", "nginx-static"):
                 c = [NGINX, "-p", self.work, "-e", self.work + "/error.log", "-c", path,
                      "-g", "daemon off;"]
             elif self.name == "caddy":
@@ -443,6 +448,20 @@ def check_top(port):
     return bad
 
 
+def static_copy(kiln, top, label):
+    """A copy of TOP run with the codings nginx's static modules cover, so
+    that its nginx snippet is the static form: its path and warnings."""
+    copy = top + "-static"
+    subprocess.run(["cp", "-a", top, copy], check=True)
+    p, left = run_kiln(kiln, copy, ("--brotli", "--no-zstd", "--nginx-brotli-static",
+                                    "--server", "nginx"))
+    ok("%s: kiln --nginx-brotli-static exits 0" % label, p.returncode == 0,
+       p.stderr.decode("utf-8", "replace")[-2000:])
+    with open(os.path.join(copy, "kiln.nginx.conf"), "rb") as f:
+        ok("%s: ... and writes the static form" % label, b"\nbrotli_static on;\n" in f.read())
+    return copy, {"nginx-static": left.get("nginx", set())}
+
+
 def one_tree(kiln, top, servers, label):
     t0 = time.time()
     p, left = run_kiln(kiln, top)
@@ -452,18 +471,24 @@ def one_tree(kiln, top, servers, label):
           {k: len(v) for k, v in left.items()}), flush=True)
     assets = R.load_assets(top)
     ok("%s: the manifest lists the tree" % label, len(assets) > 0)
+    trees = {name: top for name in servers}
+    if "nginx-static" in servers:
+        trees["nginx-static"], more = static_copy(kiln, top, label)
+        left.update(more)
     if os.getuid() == 0:  # Apache drops root's privileges to nobody
         subprocess.run(["chown", "-R", "nobody:nogroup", os.path.dirname(top)])
     for name in servers:
         if name == "kiln":
             continue  # kiln serve has no snippet to leave anything out of
-        want = {a.rel for a in assets if expected_left_out(name, a.rel, a.immutable)}
+        rule = "nginx" if name == "nginx-static" else name
+        want = {a.rel for a in assets if expected_left_out(rule, a.rel, a.immutable)}
         got = left.get(name, set())
         ok("%s: kiln warns for exactly the files the %s snippet must leave out" % (label, name),
            got == want, "missing %r, extra %r" % (sorted(want - got)[:5], sorted(got - want)[:5]))
     for name in servers:
         t1 = time.time()
-        s = Server(name, top, os.path.join(os.path.dirname(top), "%s-%s" % (label, name)), kiln)
+        s = Server(name, trees[name], os.path.join(os.path.dirname(top), "%s-%s" % (label, name)),
+                   kiln)
         loaded, msg = s.load()
         if not ok("%s: %s loads the snippet" % (label, name), loaded, msg):
             continue

@@ -12,12 +12,33 @@
 # source gone), siblings asked for by their own URL, a try_files fallback,
 # a denied source, the snippet made with hostile globs, and HTTP/1.0 and
 # proxied requests.
+# KILN_NGINX_FORM picks the snippet's form (docs/serving.md, "nginx"):
+#   negotiating  (default) kiln --brotli --zstd: the rewrite module chooses
+#   static       kiln --brotli --nginx-brotli-static: nginx's gzip_static and
+#                brotli_static choose (the brotli module loaded); and a
+#                gzip-only run, whose snippet needs no module, served by an
+#                nginx without it
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
+FORM=${KILN_NGINX_FORM:-negotiating}
+BROTLI_MODULE=${BROTLI_MODULE:-/usr/lib/nginx/modules/ngx_http_brotli_static_module.so}
+case $FORM in
+negotiating) CODINGS=(--brotli --zstd) ;;
+static)
+	CODINGS=(--brotli --nginx-brotli-static)
+	[ -e "$BROTLI_MODULE" ] || { echo "serve_nginx.sh: $BROTLI_MODULE is missing (install libnginx-mod-http-brotli-static)" >&2; exit 1; }
+	export NGINX_MAIN="load_module $BROTLI_MODULE;"
+	;;
+*) echo "serve_nginx.sh: KILN_NGINX_FORM is negotiating or static, not $FORM" >&2; exit 2 ;;
+esac
 for need in "$NGINX" /etc/nginx/mime.types /usr/bin/chromium; do
 	[ -e "$need" ] || { echo "serve_nginx.sh: $need is missing (install nginx-light and chromium)" >&2; exit 1; }
 done
+# is_form TREE: its snippet is the $FORM form
+is_form() {
+	if [ "$FORM" = static ]; then grep -q '^gzip_static on;' "$1/kiln.nginx.conf"; else not grep -q 'gzip_static' "$1/kiln.nginx.conf"; fi
+}
 
 trap nginx_stop EXIT
 
@@ -32,12 +53,18 @@ sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 	$PY "$E2E/serve_check.py" "$@" >"$T/$name.out" 2>&1 || { grep -m 30 FAIL "$T/$name.out" >&2; tail -n 1 "$T/$name.out" >&2; return 1; }
 }
 
-# ---- 1. The serving tree, all three codings, served at /.
+# ---- 1. The serving tree, every coding of the form, served at /.
 bash "$E2E/serve_tree.sh" "$T/site" || fail "serve_tree.sh"
-"$KILN" -q --brotli --zstd "$T/site"
-check "kiln --brotli --zstd on the serving tree" [ $? -eq 0 ]
-check "the app script has .gz, .br and .zst (every coding is exercised)" \
-	test -f "$T/site/assets/app.3f9a2c7b.js.zst" -a -f "$T/site/assets/app.3f9a2c7b.js.br" -a -f "$T/site/assets/app.3f9a2c7b.js.gz"
+"$KILN" -q "${CODINGS[@]}" "$T/site"
+check "kiln ${CODINGS[*]} on the serving tree" [ $? -eq 0 ]
+check "... writes the $FORM form of the snippet" is_form "$T/site"
+if [ "$FORM" = static ]; then
+	check "the app script has .gz and .br (every coding is exercised)" \
+		test -f "$T/site/assets/app.3f9a2c7b.js.br" -a -f "$T/site/assets/app.3f9a2c7b.js.gz"
+else
+	check "the app script has .gz, .br and .zst (every coding is exercised)" \
+		test -f "$T/site/assets/app.3f9a2c7b.js.zst" -a -f "$T/site/assets/app.3f9a2c7b.js.br" -a -f "$T/site/assets/app.3f9a2c7b.js.gz"
+fi
 chmod -R a+rX "$T"
 nginx_t "$T/t" "$T/site" "$(at_root "$T/site")"
 check "nginx -t accepts the snippet" "$NGINX" -t -q -p "$T/t" -e "$T/t/error.log" -c "$T/t/nginx.conf"
@@ -82,8 +109,14 @@ fi
 # app's fallback (try_files) still works beside the snippet.
 if [ -n "$NGINX_PID" ]; then
 	rm "$T/old/data.json"
-	code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/data.json")
-	check "a source gone, its siblings left: 404, not a sibling ($code)" [ "$code" = 404 ]
+	code=$(curl -s -o "$T/body" -w '%{http_code}' -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/data.json")
+	if [ "$FORM" = static ]; then
+		# nginx's static modules do not look at the source (docs/serving.md)
+		check "the static form: a source gone, its siblings left: the sibling, until kiln runs again ($code)" \
+			eval "[ $code = 200 ] && cmp -s '$T/body' '$T/old/data.json.br'"
+	else
+		check "a source gone, its siblings left: 404, not a sibling ($code)" [ "$code" = 404 ]
+	fi
 	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/settings.js.gz")
 	check "a sibling by its own URL, beside its source: 404 ($code)" [ "$code" = 404 ]
 fi
@@ -108,7 +141,7 @@ else
 fi
 
 # ---- 3. --no-cache-control: no Cache-Control at all.
-bash "$E2E/serve_tree.sh" "$T/nocc" && "$KILN" -q --brotli --zstd --no-cache-control "$T/nocc"
+bash "$E2E/serve_tree.sh" "$T/nocc" && "$KILN" -q "${CODINGS[@]}" --no-cache-control "$T/nocc"
 chmod -R a+rX "$T/nocc"
 if serving n3 "$T/nocc" "$(at_root "$T/nocc")"; then
 	check "--no-cache-control: serve_check, no Cache-Control" \
@@ -116,12 +149,25 @@ if serving n3 "$T/nocc" "$(at_root "$T/nocc")"; then
 fi
 
 # ---- 4. --url-prefix /static/, served from a location with alias.
-bash "$E2E/serve_tree.sh" "$T/pre" && "$KILN" -q --brotli --zstd --url-prefix /static/ "$T/pre"
+bash "$E2E/serve_tree.sh" "$T/pre" && "$KILN" -q "${CODINGS[@]}" --url-prefix /static/ "$T/pre"
 chmod -R a+rX "$T/pre"
 body=$(printf '        location /static/ {\n            alias %s/;\n            include %s/kiln.nginx.conf;\n        }\n' "$T/pre" "$T/pre")
 if serving n4 "$T/pre" "$body"; then
 	check "--url-prefix /static/ under an alias: serve_check" \
 		sc check4 --base "http://127.0.0.1:$PORT/static/" --tree "$T/pre" --sample 6
+fi
+nginx_stop
+
+# ---- 4b. A gzip-only run gets the static form, which needs no module:
+# served by an nginx without the brotli module.
+bash "$E2E/serve_tree.sh" "$T/gz" && "$KILN" -q "$T/gz"
+chmod -R a+rX "$T/gz"
+check "a gzip-only run writes the static form" grep -q '^gzip_static on;' "$T/gz/kiln.nginx.conf"
+check "... with no module to load (gzip_static alone)" \
+	eval "[ \"\$(grep -c '_static on;' '$T/gz/kiln.nginx.conf')\" = 1 ] && ! grep -q 'needs nginx' '$T/gz/kiln.nginx.conf'"
+if NGINX_MAIN= serving n4b "$T/gz" "$(at_root "$T/gz")"; then
+	check "a gzip-only run, nginx without the brotli module: serve_check" \
+		sc check4b --base "http://127.0.0.1:$PORT/" --tree "$T/gz"
 fi
 nginx_stop
 
@@ -135,8 +181,12 @@ check "a snippet made with hostile globs passes nginx -t" "$NGINX" -t -q -p "$T/
 check "... and injects no directive" not grep -q '^autoindex\|^} server' "$T/evil/kiln.nginx.conf" "$T/evil/kiln.nginx.http.conf"
 
 # ---- 6. Two trees' http {} files side by side in one nginx (and one of
-# them twice): they do not clash.
+# them twice), and one of each form: they do not clash.
 nginx_t "$T/t6" "$T/site" "$(at_root "$T/site")" "include $T/site/kiln.nginx.http.conf; include $T/pre/kiln.nginx.http.conf; include $T/site/kiln.nginx.http.conf;"
 check "two trees' http {} files (one twice) in one nginx pass nginx -t" \
 	"$NGINX" -t -q -p "$T/t6" -e "$T/t6/error.log" -c "$T/t6/nginx.conf"
+bash "$E2E/serve_tree.sh" "$T/zs" && "$KILN" -q --brotli --zstd "$T/zs"
+nginx_t "$T/t6b" "$T/site" "$(at_root "$T/site")" "include $T/site/kiln.nginx.http.conf; include $T/gz/kiln.nginx.http.conf; include $T/zs/kiln.nginx.http.conf;"
+check "http {} files of both forms side by side pass nginx -t" \
+	"$NGINX" -t -q -p "$T/t6b" -e "$T/t6b/error.log" -c "$T/t6b/nginx.conf"
 finish

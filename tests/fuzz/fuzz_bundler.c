@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	for (size_t i = 0; i < p.n; i++)
 		if (!p.v[i].path || !*p.v[i].path ||
-		    (p.v[i].len && !kiln_token_at(p.v[i].path, p.v[i].start, p.v[i].len)))
+		    (p.v[i].len && !kiln_token_at_min(p.v[i].path, p.v[i].start, p.v[i].len,
+						KILN_TOKEN_MIN_BUNDLER)))
 			abort(); /* a proof of what is no token */
 	kiln_proofs_free(&p);
 	return 0;

@@ -12,6 +12,7 @@
 #include "mime.h"
 #include "shape.h"
 #include "state.h"
+#include "words.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,11 @@ static void fingerprints(char *s)
 	    (!kiln_token_at(s, start, len) || kiln_token_find(s, s + start, len) > start))
 		abort(); /* the rule's token is not where a manifest finds it */
 	(void)kiln_token_hashlike(s, strlen(s));
+	/* the readings as words, of any length (beyond KILN_WORDS_MAX: none) */
+	if ((kiln_token_words(s, strlen(s)) && !kiln_token_chosen(s, strlen(s))) ||
+	    (kiln_token_words32(s, strlen(s)) && !kiln_token_chosen32(s, strlen(s))))
+		abort(); /* words are chosen */
+	(void)kiln_token_model32(s, strlen(s));
 	for (char *p = s; p && n < 64; n++) {
 		rels[n] = p;
 		if ((p = strchr(p, '\n')))

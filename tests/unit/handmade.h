@@ -9,6 +9,8 @@
 
 #include "kiln.h"
 
+#include "scratch.h"
+
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -21,6 +23,20 @@
 /* The tree's top: set by the test before anything below is used. */
 static char hm_root[256];
 
+/* The scratch directory DIR (a mkdtemp(3) template, filled in) and the
+ * tree's top in it, DIR/tree, as hm_root: false, said on stderr, if they
+ * cannot be made. */
+static inline bool hm_begin(char *dir)
+{
+	if (!scratch_make(dir))
+		return false;
+	snprintf(hm_root, sizeof(hm_root), "%s/tree", dir);
+	if (mkdir(hm_root, 0755) == 0)
+		return true;
+	perror(hm_root);
+	return false;
+}
+
 /* hm_root/REL */
 static inline char *hm_path(const char *rel)
 {
@@ -32,14 +48,22 @@ static inline char *hm_path(const char *rel)
 	return p;
 }
 
-static inline void hm_put(const char *rel, const void *data, size_t len)
+/* Put DATA[0..len) at TOP/REL. */
+static inline void hm_put_at(const char *top, const char *rel, const void *data, size_t len)
 {
-	FILE *f = fopen(hm_path(rel), "w");
+	char path[600];
+	FILE *f;
 
-	if (f) {
+	snprintf(path, sizeof(path), "%s/%s", top, rel);
+	if ((f = fopen(path, "w"))) {
 		fwrite(data, 1, len, f);
 		fclose(f);
 	}
+}
+
+static inline void hm_put(const char *rel, const void *data, size_t len)
+{
+	hm_put_at(hm_root, rel, data, len);
 }
 
 static inline int hm_exists(const char *rel)

@@ -226,17 +226,11 @@ static void test_in_progress(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (!hm_begin(dir))
 		return 1;
-	}
-	snprintf(hm_root, sizeof(hm_root), "%s/tree", dir);
-	CHECK(mkdir(hm_root, 0755) == 0);
 	test_clean_tree();
 	test_every_problem();
 	test_manifest_problems();
 	test_in_progress();
-	if (!check_failures)
-		scratch_remove(dir);
-	return check_exit("test_check");
+	return scratch_end(dir, "test_check");
 }

@@ -125,14 +125,8 @@ static void test_clean(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (!hm_begin(dir))
 		return 1;
-	}
-	snprintf(hm_root, sizeof(hm_root), "%s/tree", dir);
-	CHECK(mkdir(hm_root, 0755) == 0);
 	test_clean();
-	if (!check_failures)
-		scratch_remove(dir);
-	return check_exit("test_clean");
+	return scratch_end(dir, "test_clean");
 }

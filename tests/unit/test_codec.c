@@ -9,6 +9,7 @@
 #include "hash.h"
 
 #include "check.h"
+#include "decode.h"
 
 #include <brotli/decode.h>
 #include <stdatomic.h>
@@ -16,23 +17,6 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
-
-/* Text-like input of LEN bytes: repetitive enough to compress, not trivial. */
-static uint8_t *make_text(size_t len, unsigned seed)
-{
-	static const char *const words[] = { "function ", "return ", "const ", "value",
-					     "=> ", "{", "}\n", "(a, b)", ";\n", "class " };
-	uint8_t *p = malloc(len ? len : 1);
-	size_t i = 0;
-
-	while (i < len) {
-		seed = seed * 1103515245u + 12345u;
-		const char *w = words[(seed >> 16) % 10];
-		for (size_t k = 0; w[k] && i < len; k++)
-			p[i++] = (uint8_t)w[k];
-	}
-	return p;
-}
 
 static const atomic_int not_cancelled;
 static const struct kiln_encode_ctl go_on = { &not_cancelled, NULL, NULL };
@@ -103,25 +87,6 @@ static struct buf stream(const struct kiln_codec *codec, int level, const uint8_
 	} while (off < len);
 	codec->stream_free(s);
 	return b;
-}
-
-/* Decode gzip with zlib directly (not through the codec's own verifier). */
-static int zlib_gunzip(const uint8_t *in, size_t len, uint8_t *out, size_t cap, size_t *got)
-{
-	z_stream zs;
-	int ret;
-
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-		return -1;
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	zs.next_out = out;
-	zs.avail_out = (uInt)cap;
-	ret = inflate(&zs, Z_FINISH);
-	*got = cap - zs.avail_out;
-	inflateEnd(&zs);
-	return ret == Z_STREAM_END ? 0 : -1;
 }
 
 static void test_gzip(void)

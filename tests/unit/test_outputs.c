@@ -255,10 +255,8 @@ static void test_owner(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (!scratch_make(dir))
 		return 1;
-	}
 	snprintf(root, sizeof(root), "%s/tree", dir);
 	CHECK(mkdir(root, 0755) == 0 && mkdir(scratch_path(dir, "tree/sub"), 0755) == 0 &&
 	      mkdir(scratch_path(dir, "out"), 0755) == 0 && mkdir(scratch_path(dir, "other"), 0755) == 0 &&
@@ -273,7 +271,5 @@ int main(void)
 	test_tree_field("m.json", "tree");
 	test_tree_field("tree/" KILN_MANIFEST_NAME, ".");
 	test_owner();
-	if (!check_failures)
-		scratch_remove(dir);
-	return check_exit("test_outputs");
+	return scratch_end(dir, "test_outputs");
 }

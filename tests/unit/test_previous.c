@@ -14,11 +14,11 @@
 #include "previous.h"
 
 #include "codec.h"
-#include "walk.h"
 
 #include "check.h"
 #include "handmade.h"
 #include "scratch.h"
+#include "stage.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -72,50 +72,17 @@ static void make_tree(struct fixture *fx)
 	free(stale);
 }
 
-struct setup {
-	struct kiln_options opt;
-	struct kiln_callbacks cb;
-	struct kiln_run *run;
-	struct kiln_tree t;
-	struct hm_events ev;
-};
-
-/* A tree run on ROOT up to the pool: walked, its record loaded. */
-static bool begin(struct setup *s, bool verify)
+/* A tree run on hm_root up to the pool: walked, its record loaded. */
+static bool begin(struct stage *s, bool verify)
 {
-	struct kiln_error err;
-	char *where = NULL;
-
-	memset(s, 0, sizeof(*s));
-	kiln_options_init(&s->opt);
-	s->opt.jobs = 1;
+	stage_init(s);
 	s->opt.verify = verify;
-	s->cb.on_event = hm_on_event;
-	s->cb.user = &s->ev;
-	if (!(s->run = kiln_run_new(&s->opt, &s->cb)))
-		return false;
-	if (kiln_tree_begin(&s->t, s->run, hm_root, &s->run->cb) != KILN_OK ||
-	    kiln_walk(s->t.root, &s->run->opt, NULL, 0, &s->t.walk, &err) != KILN_OK) {
-		kiln_tree_end(&s->t);
-		kiln_run_free(s->run);
-		return false;
-	}
-	if (kiln_prev_load(&s->t, &err, &where) != KILN_OK) {
-		CHECK_MSG(0, "kiln_prev_load: %s", err.what);
-		return false;
-	}
-	return true;
-}
-
-static void end(struct setup *s)
-{
-	kiln_tree_end(&s->t);
-	kiln_run_free(s->run);
+	return stage_load(s);
 }
 
 static void test_load_and_finish(const struct fixture *fx)
 {
-	struct setup s;
+	struct stage s;
 	size_t nstale;
 
 	CHECK(begin(&s, false));
@@ -139,7 +106,7 @@ static void test_load_and_finish(const struct fixture *fx)
 	CHECK(hm_seen(&s.ev, KILN_EVENT_REMOVED, "moved.js.gz", NULL) == 0);
 	CHECK(!kiln_ledger_had_remove_failed(&s.t.ledger) && !kiln_ledger_is_lost(&s.t.ledger));
 	(void)fx;
-	end(&s);
+	stage_end(&s);
 }
 
 static void test_reusable(const struct fixture *fx)
@@ -148,7 +115,7 @@ static void test_reusable(const struct fixture *fx)
 	unsigned char sha[32], got[32], want[32];
 	struct kiln_prev_entry *pe;
 	struct stat src, st;
-	struct setup s;
+	struct stage s;
 	uint64_t size = 0;
 	int fd;
 
@@ -198,7 +165,7 @@ static void test_reusable(const struct fixture *fx)
 		CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
 					 got));
 	}
-	end(&s);
+	stage_end(&s);
 	CHECK(begin(&s, true));
 	if (!s.run)
 		return;
@@ -221,14 +188,14 @@ static void test_reusable(const struct fixture *fx)
 	if (fd >= 0)
 		close(fd);
 out:
-	end(&s);
+	stage_end(&s);
 }
 
 static void test_no_sibling(const struct fixture *fx)
 {
 	kiln_coding gz = kiln_coding_find("gzip");
 	struct kiln_prev_entry *pe;
-	struct setup s;
+	struct stage s;
 	bool decodes = true;
 	int fd;
 
@@ -265,24 +232,18 @@ static void test_no_sibling(const struct fixture *fx)
 	}
 	if (fd >= 0)
 		close(fd);
-	end(&s);
+	stage_end(&s);
 }
 
 int main(void)
 {
 	struct fixture fx;
 
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (!hm_begin(dir))
 		return 1;
-	}
-	snprintf(hm_root, sizeof(hm_root), "%s/tree", dir);
-	CHECK(mkdir(hm_root, 0755) == 0);
 	make_tree(&fx);
 	test_load_and_finish(&fx);
 	test_reusable(&fx);
 	test_no_sibling(&fx);
-	if (!check_failures)
-		scratch_remove(dir);
-	return check_exit("test_previous");
+	return scratch_end(dir, "test_previous");
 }

@@ -16,6 +16,7 @@
 #include "check.h"
 #include "scratch.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,7 +265,7 @@ static void test_table(void)
 		 "   \"encoder\": \"x\"}}}}}",
 		 H, B48, gz, gzs, H, H, B48, gz, gzs, H);
 	put(dir, "kiln-manifest.json", m);
-	CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_OK);
+	CHECK(kiln_srv_table_load(dir, NULL, "/", false, &t, &err) == KILN_OK);
 	if (t) {
 		CHECK(t->n == 2);
 		CHECK(t->nsiblings == 1 && t->missing == 1);
@@ -276,7 +277,7 @@ static void test_table(void)
 		CHECK(a && a->nreps == 1 && !a->immutable);
 		CHECK(kiln_srv_find(t, "a.j", 3) == NULL);
 		CHECK(kiln_srv_find(t, "a.jsx", 5) == NULL);
-		CHECK(!kiln_srv_table_stale(t, dir));
+		CHECK(!kiln_srv_table_stale(t, dir, NULL));
 		kiln_srv_table_unref(t);
 	}
 	/* another tree's record */
@@ -286,10 +287,39 @@ static void test_table(void)
 		snprintf(m2, sizeof(m2), "%.*s\"tree\": \"../elsewhere\", %s", (int)(p - m), m, p);
 		put(dir, "kiln-manifest.json", m2);
 		t = NULL;
-		CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_ERR_INVALID && !t);
+		CHECK(kiln_srv_table_load(dir, NULL, "/", false, &t, &err) == KILN_ERR_INVALID && !t);
+	}
+	/* a manifest kept elsewhere (--manifest, --artifacts) is this tree's
+	 * when its "tree", relative to its own directory, names the tree; one
+	 * that names none is its directory's, so another tree's */
+	{
+		char away[sizeof(dir) + 8], path[sizeof(away) + 32], m2[4300];
+		char *p = strstr(m, "\"settings\"");
+		snprintf(away, sizeof(away), "%s.away", dir);
+		snprintf(path, sizeof(path), "%s/kiln-manifest.json", away);
+		CHECK(mkdir(away, 0755) == 0);
+		snprintf(m2, sizeof(m2), "%.*s\"tree\": \"../%s\", %s", (int)(p - m), m,
+			 strrchr(dir, '/') + 1, p);
+		put(away, "kiln-manifest.json", m2);
+		t = NULL;
+		CHECK(kiln_srv_table_load(dir, path, "/", false, &t, &err) == KILN_OK && t && t->n == 2);
+		if (t) {
+			CHECK(!kiln_srv_table_stale(t, dir, path));
+			/* the tree's own manifest (the other tree's record above) is
+			 * another file */
+			CHECK(kiln_srv_table_stale(t, dir, NULL));
+			kiln_srv_table_unref(t);
+		}
+		put(away, "kiln-manifest.json", m);
+		t = NULL;
+		CHECK(kiln_srv_table_load(dir, path, "/", false, &t, &err) == KILN_ERR_INVALID && !t);
+		unlink(path);
+		CHECK(kiln_srv_table_load(dir, path, "/", false, &t, &err) == KILN_ERR_IO &&
+		      err.errnum == ENOENT);
+		rmdir(away);
 	}
 	put(dir, "kiln-manifest.json", "{ not json");
-	CHECK(kiln_srv_table_load(dir, "/", false, &t, &err) == KILN_ERR_INVALID);
+	CHECK(kiln_srv_table_load(dir, NULL, "/", false, &t, &err) == KILN_ERR_INVALID);
 	if (!check_failures)
 		scratch_remove(dir);
 }

@@ -2,6 +2,7 @@
  * test_snippet.c - what the snippets are made of: the header comment with
  * user strings that cannot end it, and nginx's map of immutable assets
  * (names quoted, names nginx cannot match told apart, case collisions),
+ * which of its two forms a run gets and what the static one holds,
  * and Caddy's list of immutable URLs (quoted, names a Caddyfile cannot
  * carry or Caddy cannot find left out), codings and hidden names.  Whether servers then serve right is the end-to-end tests' business
  * (tests/e2e/serve_*.sh), against the real servers.
@@ -111,7 +112,7 @@ static void test_nginx_map(void)
 	/* regular expressions over paths match a newline too, to the end */
 	CHECK(strstr(loc, "rewrite \"(?s)^(.*?)(\\.[^./]*)?\\z\"") != NULL);
 	CHECK(strstr(loc, "\"(?s)^(?<kiln_direct>.+)(?:") != NULL);
-	CHECK(strstr(loc, "\\.json)\\z\") { return 404; }") != NULL);
+	CHECK(strstr(loc, "\\.json)|\\.[0-9a-f]{16}\\.dcz)\\z\") { return 404; }") != NULL);
 	CHECK(strstr(http, "default \"no-cache\";") != NULL);
 	/* both files name the same map variable */
 	{
@@ -171,7 +172,7 @@ static void test_nginx_dictionaries(void)
 	CHECK(count(http, "match=") == 1);
 	CHECK(strstr(http, "\"~^:ungWv48Bz\\+pBQUDeXa4iI7ADYaOWF3qctBD\\/YfIAFa0=:$\" ba7816bf8f01cfea;") != NULL);
 	CHECK(strstr(loc, "add_header Use-As-Dictionary $kiln_uad;") != NULL);
-	CHECK(strstr(loc, "[^/]*\\.[0-9a-f]{16}\\.dcz|") != NULL);
+	CHECK(strstr(loc, "|\\.[0-9a-f]{16}\\.dcz)\\z") != NULL);
 	CHECK(strstr(loc, "always") == NULL);
 	free(http);
 	free(loc);
@@ -192,6 +193,101 @@ static bool in_directives(const char *text, const char *what)
 		p += n + (p[n] == '\n');
 	}
 	return false;
+}
+
+/* Which form of the nginx snippet a run gets (snippet_nginx.h): the static
+ * one (nginx's static modules choose) only when every coding of the run
+ * has a module nginx is known to load and no delta was made; and what the
+ * static form holds. */
+static void test_nginx_forms(void)
+{
+	const struct kiln_server *ng = server("nginx");
+	struct kiln_options opt;
+	struct kiln_dict_record d = { .dict_path = "assets/app.11111111aa.js", .size = 100 };
+	struct kiln_serve_asset a[] = {
+		{ "assets/app.3f9a2c7b.js", 3, true, true, "assets/app.*.js", NULL, 0 },
+		{ "index.html", 3, false, false, NULL, NULL, 0 },
+	};
+	const char *own[] = { "kiln-manifest.json", NULL };
+	struct kiln_serve s = { &opt, "/", a, 2, 3, own };
+	kiln_coding gz = kiln_coding_find("gzip"), br = kiln_coding_find("br"),
+		    zs = kiln_coding_find("zstd");
+	struct {
+		unsigned codings;
+		bool modules, delta, is_static;
+	} cases[] = {
+		{ 1u << gz, false, false, true },  /* gzip_static is nginx's own */
+		{ 1u << gz, true, false, true },
+		{ 1u << gz, false, true, false },  /* a delta: only the rewrite module sends it */
+		{ 1u << gz | 1u << br, false, false, false }, /* brotli_static not known to be there */
+		{ 1u << gz | 1u << br, true, false, true },
+		{ 1u << gz | 1u << br, true, true, false },
+		{ 1u << gz | 1u << br | 1u << zs, true, false, false }, /* no zstd module */
+		{ 1u << br, true, false, true },
+	};
+	char *http, *loc;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		kiln_options_init(&opt);
+		opt.codings = cases[i].codings;
+		opt.nginx_static_modules = cases[i].modules;
+		a[0].dicts = cases[i].delta ? &d : NULL;
+		a[0].ndicts = cases[i].delta;
+		loc = ng->files[0].text(&s);
+		http = ng->files[1].text(&s);
+		CHECK(loc && http);
+		if (!loc || !http)
+			continue;
+		CHECK_MSG(in_directives(loc, "gzip_static") == ((cases[i].codings & 1u << gz) &&
+								cases[i].is_static),
+			  "case %zu: gzip_static", i);
+		CHECK_MSG(in_directives(loc, "brotli_static on;") ==
+				  ((cases[i].codings & 1u << br) && cases[i].is_static),
+			  "case %zu: brotli_static", i);
+		CHECK_MSG(in_directives(loc, "set $kiln_have") == !cases[i].is_static,
+			  "case %zu: the negotiation", i);
+		/* what the run asked of nginx is in the header */
+		CHECK((strstr(loc, "--nginx-brotli-static") != NULL) == cases[i].modules);
+		/* a module loaded apart is named in the comment */
+		CHECK((strstr(loc, "# It needs nginx's brotli_static module loaded") != NULL) ==
+		      (cases[i].is_static && (cases[i].codings & 1u << br)));
+		if (cases[i].is_static) {
+			/* own files, siblings by their own URL, Cache-Control,
+			 * dictionaries, the modules' Vary and the versions they skip */
+			CHECK(strstr(loc, "(?:/(?:kiln-manifest\\.json|") != NULL);
+			CHECK(strstr(loc, "\\.json)|\\.[0-9a-f]{16}\\.dcz)\\z\") { return 404; }") != NULL);
+			CHECK(strstr(loc, "\"(?s)^(?<kiln_direct>.+)(?:") != NULL);
+			CHECK(in_directives(loc, "gzip_vary on;") && in_directives(loc, "gzip_proxied any;") &&
+			      in_directives(loc, "gzip_http_version 1.0;"));
+			CHECK(in_directives(loc, "add_header Cache-Control $kiln_cc_"));
+			CHECK(in_directives(loc, "add_header Use-As-Dictionary $kiln_uad_"));
+			CHECK(strstr(http, "\"/assets/app.3f9a2c7b.js\" \"match=\\\"/assets/app.*.js\\\"\";") != NULL);
+			CHECK(strstr(http, "\"~^m\" \"Available-Dictionary\";") != NULL);
+			CHECK(strstr(http, "map $http_accept_encoding $kiln1_ae_odd {") != NULL);
+			/* an internal location per set of the run's codings, each
+			 * module on ("always") for the codings of its set alone */
+			CHECK(count(loc, "alias $kiln_file;") == 1u << __builtin_popcount(cases[i].codings));
+			CHECK(count(loc, "_static always;") ==
+			      (size_t)__builtin_popcount(cases[i].codings) << (__builtin_popcount(cases[i].codings) - 1));
+		}
+		free(loc);
+		free(http);
+	}
+	/* no dictionary asset: no Use-As-Dictionary; --no-cache-control: none */
+	kiln_options_init(&opt);
+	opt.cache_control = false;
+	a[0].dictionary = false;
+	a[0].family = NULL;
+	a[0].dicts = NULL;
+	a[0].ndicts = 0;
+	loc = ng->files[0].text(&s);
+	http = ng->files[1].text(&s);
+	CHECK(loc && http && in_directives(loc, "gzip_static on;"));
+	CHECK(loc && strstr(loc, "Use-As-Dictionary") == NULL && strstr(loc, "Cache-Control") == NULL);
+	CHECK(loc && in_directives(loc, "add_header Vary $kiln1_ae_vary;"));
+	CHECK(http && strstr(http, "match=") == NULL && strstr(http, "map $uri") == NULL);
+	free(loc);
+	free(http);
 }
 
 static void test_caddy(void)
@@ -325,6 +421,7 @@ int main(void)
 	test_header();
 	test_nginx_map();
 	test_nginx_dictionaries();
+	test_nginx_forms();
 	test_caddy();
 	return check_exit("test_snippet");
 }

@@ -168,15 +168,9 @@ static void test_read_and_hash(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (!hm_begin(dir))
 		return 1;
-	}
-	snprintf(hm_root, sizeof(hm_root), "%s/tree", dir);
-	CHECK(mkdir(hm_root, 0755) == 0);
 	test_open();
 	test_read_and_hash();
-	if (!check_failures)
-		scratch_remove(dir);
-	return check_exit("test_source");
+	return scratch_end(dir, "test_source");
 }

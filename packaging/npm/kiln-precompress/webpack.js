@@ -8,13 +8,16 @@
 // kiln on the output directory (output.path): kiln's summary line goes to
 // the infrastructure logger ('kiln'), its warnings (and optional's) into
 // compilation.warnings, a failure into compilation.errors with kiln's
-// message.  The cache's root is the compiler's context.  The options are
-// those of lib/plugin.js.  Not in watch mode (webpack --watch, webpack
+// message.  The cache's root is the compiler's context.  kiln gets
+// webpack's own account of the assets it emitted (lib/account.js: which
+// are immutable, with their content hashes).  The options are those of
+// lib/plugin.js.  Not in watch mode (webpack --watch, webpack
 // serve, whose dev server emits to memory): only a build writes what a
 // server will send.
 'use strict';
 
 const { settings, run } = require('./lib/plugin.js');
+const { webpackAccount } = require('./lib/account.js');
 
 const NAME = 'KilnPlugin';
 
@@ -42,7 +45,7 @@ class KilnPlugin {
         await run([dir], this.settings, compiler.context, {
           info: (l) => logger.info(l),
           warn: (l) => compilation.warnings.push(problem(l)),
-        });
+        }, webpackAccount(compilation.getAssets()));
       } catch (e) {
         compilation.errors.push(problem(e.message));
       }

@@ -9,10 +9,13 @@
 //              every build: without a cache every build encodes everything
 //              again); a path (relative to the root); false for none
 //   onSummary  called with kiln's JSON summary after each run
+// The plugins pass kiln the bundler's own account of the files it hashed
+// (lib/account.js): kiln needs no guess about their names.
 'use strict';
 
 const path = require('path');
 const api = require('../index.js');
+const { withAccount } = require('./account.js');
 
 const DEFAULT_CACHE = path.join('node_modules', '.cache', 'kiln');
 const SUMMARY_LINE = /^kiln: [0-9]+ assets?\b/;
@@ -63,10 +66,18 @@ function cacheDir(s, root) {
 // Runs kiln on DIRS (refused when one of them is ROOT or holds it: an
 // output.file in the project's root would have kiln compress the whole
 // project): kiln's summary line (and, with verbose, its other
-// lines) goes to out.info, each warning to out.warn.  Resolves to the
+// lines) goes to out.info, each warning to out.warn.  ACCOUNT, when given,
+// is the bundler's own account of its outputs (lib/account.js), passed to
+// kiln with --fingerprints beside the user's.  Resolves to the
 // summary (null when optional and there is no binary for the platform);
 // rejects with precompress()'s error, whose message has kiln's lines.
-async function run(dirs, s, root, out) {
+async function run(dirs, s, root, out, account) {
+  if (account) {
+    return withAccount(account, (file) => run(dirs, {
+      ...s,
+      kiln: { ...s.kiln, fingerprints: [].concat(s.kiln.fingerprints || [], file) },
+    }, root, out));
+  }
   for (const dir of dirs) {
     const up = path.relative(dir, root);
     if (up === '' || (!up.startsWith('..') && !path.isAbsolute(up))) {

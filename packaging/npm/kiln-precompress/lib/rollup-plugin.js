@@ -11,12 +11,15 @@
 // once, after every output is written (nothing written: nothing to do;
 // a server-side bundle, vite build --ssr, is not precompressed).
 // Rollup: writeBundle runs kiln on each output's directory (the Rollup
-// command shows no warning given in closeBundle).  A kiln failure fails the
-// build (this.error) with kiln's message.
+// command shows no warning given in closeBundle).  Each run gets the
+// bundle's account of its chunks and assets (lib/account.js: which names
+// hold Rollup's hash).  A kiln failure fails the build (this.error) with
+// kiln's message.
 'use strict';
 
 const path = require('path');
 const { settings, run } = require('./plugin.js');
+const { rollupAccount } = require('./account.js');
 
 const NAME = 'kiln';
 
@@ -24,6 +27,7 @@ function kiln(options) {
   const s = settings(options, 'kiln-precompress/vite');
   let config = null;
   let written = new Set();
+  let account = {};
 
   // Where lines go from a hook whose plugin context is CONTEXT.
   function output(context) {
@@ -37,9 +41,9 @@ function kiln(options) {
     };
   }
 
-  async function precompress(context, dirs, root) {
+  async function precompress(context, dirs, root, bundles) {
     try {
-      await run(dirs, s, root, output(context));
+      await run(dirs, s, root, output(context), bundles);
     } catch (e) {
       if (context && typeof context.error === 'function') {
         context.error(e.message);
@@ -55,7 +59,7 @@ function kiln(options) {
     configResolved(resolved) {
       config = resolved;
     },
-    async writeBundle(outputOptions) {
+    async writeBundle(outputOptions, bundle) {
       if (config) {
         const env = this && this.environment && this.environment.config;
         const build = env && env.build ? env.build : config.build;
@@ -64,6 +68,7 @@ function kiln(options) {
           return;
         }
         written.add(path.resolve(config.root, build.outDir));
+        rollupAccount(bundle, account);
         return;
       }
       let dir;
@@ -74,15 +79,17 @@ function kiln(options) {
       } else {
         return;
       }
-      await precompress(this, [dir], process.cwd());
+      await precompress(this, [dir], process.cwd(), rollupAccount(bundle));
     },
     async closeBundle() {
       if (written.size === 0) {
         return;
       }
       const dirs = [...written];
+      const bundles = account;
       written = new Set();
-      await precompress(this, dirs, config.root);
+      account = {};
+      await precompress(this, dirs, config.root, bundles);
     },
   };
 }
