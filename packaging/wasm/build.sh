@@ -6,11 +6,12 @@
 # lld and binaryen), the libraries are compiled from Debian's source
 # packages by libs.sh.
 #
-# Emscripten's Debian configuration keeps its cache read-only; this build
-# has a configuration of its own in BUILD/emscripten (the same, but with
-# its cache in BUILD/emscripten/cache, where Emscripten compiles its C
-# library for threads on the first link, once per build directory) and an
-# emcc that runs with it.  All of it: about 340 s of CPU.
+# Emscripten's C library and runtime are the ones Debian's package ships
+# compiled in its read-only cache (/usr/share/emscripten/cache: libc-mt.a
+# and the other libraries a program with threads links), so that nothing of
+# Emscripten's is compiled here; this build has a configuration of its own
+# in BUILD/emscripten (Debian's, with Node.js finding Debian's acorn) and
+# an emcc that runs with it.
 #
 # Writes BUILD/kiln.js, BUILD/kiln.wasm and BUILD/kiln.worker.js, run as
 # `node BUILD/kiln.js ARGS` (BUILD/kiln-wasm runs that), the unit tests of
@@ -31,14 +32,12 @@ command -v emcc >/dev/null || die "emcc is missing (apt-get install emscripten)"
 mkdir -p "$build/emscripten"
 build=$(cd "$build" && pwd)
 
-# The private configuration: Debian's, with a cache that can be written,
-# and Node.js finding Debian's acorn (node-acorn, which Emscripten's
-# JavaScript optimizer loads) whichever Node runs it.
+# The private configuration: Debian's (its cache read-only), with Node.js
+# finding Debian's acorn (node-acorn, which Emscripten's JavaScript
+# optimizer loads) whichever Node runs it.
 tools=$build/emscripten
 cat >"$tools/config.new" <<EOF
 exec(open('/usr/share/emscripten/.emscripten').read())
-FROZEN_CACHE = False
-CACHE = '$tools/cache'
 NODE_JS = ['env', 'NODE_PATH=/usr/share/nodejs', '/usr/bin/node']
 EOF
 mv "$tools/config.new" "$tools/config"
@@ -47,11 +46,13 @@ printf '#!/bin/sh\n# emcc with the configuration of packaging/wasm/build.sh\nEM_
 chmod 755 "$tools/emcc"
 export EM_CONFIG=$tools/config
 
-# Emscripten installs its C library's headers into its cache on first use:
-# once, before anything compiles in parallel
-echo 'int kiln_wasm_probe;' >"$tools/probe.c"
-emcc -c "$tools/probe.c" -o "$tools/probe.o" ||
-	die "emcc cannot compile (its configuration: $tools/config)"
+# emcc works, and links a program with threads from Debian's cache (-v:
+# the archives it links, for the licences below)
+rm -rf "$tools/cache" "$tools/packages.txt" "$tools/usr" # (a cache of its own, before: not used)
+printf '#include <pthread.h>\nint main(void) { return pthread_self() == 0; }\n' >"$tools/probe.c"
+emcc -v -O2 -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME -sNODERAWFS -sENVIRONMENT=node \
+	-sDEFAULT_TO_CXX=0 "$tools/probe.c" -o "$tools/probe.js" 2>"$tools/probe.log" ||
+	{ cat "$tools/probe.log" >&2; die "emcc cannot link a program with threads (its configuration: $tools/config)"; }
 
 bash "$src/packaging/wasm/libs.sh" "$build/deps" "$jobs"
 zopfli=$(sed -n 's/^zopfli=\([^-]*\)-.*/\1/p' <(tr ' ' '\n' <"$build/deps/versions"))
@@ -67,13 +68,20 @@ cmake -S "$src" -B "$build" \
 cmake --build "$build" --target kiln test_host test_hash -j "$jobs"
 
 # What kiln.wasm is made of, for its licences (packaging/licence_files.sh,
-# npm-pack): the libraries of BUILD/deps and the C library and runtime
-# Emscripten compiled into its cache for the link (its emcc writes no link
-# map), each named in a packages.txt above it with its Debian package.
-cache_libs=$tools/cache/sysroot/lib/wasm32-emscripten
-(cd "$tools" && find cache/sysroot/lib -name '*.a' | sort | sed 's/^/emscripten /') >"$tools/packages.txt"
-mkdir -p "$tools/usr/share/doc/emscripten"
-cp /usr/share/doc/emscripten/copyright "$tools/usr/share/doc/emscripten/copyright"
-ls "$build"/deps/usr/lib/*.a "$cache_libs"/*.a | sort >"$build/static-libs.txt"
+# npm-pack): the libraries of BUILD/deps (each named in its packages.txt
+# with its Debian source package) and the archives of Debian's emscripten
+# package the probe's link named with -l (its emcc writes no link map;
+# kiln links the same, with the same settings).
+cache_libs=$(grep 'wasm-ld' "$tools/probe.log" | tr ' ' '\n' | sed -n 's|^-L\(.*/wasm32-emscripten\)$|\1|p' | head -n 1)
+[ -d "$cache_libs" ] || die "no library directory of Emscripten's in its link (emcc -v: $tools/probe.log)"
+{
+	ls "$build"/deps/usr/lib/*.a
+	grep 'wasm-ld' "$tools/probe.log" | tr ' ' '\n' | sed -n "s|^-l\(.*\)|$cache_libs/lib\1.a|p"
+} | sort -u >"$build/static-libs.txt.new"
+while read -r a; do
+	[ -f "$a" ] || die "$a: named by Emscripten's link, not found"
+done <"$build/static-libs.txt.new"
+grep -q 'libc-mt\.a$' "$build/static-libs.txt.new" || die "no libc-mt.a in Emscripten's link (emcc -v: $tools/probe.log)"
+mv "$build/static-libs.txt.new" "$build/static-libs.txt"
 printf '#!/bin/sh\n# the WebAssembly kiln, under Node.js\nexec node %s "$@"\n' "$build/kiln.js" >"$build/kiln-wasm"
 chmod 755 "$build/kiln-wasm"

@@ -24,9 +24,8 @@
 # PATH" for each archive (see packaging/licence_files.sh).  Nothing to do
 # when PREFIX holds these versions built by this script already.
 #
-# Needs: emscripten (with EM_CONFIG naming a configuration whose cache can
-# be written and holds its headers already: packaging/wasm/build.sh sets
-# one up), dpkg-dev, make.
+# Needs: emscripten (EM_CONFIG may name a configuration of it:
+# packaging/wasm/build.sh sets one up), dpkg-dev, make.
 #
 # usage: libs.sh PREFIX [JOBS]
 set -euo pipefail

@@ -7,9 +7,8 @@ if(KILN_WASM_TOOLS)
   set(CMAKE_C_COMPILER "${KILN_WASM_TOOLS}/emcc")
 endif()
 include(/usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake)
-# CMake's checks (find_package(Threads)) compile without linking: a test
-# link would have Emscripten compile C libraries this build never links
-# (single-threaded ones, C++'s) into its cache, minutes of the build.
+# CMake's checks (find_package(Threads)) compile without linking: each
+# link of Emscripten's runs Node.js and binaryen, seconds a check.
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 
 # pkg-config reads the WebAssembly libraries' .pc files only; they and

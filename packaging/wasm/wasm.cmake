@@ -19,8 +19,7 @@
 #   EXIT_RUNTIME       exit() ends the process, with kiln's status
 #   --pre-js           packaging/wasm/host.js: the JavaScript half of
 #                      lib/host.c, and the process's environment for kiln
-#   DEFAULT_TO_CXX=0   a C program: no C++ library linked, nor compiled
-#                      into Emscripten's cache on the first link
+#   DEFAULT_TO_CXX=0   a C program: no C++ library linked
 #   --wrap=...         lib/host.c's flock, strerror, sigwait, raise and
 #                      pthread_sigmask, not Emscripten's (its flock comes in
 #                      one object with functions libarchive needs; the
