@@ -10,7 +10,9 @@
 # platforms), `kiln --version` says so, exit
 # statuses pass through, and the siblings and manifest are the native
 # kiln's, byte for byte.  On "Windows" the WebAssembly kiln applies
-# Windows's rules to names: an archive entry named CON.js is refused.  On
+# Windows's rules to names: an archive entry named CON.js is refused; on
+# "macOS" over a case-insensitive file system, a user's APP.JS.GZ is not
+# taken for app.js's gzip sibling, nor replaced.  On
 # Linux x86-64 itself the native binary is picked while it is installed,
 # and the WebAssembly kiln without it.
 #
@@ -118,6 +120,24 @@ check "... refused, by name" grep -q 'CON\.js: .*Invalid argument' "$T/devnames.
 (cd "$A" && KILN_TEST_PLATFORM=darwin-arm64 NODE_OPTIONS="--require $here/platform_preload.js" \
 	node node_modules/.bin/kiln -q "$T/devnames.tar" -o "$T/devnames-mac.tar") 2>"$T/devnames-mac.err"
 check "darwin: the same archive: exit 0 (CON.js is a name like any there)" [ $? -eq 0 ]
+
+# Names that differ only in case, on "macOS" over a file system made
+# case-insensitive as its usual one is (casefold_preload.js): the user's
+# own APP.JS.GZ is what the file system finds as app.js.gz, and kiln
+# neither replaces it nor takes it for app.js's sibling.
+mkdir -p "$T/case/site"
+cp "$FIXTURES/site/assets/app.js" "$FIXTURES/site/assets/app.css" "$T/case/site/"
+printf 'the user'"'"'s own file\n' >"$T/case/site/APP.JS.GZ"
+A=$T/app-darwin-arm64
+(cd "$A" && KILN_TEST_PLATFORM=darwin-arm64 KILN_TEST_CASEFOLD_ROOT="$T/case" \
+	NODE_OPTIONS="--require $here/platform_preload.js --require $here/casefold_preload.js" \
+	node node_modules/.bin/kiln -q --brotli "$T/case/site") 2>"$T/case.err"
+check "darwin, case folding: app.js beside the user's APP.JS.GZ: exit 1" [ $? -eq 1 ]
+check "... app.js.gz refused, by name: another file's" grep -q 'app\.js\.gz: .*File exists' "$T/case.err" ||
+	cat "$T/case.err" >&2
+check "... the user's APP.JS.GZ untouched" [ "$(cat "$T/case/site/APP.JS.GZ")" = "the user's own file" ]
+check "... the run went on: app.css.br decodes to app.css" decodes_to "$T/case/site/app.css.br" "$T/case/site/app.css"
+check "... and no second spelling of it made" [ "$(ls "$T/case/site" | grep -ci '^app\.js\.gz$')" = 1 ]
 
 # Linux x86-64 itself: the native binary while it is installed.
 L=$T/linux

@@ -4,7 +4,10 @@
 #   - `kiln --version` names the same libraries at the same versions, and
 #     then the build that runs (emscripten, WebAssembly, Node.js);
 #   - its platform layer's and its digests' unit tests (test_host,
-#     test_hash, built for WebAssembly by build.sh) pass under Node;
+#     test_hash, built for WebAssembly by build.sh) pass under Node, and
+#     test_host too with Node made to look like macOS and like Windows
+#     (platform_preload.js) over a case-insensitive file system
+#     (casefold_preload.js);
 #   - the same bytes: on the example site and on a generated tree (an app
 #     drawn from a seed by tests/bundler/app.py, with large files that
 #     stream, and binary files like fonts' tables: on two of them, one of
@@ -45,6 +48,17 @@ check "... then the build that runs: Emscripten 3.1.6, WebAssembly, this Node.js
 for t in host hash; do
 	node "$W/test_$t.js" 2>"$T/unit_$t.log"
 	check "test_$t under Node.js" [ $? -eq 0 ] || cat "$T/unit_$t.log" >&2
+done
+# ... and the platform layer with Node made to look like macOS and Windows,
+# over a file system made case-insensitive as theirs are (the preloads)
+here=$(cd "$(dirname "$0")" && pwd)
+for platform in darwin-arm64 win32-x64; do
+	mkdir -p "$T/fold-$platform"
+	KILN_TEST_PLATFORM=$platform KILN_TEST_CASEFOLD_ROOT="$T/fold-$platform" TMPDIR="$T/fold-$platform" \
+		NODE_OPTIONS="--require $here/platform_preload.js --require $here/casefold_preload.js" \
+		node "$W/test_host.js" 2>"$T/unit_host_$platform.log"
+	check "test_host under Node.js made to look like $platform, names folding case" [ $? -eq 0 ] ||
+		cat "$T/unit_host_$platform.log" >&2
 done
 
 # same DIR OPTIONS...: both kilns on copies of DIR: the same bytes in every

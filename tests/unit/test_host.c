@@ -9,7 +9,10 @@
  * a scratch directory, against Node's file system: times to the
  * microsecond and back, inode numbers, directory descriptors (opened,
  * duplicated, listed, stat'ed), O_NOFOLLOW, hard links, fsync, and the
- * file locks it keeps within the process.
+ * file locks it keeps within the process; with Node made to look like
+ * macOS or Windows (KILN_TEST_PLATFORM) over a case-insensitive file
+ * system, the names held under another spelling and, on Windows, the names
+ * and modes (folded()).
  */
 #include "host.h"
 
@@ -222,6 +225,91 @@ static void stand_ins(const char *dir)
 		      strstr(version, "WebAssembly, Node.js v"));
 	}
 }
+/* On DIR, with Node made to look like macOS or Windows (FLAGS: tests/
+ * package/platform_preload.js) over a file system made case-insensitive
+ * (casefold_preload.js), as theirs are: a name the directory holds under
+ * another spelling is another file's, and on Windows its names and modes. */
+static void folded(const char *dir, unsigned flags)
+{
+	char path[4096], buf[8] = { 0 };
+	struct stat st;
+	int d, fd;
+
+	CHECK(kiln_host_flags() == flags);
+	snprintf(path, sizeof(path), "%s/APP.JS.GZ", dir); /* the user's file */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(fd >= 0 && write(fd, "user", 4) == 4 && close(fd) == 0);
+	d = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(d >= 0);
+	/* the file system finds it as app.js.gz too */
+	snprintf(path, sizeof(path), "%s/app.js.gz", dir);
+	CHECK(access(path, F_OK) == 0);
+	/* kiln does not: not there to stat, open or remove, there to create
+	 * or to rename over */
+	errno = 0;
+	CHECK(fstatat(d, "app.js.gz", &st, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	errno = 0;
+	CHECK(openat(d, "app.js.gz", O_RDONLY | O_NOFOLLOW) == -1 && errno == ENOENT);
+	errno = 0;
+	CHECK(openat(d, "app.js.gz", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644) == -1 &&
+	      errno == EEXIST);
+	errno = 0;
+	CHECK(openat(d, "app.js.gz", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644) == -1 &&
+	      errno == EEXIST);
+	fd = openat(d, ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+	CHECK(fd >= 0 && close(fd) == 0);
+	errno = 0;
+	CHECK(renameat(d, ".tmp", d, "app.js.gz") == -1 && errno == EEXIST);
+	errno = 0;
+	CHECK(renameat(d, "app.js.gz", d, "moved") == -1 && errno == ENOENT);
+	errno = 0;
+	CHECK(unlinkat(d, "app.js.gz", 0) == -1 && errno == ENOENT);
+	/* under its own name it is found, and it is untouched */
+	CHECK(fstatat(d, "APP.JS.GZ", &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_size == 4);
+	fd = openat(d, "APP.JS.GZ", O_RDONLY | O_NOFOLLOW);
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 4 && strcmp(buf, "user") == 0 && close(fd) == 0);
+	/* a name no other file's is kiln's to make, replace and remove */
+	CHECK(renameat(d, ".tmp", d, "index.html.gz") == 0);
+	CHECK(fstatat(d, "index.html.gz", &st, AT_SYMLINK_NOFOLLOW) == 0);
+	CHECK(unlinkat(d, "index.html.gz", 0) == 0);
+	if (flags & KILN_HOST_WINDOWS) {
+		/* names Windows would not keep are not made */
+		errno = 0;
+		CHECK(openat(d, "CON.js", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644) == -1 &&
+		      errno == EINVAL);
+		errno = 0;
+		CHECK(openat(d, "nul.txt.gz", O_WRONLY | O_CREAT | O_EXCL, 0644) == -1 && errno == EINVAL);
+		errno = 0;
+		CHECK(mkdirat(d, "a\\b", 0755) == -1 && errno == EINVAL);
+		errno = 0;
+		CHECK(mkdirat(d, "dir.", 0755) == -1 && errno == EINVAL);
+		fd = openat(d, ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+		CHECK(fd >= 0 && close(fd) == 0);
+		errno = 0;
+		CHECK(renameat(d, ".tmp", d, "aux.css.br") == -1 && errno == EINVAL);
+		errno = 0;
+		CHECK(symlinkat(".tmp", d, "com1") == -1 && errno == EINVAL);
+		CHECK(unlinkat(d, ".tmp", 0) == 0);
+		snprintf(path, sizeof(path), "%s/CON.js", dir);
+		CHECK(access(path, F_OK) == -1);
+		/* no mode bits: every file 0644, every directory 0755, and a
+		 * mode set changes nothing */
+		fd = openat(d, "mode", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+		CHECK(fd >= 0);
+		CHECK(fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0644);
+		CHECK(fchmod(fd, 0400) == 0);
+		CHECK(close(fd) == 0);
+		CHECK(fstatat(d, "mode", &st, 0) == 0 && (st.st_mode & 07777) == 0644);
+		CHECK(mkdirat(d, "sub", 0700) == 0);
+		CHECK(fstatat(d, "sub", &st, 0) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755);
+	} else {
+		/* macOS: any name, and the modes the files have */
+		fd = openat(d, "CON.js", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+		CHECK(fd >= 0 && close(fd) == 0);
+		CHECK(fstatat(d, "CON.js", &st, 0) == 0 && (st.st_mode & 07777) == 0600);
+	}
+	CHECK(close(d) == 0);
+}
 #endif
 
 int main(void)
@@ -235,8 +323,17 @@ int main(void)
 		char dir[4096];
 
 		snprintf(dir, sizeof(dir), "%s/kiln-test-host.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		const char *platform = getenv("KILN_TEST_PLATFORM");
+
 		CHECK(mkdtemp(dir) != NULL);
-		stand_ins(dir);
+		/* Node made to look like macOS or Windows (KILN_TEST_PLATFORM:
+		 * tests/package/wasm.sh) over a case-insensitive file system */
+		if (platform && strncmp(platform, "darwin-", 7) == 0)
+			folded(dir, KILN_HOST_CASE_FOLDS);
+		else if (platform && strncmp(platform, "win32-", 6) == 0)
+			folded(dir, KILN_HOST_CASE_FOLDS | KILN_HOST_WINDOWS);
+		else
+			stand_ins(dir);
 		if (check_failures == 0)
 			scratch_remove(dir);
 	}
