@@ -71,6 +71,8 @@ static const char *const fixed_help[][2] = {
 	{ NULL, "Running:" },
 	{ "-j, --jobs N", "worker threads, 1..4096 (default: online CPUs)" },
 	{ "--verify", "decode every kept sibling and compare it with its source" },
+	{ "--reread", "read every file (check: decode every sibling) instead of trusting what "
+		      "the last run saw of those unchanged since" },
 	{ "-n, --dry-run", "decide (encoding in memory) and report; write nothing" },
 	{ "-f, --force", "ignore the previous run: encode every file again; run even when the "
 			 "globs would remove every sibling" },
@@ -254,7 +256,7 @@ enum {
 	OPT_CADDY_CONF, OPT_APACHE_CONF, OPT_NO_WAIT, OPT_NO_NGINX_CONF, OPT_JSON, OPT_CACHE, OPT_CACHE_MAX_SIZE, OPT_MAX_FILE_SIZE, OPT_STREAM_SIZE,
 	OPT_FSYNC, OPT_FORMAT, OPT_KEEP_OWNER, OPT_MAX_EXPANDED_SIZE, OPT_MAX_EXPANSION_RATIO,
 	OPT_BEST, OPT_SERVER, OPT_URL_PREFIX, OPT_IMMUTABLE, OPT_NO_CACHE_CONTROL, OPT_PREVIOUS,
-	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS, OPT_ARTIFACTS, OPT_NGINX_BROTLI_STATIC,
+	OPT_SHARD, OPT_MUTABLE, OPT_FINGERPRINTS, OPT_ARTIFACTS, OPT_REREAD, OPT_NGINX_BROTLI_STATIC,
 	/* then three per coding: --WORD, --no-WORD, --WORD-LEVEL_WORD */
 	OPT_CODING_BASE,
 };
@@ -269,6 +271,7 @@ static const struct option fixed_options[] = {
 	{ "follow-symlinks", no_argument, NULL, OPT_FOLLOW },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "reread", no_argument, NULL, OPT_REREAD },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -503,6 +506,7 @@ int parse_args(int argc, char **argv, struct cli *cli)
 			cli->opt.jobs = (unsigned)v;
 			break;
 		case OPT_VERIFY: cli->opt.verify = true; break;
+		case OPT_REREAD: cli->opt.reread = true; break;
 		case 'n': cli->opt.dry_run = true; break;
 		case OPT_MANIFEST:
 			if (!*optarg)

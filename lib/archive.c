@@ -305,7 +305,9 @@ static kiln_status run_tree(struct ctx *c)
 			if (c->run->artifacts_servers & (1u << sv))
 				memset((char *)&c->run->opt + kiln_servers[sv]->path_field, 0,
 				       sizeof(const char *));
+		c->run->staging = true;
 		st = kiln_tree_compress(c->run, c->tree_path, &wrapped);
+		c->run->staging = false;
 		c->run->opt = saved;
 	}
 	return st;

@@ -10,6 +10,8 @@
  * a later run remove a snippet it no longer writes (--server changed) and
  * leave alone a file someone else put there or edited since.
  */
+#include "artifacts.h"
+
 #include "run.h"
 
 #include "beneath.h"
@@ -17,6 +19,7 @@
 #include "dict.h"
 #include "hash.h"
 #include "immutable.h"
+#include "index.h"
 #include "manifest.h"
 #include "outputs.h"
 #include "server.h"
@@ -41,10 +44,14 @@ static int asset_cmp(const void *a, const void *b)
  * borrowed from the ledger (a pointer each, not a copy). */
 static struct kiln_manifest_item *gather(struct kiln_tree *t, size_t *n)
 {
-	size_t ncarried;
+	size_t ncarried, nrec = 0;
 	const struct kiln_record *carried = kiln_ledger_carried(&t->ledger, &ncarried);
-	struct kiln_manifest_item *v = malloc((t->walk.n + ncarried + 1) * sizeof(*v));
+	struct kiln_manifest_item *v;
 
+	/* (sized to the records: a tree's walk has as many siblings again) */
+	for (size_t k = 0; k < t->walk.n; k++)
+		nrec += kiln_ledger_record(&t->ledger, k) != NULL;
+	v = malloc((nrec + ncarried + 1) * sizeof(*v));
 	*n = 0;
 	for (size_t k = 0; v && k < t->walk.n; k++) {
 		const struct kiln_record *r = kiln_ledger_record(&t->ledger, k);
@@ -72,10 +79,13 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *re
 			struct kiln_serve *s, const char **own)
 {
 	const struct kiln_options *opt = t->opt;
-	struct kiln_serve_asset *a = malloc((n + t->walk.n + 1) * sizeof(*a));
-	size_t m = 0, o = 0;
+	struct kiln_serve_asset *a;
+	size_t m = 0, o = 0, more = 0;
 
-	if (!a)
+	for (size_t k = 0; k < t->walk.n; k++)
+		more += !kiln_ledger_record(&t->ledger, k) &&
+			t->done[k].outcome == KILN_OUTCOME_COMPRESSED;
+	if (!(a = malloc((n + more + 1) * sizeof(*a))))
 		return false;
 	for (size_t i = 0; i < n + t->walk.n; i++) {
 		const char *rel;
@@ -83,13 +93,13 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *re
 		struct kiln_fp fp;
 		unsigned mine = 0;
 		if (i >= n && (kiln_ledger_record(&t->ledger, i - n) ||
-			       t->reports[i - n].outcome != KILN_OUTCOME_COMPRESSED))
+			       t->done[i - n].outcome != KILN_OUTCOME_COMPRESSED))
 			continue;
 		rel = i < n ? recs[i].r->rel : t->walk.v[i - n].rel;
-		outcome = i < n ? recs[i].r->outcome : t->reports[i - n].outcome;
+		outcome = i < n ? recs[i].r->outcome : (kiln_outcome)t->done[i - n].outcome;
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
 			if (i < n ? recs[i].r->coding[c].outcome == KILN_CODING_KEPT
-				  : t->reports[i - n].coding[c].outcome == KILN_CODING_KEPT)
+				  : (t->done[i - n].kept & (1u << c)) != 0)
 				mine |= 1u << c;
 		fp = i < n ? recs[i].fp : kiln_immutable_of(t, i - n);
 		/* the decision (immutable.h) drives Cache-Control and dictionaries */
@@ -119,6 +129,7 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *re
 	 * output an option names elsewhere in it is refused, outputs.h; one
 	 * outside it is not the tree's to hide: an asset may share its name) */
 	own[o++] = KILN_MANIFEST_NAME;
+	own[o++] = KILN_INDEX_NAME;
 	for (unsigned sv = 0; sv < kiln_nservers; sv++)
 		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
 			own[o++] = f->name;
@@ -167,7 +178,7 @@ static void build_snippets(struct kiln_tree *t, const struct kiln_manifest_item 
 			   struct snippet_set *b)
 {
 	const struct kiln_options *opt = t->opt;
-	const char *own[2 + 3 * KILN_MAX_SERVERS];
+	const char *own[3 + 3 * KILN_MAX_SERVERS];
 	struct kiln_serve s = { 0 };
 	bool ok = recs != NULL && serve_input(t, recs, n, &s, own);
 
@@ -376,6 +387,32 @@ static void free_snippets(struct snippet_set *b)
 		free(b->rec[i].name);
 }
 
+/* The index of the manifest just written or kept (index.h); a failure is
+ * told as the index's, and fails the run, the manifest standing. */
+static void write_index(struct kiln_tree *t, const struct kiln_manifest_item *recs, size_t n,
+			const struct kiln_stale *stale, size_t nstale,
+			const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree)
+{
+	struct kiln_index_input in = {
+		.root = t->root, .top = &t->top, .manifest_path = t->manifest_path,
+		.digest = t->digest, .since_ns = t->since_ns, .local = t->local,
+		.items = recs, .n = n, .stale = stale, .nstale = nstale,
+		.snip = snip, .nsnip = nsnip, .tree = tree,
+	};
+	struct kiln_error err = { 0 };
+
+	if (kiln_index_write(&t->run->temps, t->index_path, t->opt->fsync, &in, &err) != KILN_OK) {
+		t->artifact_failed = true;
+		kiln_tree_artifact(t, "index", t->index_path, &err);
+	}
+}
+
+/* kiln_manifest_put for an artifact being written (tempfile.h). */
+static void put_artifact(void *arg, const char *p, size_t n)
+{
+	kiln_artifact_put(arg, p, n);
+}
+
 void kiln_tree_write_artifacts(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
@@ -400,17 +437,23 @@ void kiln_tree_write_artifacts(struct kiln_tree *t)
 		kiln_tree_artifact(t, "manifest", t->manifest_path, &err);
 	} else if (opt->write_manifest) {
 		char *tree = kiln_outputs_tree_field(t);
+		struct kiln_artifact a;
+		kiln_artifact_begin(&a, &t->run->temps, t->manifest_path, opt->fsync);
 		if (!recs || !snip_ok ||
-		    kiln_write_artifact(&t->run->temps, t->manifest_path,
-					kiln_manifest_dump(opt, recs, n, stale, nstale, b->rec,
-							   b->nrec, tree),
-					opt->fsync, "cannot build the manifest", &kept, &err) != KILN_OK)
+		    !kiln_manifest_write(opt, recs, n, stale, nstale, b->rec, b->nrec, tree,
+					 put_artifact, &a))
+			kiln_artifact_fail(&a, &(struct kiln_error){ KILN_ERR_NOMEM, ENOMEM,
+								     "cannot build the manifest", "" });
+		if (kiln_artifact_end(&a, &kept, &err) != KILN_OK)
 			t->artifact_failed = t->manifest_failed = true;
-		free(tree);
 		if (!recs || !snip_ok)
 			err = (struct kiln_error){ KILN_ERR_NOMEM, ENOMEM, "out of memory", "" };
 		kiln_tree_artifact(t, "manifest", t->manifest_path,
 				   t->artifact_failed ? &err : kept ? &unchanged : NULL);
+		/* (a manifest not written leaves the index of the one there) */
+		if (t->indexing && !t->manifest_failed)
+			write_index(t, recs, n, stale, nstale, b->rec, b->nrec, tree);
+		free(tree);
 	}
 	if (t->manifest_failed)
 		drop_contradicted_deltas(t);

@@ -14,6 +14,7 @@
 #include "beneath.h"
 #include "classify.h"
 #include "codec.h"
+#include "index.h"
 #include "lock.h"
 #include "outputs.h"
 #include "shard.h"
@@ -46,6 +47,9 @@ struct check {
 	 * writes its journal at the top and renames its manifest into place) */
 	struct stat top0, man0;
 	bool has_top0, has_man0;
+	/* the record came from the manifest's index: a file that matches its
+	 * stamp is not read (index.h), unless opt.reread */
+	bool quick;
 };
 
 /* The trace a run leaves that the check can see after it: has the top
@@ -261,6 +265,45 @@ static void check_deltas(struct check *k, const struct kiln_record *rec, const c
 	}
 }
 
+/* Are E, recorded as PE, and its siblings as their stamps say (index.h):
+ * its bytes the recorded ones, each kept sibling what kiln wrote for
+ * them?  Then they need not be read. */
+static bool proven(const struct check *k, const struct kiln_entry *e,
+		   const struct kiln_prev_entry *pe)
+{
+	const struct kiln_walk *w = &k->t->walk;
+
+	if (!k->quick || !pe || !pe->in_manifest || pe->rec.ndicts ||
+	    !kiln_index_matches(&pe->rec, &e->st, -1))
+		return false;
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (pe->rec.coding[c].outcome == KILN_CODING_KEPT &&
+		    (!e->sib[c] || e->sib[c] == KILN_SIB_NOT_ENTRY ||
+		     !kiln_index_matches(&pe->rec, &w->v[e->sib[c] - 1].st, (int)c)))
+			return false;
+	return true;
+}
+
+/* The checks of an asset proven unchanged: only its siblings' mode and
+ * mtime, from the walk, may be wrong. */
+static void check_proven(struct check *k, const struct kiln_entry *e,
+			 const struct kiln_prev_entry *pe, const char *path)
+{
+	struct stat src = { .st_mode = e->st.st_mode, .st_mtim = e->st.st_mtim };
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct kiln_stat *s;
+		struct stat sib;
+		if (pe->rec.coding[c].outcome != KILN_CODING_KEPT)
+			continue;
+		s = &k->t->walk.v[e->sib[c] - 1].st;
+		sib = (struct stat){ .st_mode = s->st_mode, .st_mtim = s->st_mtim };
+		if (metadata_differs(&sib, &src))
+			problem(k, KILN_EVENT_SIBLING_METADATA, path, (int)c,
+				metadata_differs(&sib, &src));
+	}
+}
+
 /* One asset on disk against its record. */
 static void check_asset(struct check *k, const struct kiln_entry *e)
 {
@@ -276,6 +319,11 @@ static void check_asset(struct check *k, const struct kiln_entry *e)
 		return;
 	if (pe)
 		pe->seen = true; /* present, even if it cannot be read */
+	if (proven(k, e, pe)) {
+		check_proven(k, e, pe, path);
+		free(path);
+		return;
+	}
 	fd = kiln_source_open(k->t->root, path, e->via_link, &e->st, &st, &err);
 	if (fd < 0 || kiln_source_hash(fd, &st, sha, sha384, &err) != KILN_OK) {
 		io_error(k, e->rel, &err);
@@ -392,6 +440,25 @@ static void check_leftovers(struct check *k)
 	}
 }
 
+/* The record from the manifest's index, when it is the manifest's
+ * (index.h); false: read the manifest. */
+static bool load_index(struct check *k)
+{
+	struct kiln_tree *t = k->t;
+	struct stat top;
+	uint8_t digest[32];
+	char *path;
+	bool got;
+
+	if (t->opt->reread || stat(t->root, &top) != 0 ||
+	    !(path = kiln_index_path(t->manifest_path)))
+		return false;
+	got = kiln_index_load(path, t->manifest_path, &top, &t->state, digest);
+	free(path);
+	k->quick = got && kiln_index_local(t->root);
+	return got;
+}
+
 kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *problems)
 {
 	struct kiln_options opt = run->opt;
@@ -422,7 +489,8 @@ kiln_status kiln_check_tree(struct kiln_run *run, const char *root, uint64_t *pr
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
-	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded) {
+	if (!load_index(&k) &&
+	    (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK || !t.state.loaded)) {
 		problem(&k, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, err.what);
 		goto out;
 	}

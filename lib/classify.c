@@ -13,6 +13,7 @@
 #include "server.h"
 
 #include "codec.h"
+#include "index.h"
 #include "kiln.h"
 
 #include <fnmatch.h>
@@ -82,7 +83,8 @@ bool kiln_is_own_output(const char *name)
 		for (const struct kiln_server_file *f = kiln_servers[sv]->files; f->name; f++)
 			if (strcmp(name, f->name) == 0)
 				return true;
-	return strcmp(name, KILN_MANIFEST_NAME) == 0 || kiln_is_temp_name(name) ||
+	return strcmp(name, KILN_MANIFEST_NAME) == 0 || strcmp(name, KILN_INDEX_NAME) == 0 ||
+	       kiln_is_temp_name(name) ||
 	       kiln_is_journal_name(name) || kiln_is_part_name(name, NULL, NULL, NULL);
 }
 

@@ -16,6 +16,7 @@
 #include "error.h"
 #include "classify.h"
 #include "codec.h"
+#include "index.h"
 #include "lock.h"
 #include "outputs.h"
 #include "server.h"
@@ -153,7 +154,9 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 {
 	struct kiln_tree t;
 	struct kiln_error err = { 0 };
-	char *snippet = NULL, *bad = NULL;
+	char *snippet = NULL, *bad = NULL, *index = NULL;
+	uint8_t digest[32];
+	struct stat top_st;
 	kiln_status ret;
 
 	*removed = 0;
@@ -176,7 +179,15 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 	}
 	if (run->opt.dry_run)
 		kiln_lock_note_dry_run(&t);
-	if (kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK) {
+	if (!(index = kiln_index_path(t.manifest_path))) {
+		ret = KILN_ERR_NOMEM;
+		goto out;
+	}
+	/* the record from the index when it is the manifest's: its stamps
+	 * prove siblings kiln's without reading them (previous.c) */
+	if ((stat(t.root, &top_st) != 0 ||
+	     !kiln_index_load(index, t.manifest_path, &top_st, &t.state, digest)) &&
+	    kiln_state_load(t.manifest_path, &t.state, &err) != KILN_OK) {
 		kiln_tree_event(&t, KILN_EVENT_NO_MANIFEST, t.manifest_path, -1, &err);
 		ret = KILN_ERR_IO;
 		goto out;
@@ -231,7 +242,7 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		}
 	if (kiln_ledger_had_remove_failed(&t.ledger) || ret != KILN_OK)
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
-	else if (!remove_file(&t, t.manifest_path, removed))
+	else if (!remove_file(&t, index, removed) || !remove_file(&t, t.manifest_path, removed))
 		ret = KILN_ERR_IO;
 	for (size_t i = 0; ret == KILN_OK && i < t.parts_seen.n; i++)
 		if (!remove_file(&t, t.parts_seen.v[i].path, removed))
@@ -241,6 +252,7 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 out:
 	free(snippet);
 	free(bad);
+	free(index);
 	kiln_lock_drop(&t);
 	kiln_tree_end(&t);
 	return ret;

@@ -26,6 +26,8 @@ const struct kiln_codec *const kiln_codecs[] = {
 
 const unsigned kiln_ncodecs = sizeof(kiln_codecs) / sizeof(kiln_codecs[0]);
 
+_Static_assert(sizeof(kiln_codecs) / sizeof(kiln_codecs[0]) == KILN_NCODECS,
+	       "KILN_NCODECS is not the number of rows");
 _Static_assert(sizeof(kiln_codecs) / sizeof(kiln_codecs[0]) <= KILN_MAX_CODINGS,
 	       "more codings than KILN_MAX_CODINGS");
 

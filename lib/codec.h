@@ -153,6 +153,10 @@ struct kiln_codec {
 	kiln_status (*verify_fd)(int enc_fd, uint64_t enc_len, int src_fd, uint64_t src_len);
 };
 
+/* The number of rows of the table, for arrays sized per coding that are
+ * kept per file (records): codec.c checks it against the table. */
+#define KILN_NCODECS 3
+
 /* The table, indexed by kiln_coding; kiln_ncodecs rows. */
 extern const struct kiln_codec *const kiln_codecs[];
 extern const unsigned kiln_ncodecs;

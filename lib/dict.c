@@ -422,10 +422,10 @@ out:
 	free(path);
 }
 
-static void work_one(struct kiln_dict_plan *d, const struct job *j)
+static void work_one(struct kiln_dict_plan *d, const struct job *j, const struct kiln_report *r)
 {
 	struct kiln_tree *t = d->t;
-	struct asset a = { .t = t, .e = &t->walk.v[j->k], .r = &t->reports[j->k] };
+	struct asset a = { .t = t, .e = &t->walk.v[j->k], .r = r };
 	const struct kiln_record *rec;
 	char *path = kiln_path_join(t->root, a.e->rel, "");
 	struct kiln_error err;
@@ -485,10 +485,9 @@ out:
 
 /* Entry K's job: its family's members, when it may get deltas (false
  * when it may not). */
-static bool job_of(const struct kiln_dict_plan *d, size_t k, struct job *j)
+static bool job_of(const struct kiln_dict_plan *d, size_t k, kiln_outcome o, struct job *j)
 {
 	struct kiln_tree *t = d->t;
-	kiln_outcome o = t->reports[k].outcome;
 	struct kiln_fp fp = kiln_immutable_of(t, k);
 	char *family;
 	size_t lo = 0, hi = d->nm;
@@ -513,12 +512,12 @@ static bool job_of(const struct kiln_dict_plan *d, size_t k, struct job *j)
 	return hi > lo;
 }
 
-void kiln_dict_file(struct kiln_tree *t, size_t k)
+void kiln_dict_file(struct kiln_tree *t, size_t k, const struct kiln_report *r)
 {
 	struct job j;
 
-	if (t->dict_plan && t->dicts && job_of(t->dict_plan, k, &j))
-		work_one(t->dict_plan, &j);
+	if (t->dict_plan && t->dicts && job_of(t->dict_plan, k, r->outcome, &j))
+		work_one(t->dict_plan, &j, r);
 }
 
 static int str_cmp(const void *a, const void *b)

@@ -44,11 +44,11 @@ void kiln_dict_plan(struct kiln_tree *t);
 
 /*
  * Make or keep walk entry K's deltas, as above, once its siblings and
- * record are settled (its report's outcome and sizes): the last step of
+ * record are settled (its report R's outcome and sizes): the last step of
  * kiln_pipeline_file().  Writes t->dicts[k] only; failures are reported
  * through T's callbacks.  Worker K.
  */
-void kiln_dict_file(struct kiln_tree *t, size_t k);
+void kiln_dict_file(struct kiln_tree *t, size_t k, const struct kiln_report *r);
 
 /*
  * After the pool: remove every file named like a delta that no asset kept

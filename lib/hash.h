@@ -33,6 +33,8 @@ struct kiln_hasher;
 
 /* NULL when out of memory. */
 struct kiln_hasher *kiln_hasher_new(void);
+/* One of SHA-256 alone (kiln_hasher_final() gives no SHA-384). */
+struct kiln_hasher *kiln_hasher_new_sha256(void);
 void kiln_hasher_update(struct kiln_hasher *h, const void *data, size_t len);
 /* Finish into SHA256 and SHA384 (either may be NULL) and free H. */
 kiln_status kiln_hasher_final(struct kiln_hasher *h, uint8_t sha256[KILN_SHA256_LEN],

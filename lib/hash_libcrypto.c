@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,16 +33,17 @@ kiln_status kiln_hash_init(void)
 	return md_sha256 && md_sha384 ? KILN_OK : KILN_ERR_NOMEM;
 }
 
-struct kiln_hasher *kiln_hasher_new(void)
+/* A hasher of SHA-256, and of SHA-384 too when BOTH. */
+static struct kiln_hasher *hasher_new(bool both)
 {
 	struct kiln_hasher *h;
 
 	if (kiln_hash_init() != KILN_OK || !(h = calloc(1, sizeof(*h))))
 		return NULL;
 	h->sha256 = EVP_MD_CTX_new();
-	h->sha384 = EVP_MD_CTX_new();
-	if (!h->sha256 || !h->sha384 || !EVP_DigestInit_ex(h->sha256, md_sha256, NULL) ||
-	    !EVP_DigestInit_ex(h->sha384, md_sha384, NULL)) {
+	h->sha384 = both ? EVP_MD_CTX_new() : NULL;
+	if (!h->sha256 || (both && !h->sha384) || !EVP_DigestInit_ex(h->sha256, md_sha256, NULL) ||
+	    (both && !EVP_DigestInit_ex(h->sha384, md_sha384, NULL))) {
 		EVP_MD_CTX_free(h->sha256);
 		EVP_MD_CTX_free(h->sha384);
 		free(h);
@@ -50,21 +52,33 @@ struct kiln_hasher *kiln_hasher_new(void)
 	return h;
 }
 
+struct kiln_hasher *kiln_hasher_new(void)
+{
+	return hasher_new(true);
+}
+
+struct kiln_hasher *kiln_hasher_new_sha256(void)
+{
+	return hasher_new(false);
+}
+
 void kiln_hasher_update(struct kiln_hasher *h, const void *data, size_t len)
 {
 	EVP_DigestUpdate(h->sha256, data, len);
-	EVP_DigestUpdate(h->sha384, data, len);
+	if (h->sha384)
+		EVP_DigestUpdate(h->sha384, data, len);
 }
 
 kiln_status kiln_hasher_final(struct kiln_hasher *h, uint8_t sha256[KILN_SHA256_LEN],
 			      uint8_t sha384[KILN_SHA384_LEN])
 {
 	uint8_t a[EVP_MAX_MD_SIZE], b[EVP_MAX_MD_SIZE];
-	int ok = EVP_DigestFinal_ex(h->sha256, a, NULL) && EVP_DigestFinal_ex(h->sha384, b, NULL);
+	int ok = EVP_DigestFinal_ex(h->sha256, a, NULL) &&
+		 (!h->sha384 || EVP_DigestFinal_ex(h->sha384, b, NULL));
 
 	if (ok && sha256)
 		memcpy(sha256, a, KILN_SHA256_LEN);
-	if (ok && sha384)
+	if (ok && sha384 && h->sha384)
 		memcpy(sha384, b, KILN_SHA384_LEN);
 	EVP_MD_CTX_free(h->sha256);
 	EVP_MD_CTX_free(h->sha384);

@@ -9,12 +9,14 @@
 #include <nettle/base64.h>
 #include <nettle/sha2.h>
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct kiln_hasher {
 	struct sha256_ctx sha256;
 	struct sha384_ctx sha384;
+	bool both; /* SHA-384 too */
 };
 
 kiln_status kiln_hash_init(void)
@@ -22,21 +24,34 @@ kiln_status kiln_hash_init(void)
 	return KILN_OK; /* nettle has nothing to set up */
 }
 
-struct kiln_hasher *kiln_hasher_new(void)
+/* A hasher of SHA-256, and of SHA-384 too when BOTH. */
+static struct kiln_hasher *hasher_new(bool both)
 {
 	struct kiln_hasher *h = malloc(sizeof(*h));
 
 	if (h) {
 		sha256_init(&h->sha256);
 		sha384_init(&h->sha384);
+		h->both = both;
 	}
 	return h;
+}
+
+struct kiln_hasher *kiln_hasher_new(void)
+{
+	return hasher_new(true);
+}
+
+struct kiln_hasher *kiln_hasher_new_sha256(void)
+{
+	return hasher_new(false);
 }
 
 void kiln_hasher_update(struct kiln_hasher *h, const void *data, size_t len)
 {
 	sha256_update(&h->sha256, len, data);
-	sha384_update(&h->sha384, len, data);
+	if (h->both)
+		sha384_update(&h->sha384, len, data);
 }
 
 kiln_status kiln_hasher_final(struct kiln_hasher *h, uint8_t sha256[KILN_SHA256_LEN],
@@ -44,7 +59,7 @@ kiln_status kiln_hasher_final(struct kiln_hasher *h, uint8_t sha256[KILN_SHA256_
 {
 	if (sha256)
 		sha256_digest(&h->sha256, KILN_SHA256_LEN, sha256);
-	if (sha384)
+	if (sha384 && h->both)
 		sha384_digest(&h->sha384, KILN_SHA384_LEN, sha384);
 	free(h);
 	return KILN_OK;

@@ -119,6 +119,13 @@ struct kiln_options {
 	 * when the globs exclude every file that has siblings (see
 	 * kiln_run_tree()). */
 	bool force;
+	/* Read every file, and (check) decode every sibling, instead of
+	 * trusting the index kept beside the manifest: otherwise a file whose
+	 * device, inode, mode, size, mtime and ctime are what the index
+	 * recorded is taken to hold the bytes the manifest records, unread
+	 * (docs/reruns.md, "What a re-run reads").  Content still decides: a
+	 * file read and found unchanged is not encoded again.  Default false. */
+	bool reread;
 	/* One kiln at a time changes a tree (docs/guarantees.md): compress,
 	 * clean and merge hold an exclusive flock(2) on ROOT's directory
 	 * while they run, and one that finds it held waits

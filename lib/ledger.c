@@ -16,13 +16,27 @@ void kiln_ledger_init(struct kiln_ledger *l)
 	atomic_init(&l->record_lost, false);
 }
 
+static bool is_borrowed(const struct kiln_ledger *l, size_t k)
+{
+	return l->borrowed && (l->borrowed[k / 8] & (1u << (k % 8)));
+}
+
+/* Entry K has no record any more (an owned one freed). */
+static void drop(struct kiln_ledger *l, size_t k)
+{
+	if (l->records[k] && !is_borrowed(l, k)) {
+		kiln_record_free(l->records[k]);
+		free(l->records[k]);
+	}
+	l->records[k] = NULL;
+	if (l->borrowed)
+		l->borrowed[k / 8] &= (unsigned char)~(1u << (k % 8));
+}
+
 void kiln_ledger_free(struct kiln_ledger *l)
 {
 	for (size_t k = 0; l->records && k < l->n; k++)
-		if (l->records[k]) {
-			kiln_record_free(l->records[k]);
-			free(l->records[k]);
-		}
+		drop(l, k);
 	for (size_t i = 0; i < l->ncarried; i++)
 		kiln_record_free(&l->carried[i]);
 	for (size_t i = 0; i < l->nstale; i++)
@@ -30,6 +44,10 @@ void kiln_ledger_free(struct kiln_ledger *l)
 	free(l->stale);
 	free(l->carried);
 	free(l->records);
+	free(l->borrowed);
+	l->borrowed = NULL;
+	kiln_intern_free(l->strings);
+	l->strings = NULL;
 	pthread_mutex_destroy(&l->stale_lock);
 	l->records = NULL;
 	l->carried = NULL;
@@ -40,9 +58,14 @@ void kiln_ledger_free(struct kiln_ledger *l)
 bool kiln_ledger_size(struct kiln_ledger *l, size_t n)
 {
 	struct kiln_record **records = calloc(n + 1, sizeof(*records));
+	unsigned char *borrowed = calloc(n / 8 + 1, 1);
 
-	if (!records)
+	if (!records || !borrowed || (!l->strings && !(l->strings = kiln_intern_new()))) {
+		free(records);
+		free(borrowed);
 		return false;
+	}
+	l->borrowed = borrowed;
 	l->records = records;
 	l->n = n;
 	return true;
@@ -52,17 +75,29 @@ void kiln_ledger_set(struct kiln_ledger *l, size_t k, const struct kiln_record *
 {
 	struct kiln_record *r;
 
-	if (l->records[k]) {
-		kiln_record_free(l->records[k]);
-		free(l->records[k]);
-		l->records[k] = NULL;
-	}
+	drop(l, k);
 	if ((r = malloc(sizeof(*r))) && kiln_record_copy(r, rec))
 		l->records[k] = r;
 	else {
 		free(r);
 		kiln_ledger_lost(l);
 	}
+}
+
+void kiln_ledger_borrow(struct kiln_ledger *l, size_t k, const struct kiln_record *rec)
+{
+	drop(l, k);
+	l->records[k] = (struct kiln_record *)rec;
+	l->borrowed[k / 8] |= (unsigned char)(1u << (k % 8));
+}
+
+const char *kiln_ledger_recipe(struct kiln_ledger *l, const char *recipe)
+{
+	const char *got = l->strings ? kiln_intern(l->strings, recipe) : NULL;
+
+	if (!got)
+		kiln_ledger_lost(l);
+	return got;
 }
 
 const struct kiln_record *kiln_ledger_record(const struct kiln_ledger *l, size_t k)
@@ -75,9 +110,12 @@ void kiln_ledger_set_dicts(struct kiln_ledger *l, size_t k, const struct kiln_di
 {
 	struct kiln_record *r;
 
-	if (k >= l->n || !l->records[k])
+	if (k >= l->n || !l->records[k] || (!n && !l->records[k]->ndicts))
 		return;
-	r = l->records[k];
+	if (is_borrowed(l, k)) /* the state's: a copy of its own, changed */
+		kiln_ledger_set(l, k, l->records[k]);
+	if (!(r = l->records[k]))
+		return;
 	kiln_record_free_dicts(r);
 	if (!n)
 		return;

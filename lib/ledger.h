@@ -21,6 +21,7 @@
 #ifndef KILN_LEDGER_H
 #define KILN_LEDGER_H
 
+#include "intern.h"
 #include "record.h"
 
 #include <pthread.h>
@@ -34,8 +35,11 @@ struct kiln_ledger {
 	/* n of them, NULL where entry k has no record: one pointer per walk
 	 * entry (siblings included), a record only per asset */
 	struct kiln_record **records;
+	/* bit k: records[k] is borrowed (kiln_ledger_borrow()), not owned */
+	unsigned char *borrowed;
 	struct kiln_record *carried;
 	size_t ncarried, carried_cap;
+	struct kiln_intern *strings;    /* the recipes of records made here */
 	pthread_mutex_t stale_lock;
 	struct kiln_stale *stale;
 	size_t nstale, stale_cap;
@@ -55,6 +59,16 @@ bool kiln_ledger_size(struct kiln_ledger *l, size_t n);
 /* Entry K's record becomes a copy of REC (the one it held is freed).  Out
  * of memory: K has none, and the record is lost.  Worker K, or main. */
 void kiln_ledger_set(struct kiln_ledger *l, size_t k, const struct kiln_record *rec);
+
+/* Entry K's record is REC itself, not a copy: a record of the previous
+ * state that stands unchanged, which outlives L's use of it (the state is
+ * freed after the ledger).  Main, before the pool. */
+void kiln_ledger_borrow(struct kiln_ledger *l, size_t k, const struct kiln_record *rec);
+
+/* L's copy of the recipe RECIPE, for a record L is given (it lives as
+ * long as L); NULL when out of memory (the record is then lost).  Any
+ * thread. */
+const char *kiln_ledger_recipe(struct kiln_ledger *l, const char *recipe);
 
 /* Entry K's record, or NULL when it has none (not an asset, or its
  * siblings are gone).  Owned by L, valid until it is set again. */

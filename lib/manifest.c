@@ -209,104 +209,6 @@ static json_t *generator(void)
 	return NULL;
 }
 
-/* ENCS.<token> = {"path", "size", "sha256", "encoder"} for a kept sibling;
- * NOGAIN.<token> = {"size", "encoder"} for one tried and dropped. */
-static bool add_coding(json_t *encs, json_t *nogain, const struct kiln_coding_record *cr,
-		       kiln_coding c, const char *key)
-{
-	const struct kiln_coding_info *i = &kiln_codecs[c]->info;
-	json_t *s = json_object();
-	bool ok = s != NULL;
-
-	if (ok && cr->outcome == KILN_CODING_KEPT) {
-		char *path = malloc(strlen(key) + strlen(i->suffix) + 1);
-		ok = path != NULL;
-		if (ok) {
-			strcpy(path, key);
-			strcat(path, i->suffix);
-			ok = put_str(s, "path", path);
-		}
-		free(path);
-		ok = ok && put_sha(s, "sha256", cr->sha256);
-	}
-	ok = ok && put_int(s, "size", cr->size) && put_str(s, "encoder", cr->recipe);
-	if (!ok) {
-		json_decref(s);
-		return false;
-	}
-	return json_object_set_new(cr->outcome == KILN_CODING_KEPT ? encs : nogain, i->name, s) == 0;
-}
-
-/* E.dictionaries = [{"path", "size", "sha256", "encoder", "dictionary",
- * "dictionary_sha256"}, ...] for R's dictionary deltas, in R's order. */
-static bool add_dicts(json_t *e, const struct kiln_record *r, const char *key)
-{
-	json_t *a = json_array();
-	bool ok = a != NULL;
-
-	for (size_t i = 0; ok && i < r->ndicts; i++) {
-		const struct kiln_dict_record *d = &r->dicts[i];
-		json_t *o = json_object();
-		char *path = kiln_dict_sibling_path("", key, d->dict_sha256);
-		bool enc;
-		char *dkey = kiln_manifest_key(d->dict_path, &enc);
-		ok = o && path && dkey && put_str(o, "path", path + 1) && put_int(o, "size", d->size) &&
-		     put_sha(o, "sha256", d->sha256) && put_str(o, "encoder", d->recipe) &&
-		     put_str(o, "dictionary", dkey) &&
-		     put_sha(o, "dictionary_sha256", d->dict_sha256) && json_array_append(a, o) == 0;
-		json_decref(o);
-		free(path);
-		free(dkey);
-	}
-	ok = ok && json_object_set(e, "dictionaries", a) == 0;
-	json_decref(a);
-	return ok;
-}
-
-static json_t *entry(const struct kiln_manifest_item *it, const char *key, bool encoded)
-{
-	const struct kiln_record *r = it->r;
-	json_t *e = json_object(), *encs = json_object(), *nogain = json_object();
-	char sri[80];
-	bool ok = e && encs && nogain;
-
-	kiln_sri_sha384(r->sha384, sri);
-	ok = ok && put_int(e, "size", r->size) && put_sha(e, "sha256", r->sha256) &&
-	     put_str(e, "integrity", sri) && put_str(e, "content_type", kiln_media_type(r->rel));
-	if (ok && encoded)
-		ok = put_base64(e, "path_base64", r->rel);
-	/* served with a year of freshness (docs/cache-control.md,
-	 * "Cache-Control"): why,
-	 * and the fingerprint a dictionary's family replaces with '*' */
-	if (ok && it->fp.why != KILN_WHY_NONE)
-		ok = put_str(e, "immutable", kiln_why_name(it->fp.why));
-	if (ok && it->fp.len) {
-		char *tok = strndup(r->rel + it->fp.start, it->fp.len);
-		ok = tok && put_str(e, "fingerprint", tok);
-		free(tok);
-	}
-	for (unsigned c = 0; ok && c < kiln_ncodecs; c++)
-		if (r->coding[c].outcome != KILN_CODING_OFF)
-			ok = add_coding(encs, nogain, &r->coding[c], (kiln_coding)c, key);
-	if (ok && r->ndicts)
-		ok = add_dicts(e, r, key);
-	if (ok && r->outcome != KILN_OUTCOME_COMPRESSED)
-		ok = put_str(e, "skipped", kiln_outcome_name(r->outcome));
-	else if (ok)
-		ok = json_object_set(e, "encodings", encs) == 0;
-	/* sizes of encodings tried and not kept: a later run that sees the same
-	 * content and recipe need not encode them again to decide */
-	if (ok && json_object_size(nogain) > 0)
-		ok = json_object_set(e, "no_gain", nogain) == 0;
-	json_decref(encs);
-	json_decref(nogain);
-	if (!ok) {
-		json_decref(e);
-		return NULL;
-	}
-	return e;
-}
-
 static json_t *stale_entry(const struct kiln_stale *s, bool encoded)
 {
 	json_t *e = json_object();
@@ -334,36 +236,6 @@ static json_t *snippets(const struct kiln_snippet_rec *snip, size_t nsnip)
 		}
 	}
 	return o;
-}
-
-/* A growing text: the manifest is built in one buffer, never a JSON tree
- * of the whole tree (issue: a 200,000-file tree held its whole jansson
- * tree, its text and two copies of it at once). */
-struct text {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void text_add(struct text *t, const char *s, size_t n)
-{
-	if (t->failed)
-		return;
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 4096;
-		char *p;
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		if (!(p = realloc(t->p, cap))) {
-			t->failed = true;
-			return;
-		}
-		t->p = p;
-		t->cap = cap;
-	}
-	memcpy(t->p + t->len, s, n);
-	t->len += n;
-	t->p[t->len] = '\0';
 }
 
 /* Allocations jansson could not make, on this thread.  jansson's dump
@@ -407,30 +279,298 @@ static char *dump_whole(json_t *v, size_t flags)
 	return d;
 }
 
-/* Append V as jansson prints it DEPTH objects deep with JSON_INDENT(2):
- * its own dump, each newline followed by 2 * DEPTH more spaces (a JSON
- * text holds a raw newline only between tokens, never in a string). */
-static void text_add_json(struct text *t, json_t *v, size_t flags, unsigned depth)
-{
-	char *d = dump_whole(v, flags);
-	const char *s = d, *nl;
+/*
+ * The entries of "files" are written by hand, as jansson would print them
+ * (JSON_INDENT(2), JSON_SORT_KEYS), into a buffer handed on as it fills:
+ * a JSON tree per entry cost more than everything else an unchanged run
+ * does, and the whole text is never held (tests/unit/test_manifest.c
+ * compares the two on every kind of entry).
+ */
+struct out {
+	kiln_manifest_put put;
+	void *arg;
+	bool failed;            /* out of memory, or a string not UTF-8 */
+	size_t len;
+	char buf[65536];
+};
 
-	if (!d) {
-		t->failed = true;
-		return;
+static void out_flush(struct out *o)
+{
+	if (o->len && !o->failed)
+		o->put(o->arg, o->buf, o->len);
+	o->len = 0;
+}
+
+static void out_add(struct out *o, const char *s, size_t n)
+{
+	while (n) {
+		size_t room = sizeof(o->buf) - o->len, k = n < room ? n : room;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+		if (o->len == sizeof(o->buf))
+			out_flush(o);
 	}
-	while ((nl = strchr(s, '\n'))) {
-		text_add(t, s, (size_t)(nl + 1 - s));
-		for (unsigned i = 0; i < depth; i++)
-			text_add(t, "  ", 2);
-		s = nl + 1;
+}
+
+static void out_lit(struct out *o, const char *s)
+{
+	out_add(o, s, strlen(s));
+}
+
+/* S[0..n) inside a JSON string, escaped as jansson escapes it: '"', '\\'
+ * and control characters; the rest as it is.  A string that is not UTF-8
+ * fails the text, as jansson refuses to hold one. */
+static void out_body(struct out *o, const char *s, size_t n)
+{
+	const char *end = s + n, *run = s;
+	char esc[8];
+
+	while (s < end) {
+		unsigned char c = (unsigned char)*s;
+		size_t len;
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			if (c < 0x80) {
+				s++;
+				continue;
+			}
+			if (!(len = kiln_utf8_len(s)) || len > (size_t)(end - s)) {
+				o->failed = true;
+				return;
+			}
+			s += len;
+			continue;
+		}
+		out_add(o, run, (size_t)(s - run));
+		switch (c) {
+		case '"': out_add(o, "\\\"", 2); break;
+		case '\\': out_add(o, "\\\\", 2); break;
+		case '\b': out_add(o, "\\b", 2); break;
+		case '\f': out_add(o, "\\f", 2); break;
+		case '\n': out_add(o, "\\n", 2); break;
+		case '\r': out_add(o, "\\r", 2); break;
+		case '\t': out_add(o, "\\t", 2); break;
+		default:
+			snprintf(esc, sizeof(esc), "\\u%04X", c);
+			out_add(o, esc, 6);
+		}
+		run = ++s;
 	}
-	text_add(t, s, strlen(s));
-	free(d);
+	out_add(o, run, (size_t)(s - run));
+}
+
+static void out_str(struct out *o, const char *s, size_t n)
+{
+	out_add(o, "\"", 1);
+	out_body(o, s, n);
+	out_add(o, "\"", 1);
+}
+
+static void out_cstr(struct out *o, const char *s)
+{
+	out_str(o, s, strlen(s));
+}
+
+static void out_u64(struct out *o, uint64_t v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	out_add(o, d + i, sizeof(d) - i);
+}
+
+static void out_sha(struct out *o, const uint8_t sha[32])
+{
+	char hex[2 * KILN_SHA256_LEN + 3];
+
+	hex[0] = '"';
+	kiln_hex(sha, KILN_SHA256_LEN, hex + 1);
+	hex[2 * KILN_SHA256_LEN + 1] = '"';
+	out_add(o, hex, 2 * KILN_SHA256_LEN + 2);
+}
+
+/* The next member KEY of an object whose members are IND spaces in:
+ * ",\n" (or "\n" for the first), the indent, the key and ": ". */
+static void out_member(struct out *o, unsigned ind, bool *first, const char *key)
+{
+	static const char spaces[] = "            ";
+
+	out_add(o, *first ? "\n" : ",\n", *first ? 1 : 2);
+	*first = false;
+	out_add(o, spaces, ind);
+	out_cstr(o, key);
+	out_add(o, ": ", 2);
+}
+
+/* Close an object or array opened IND - 2 spaces in: "\n" + indent + C,
+ * or only C when it got no member (FIRST still true). */
+static void out_close(struct out *o, unsigned ind, bool first, const char *c)
+{
+	static const char spaces[] = "            ";
+
+	if (!first) {
+		out_add(o, "\n", 1);
+		out_add(o, spaces, ind - 2);
+	}
+	out_lit(o, c);
+}
+
+/* The codings in the order of their tokens (JSON_SORT_KEYS's). */
+static void coding_order(unsigned order[KILN_NCODECS])
+{
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		unsigned at = c;
+		while (at > 0 &&
+		       strcmp(kiln_codecs[order[at - 1]]->info.name, kiln_codecs[c]->info.name) > 0) {
+			order[at] = order[at - 1];
+			at--;
+		}
+		order[at] = c;
+	}
+}
+
+/* R's codings whose outcome is KEPT (KEPT true) or another but OFF, as an
+ * object of IND spaces in: {TOKEN: {"encoder", ["path", "sha256",]
+ * "size"}}. */
+static void out_codings(struct out *o, const struct kiln_record *r, const char *key,
+			const unsigned order[KILN_NCODECS], bool kept, unsigned ind)
+{
+	bool first = true;
+
+	out_add(o, "{", 1);
+	for (unsigned i = 0; i < kiln_ncodecs; i++) {
+		const struct kiln_coding_record *cr = &r->coding[order[i]];
+		const struct kiln_coding_info *info = &kiln_codecs[order[i]]->info;
+		bool f = true;
+		if (cr->outcome == KILN_CODING_OFF || (cr->outcome == KILN_CODING_KEPT) != kept)
+			continue;
+		out_member(o, ind, &first, info->name);
+		out_add(o, "{", 1);
+		out_member(o, ind + 2, &f, "encoder");
+		out_cstr(o, cr->recipe ? cr->recipe : "");
+		if (kept) {
+			out_member(o, ind + 2, &f, "path");
+			out_add(o, "\"", 1);
+			out_body(o, key, strlen(key));
+			out_body(o, info->suffix, strlen(info->suffix));
+			out_add(o, "\"", 1);
+			out_member(o, ind + 2, &f, "sha256");
+			out_sha(o, cr->sha256);
+		}
+		out_member(o, ind + 2, &f, "size");
+		out_u64(o, cr->size);
+		out_close(o, ind + 2, f, "}");
+	}
+	out_close(o, ind, first, "}");
+}
+
+/* R's dictionary deltas, an array of IND spaces in, in R's order. */
+static void out_dicts(struct out *o, const struct kiln_record *r, const char *key, unsigned ind)
+{
+	bool first = true;
+
+	out_add(o, "[", 1);
+	for (size_t i = 0; i < r->ndicts; i++) {
+		const struct kiln_dict_record *d = &r->dicts[i];
+		char *path = kiln_dict_sibling_path("", key, d->dict_sha256), *dkey;
+		bool enc, f = true;
+		if (!path || !(dkey = kiln_manifest_key(d->dict_path, &enc))) {
+			free(path);
+			o->failed = true;
+			return;
+		}
+		out_add(o, first ? "\n" : ",\n", first ? 1 : 2);
+		first = false;
+		out_add(o, "            ", ind);
+		out_add(o, "{", 1);
+		out_member(o, ind + 2, &f, "dictionary");
+		out_cstr(o, dkey);
+		out_member(o, ind + 2, &f, "dictionary_sha256");
+		out_sha(o, d->dict_sha256);
+		out_member(o, ind + 2, &f, "encoder");
+		out_cstr(o, d->recipe);
+		out_member(o, ind + 2, &f, "path");
+		out_cstr(o, path + 1);
+		out_member(o, ind + 2, &f, "sha256");
+		out_sha(o, d->sha256);
+		out_member(o, ind + 2, &f, "size");
+		out_u64(o, d->size);
+		out_close(o, ind + 2, f, "}");
+		free(path);
+		free(dkey);
+	}
+	out_close(o, ind, first, "]");
+}
+
+/* The entry of IT, keyed KEY (ENCODED: not REL itself), members 6 spaces
+ * in: its members in the order of their names. */
+static void out_entry(struct out *o, const struct kiln_manifest_item *it, const char *key,
+		      bool encoded, const unsigned order[KILN_NCODECS])
+{
+	const struct kiln_record *r = it->r;
+	bool first = true, nogain = false;
+	char sri[80];
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		nogain |= r->coding[c].outcome != KILN_CODING_OFF &&
+			  r->coding[c].outcome != KILN_CODING_KEPT;
+	out_add(o, "{", 1);
+	out_member(o, 6, &first, "content_type");
+	out_cstr(o, kiln_media_type(r->rel));
+	if (r->ndicts) {
+		out_member(o, 6, &first, "dictionaries");
+		out_dicts(o, r, key, 8);
+	}
+	if (r->outcome == KILN_OUTCOME_COMPRESSED) {
+		out_member(o, 6, &first, "encodings");
+		out_codings(o, r, key, order, true, 8);
+	}
+	/* the fingerprint a dictionary's family replaces with '*', and why it
+	 * is served with a year of freshness (docs/cache-control.md) */
+	if (it->fp.len) {
+		out_member(o, 6, &first, "fingerprint");
+		out_str(o, r->rel + it->fp.start, it->fp.len);
+	}
+	if (it->fp.why != KILN_WHY_NONE) {
+		out_member(o, 6, &first, "immutable");
+		out_cstr(o, kiln_why_name(it->fp.why));
+	}
+	kiln_sri_sha384(r->sha384, sri);
+	out_member(o, 6, &first, "integrity");
+	out_cstr(o, sri);
+	/* sizes of encodings tried and not kept: a later run that sees the same
+	 * content and recipe need not encode them again to decide */
+	if (nogain) {
+		out_member(o, 6, &first, "no_gain");
+		out_codings(o, r, key, order, false, 8);
+	}
+	if (encoded) {
+		char *b64 = base64_of(r->rel);
+		if (!b64) {
+			o->failed = true;
+			return;
+		}
+		out_member(o, 6, &first, "path_base64");
+		out_cstr(o, b64);
+		free(b64);
+	}
+	out_member(o, 6, &first, "sha256");
+	out_sha(o, r->sha256);
+	out_member(o, 6, &first, "size");
+	out_u64(o, r->size);
+	if (r->outcome != KILN_OUTCOME_COMPRESSED) {
+		out_member(o, 6, &first, "skipped");
+		out_cstr(o, kiln_outcome_name(r->outcome));
+	}
+	out_close(o, 6, first, "}");
 }
 
 struct keyed {
-	char *key;
+	const char *key;   /* the record's path, or the malloc'ed key (ENCODED) */
 	size_t i;
 	bool encoded;
 };
@@ -445,57 +585,70 @@ static int keyed_cmp(const void *a, const void *b)
 	return c ? c : x->i < y->i ? -1 : x->i > y->i;
 }
 
-#define DUMP_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6))
-
-/* Append the "files" object of the N assets ITEMS, as jansson would print
- * it as the value of a top-level key, one entry's JSON at a time. */
-static bool add_files(struct text *t, const struct kiln_manifest_item *items, size_t n)
+/* Is REL its own key (kiln_manifest_key() would change nothing)? */
+static bool plain_key(const char *rel)
 {
-	struct keyed *k = calloc(n + 1, sizeof(*k));
-	size_t m = 0;
-	bool ok = k != NULL, first = true;
-
-	for (size_t i = 0; ok && i < n; i++) {
-		k[i].i = i;
-		ok = (k[i].key = kiln_manifest_key(items[i].r->rel, &k[i].encoded)) != NULL;
-		m = i + 1;
+	for (const char *s = rel; *s;) {
+		size_t n = kiln_utf8_len(s);
+		if (!n || *s == '%')
+			return false;
+		s += n;
 	}
-	if (ok)
-		qsort(k, n, sizeof(*k), keyed_cmp);
-	text_add(t, "{", 1);
-	for (size_t j = 0; ok && j < n; j++) {
-		json_t *key, *e;
-		if (j + 1 < n && strcmp(k[j].key, k[j + 1].key) == 0)
-			continue;
-		key = json_string(k[j].key);
-		e = entry(&items[k[j].i], k[j].key, k[j].encoded);
-		ok = key && e;
-		text_add(t, first ? "\n    " : ",\n    ", first ? 5 : 6);
-		first = false;
-		if (ok) {
-			text_add_json(t, key, JSON_ENCODE_ANY, 0);
-			text_add(t, ": ", 2);
-			text_add_json(t, e, DUMP_FLAGS, 2);
-		}
-		json_decref(key);
-		json_decref(e);
-	}
-	text_add(t, "\n  }", 4);
-	for (size_t i = 0; k && i < m; i++)
-		free(k[i].key);
-	free(k);
-	return ok && !t->failed;
+	return true;
 }
 
-char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manifest_item *items,
+/* The "files" object of the N assets ITEMS, as jansson would print it as
+ * the value of a top-level key. */
+static void out_files(struct out *o, const struct kiln_manifest_item *items, size_t n)
+{
+	struct keyed *k = calloc(n + 1, sizeof(*k));
+	unsigned order[KILN_NCODECS];
+	bool first = true;
+	size_t m = 0;
+
+	if (!k) {
+		o->failed = true;
+		return;
+	}
+	coding_order(order);
+	for (; m < n && !o->failed; m++) {
+		k[m].i = m;
+		if (plain_key(items[m].r->rel))
+			k[m].key = items[m].r->rel;
+		else if (!(k[m].key = kiln_manifest_key(items[m].r->rel, &k[m].encoded)))
+			o->failed = true;
+	}
+	if (!o->failed)
+		qsort(k, n, sizeof(*k), keyed_cmp);
+	out_add(o, "{", 1);
+	for (size_t j = 0; j < n && !o->failed; j++) {
+		if (j + 1 < n && strcmp(k[j].key, k[j + 1].key) == 0)
+			continue;
+		out_add(o, first ? "\n    " : ",\n    ", first ? 5 : 6);
+		first = false;
+		out_cstr(o, k[j].key);
+		out_add(o, ": ", 2);
+		out_entry(o, &items[k[j].i], k[j].key, k[j].encoded, order);
+	}
+	out_close(o, 4, first, "}");
+	for (size_t i = 0; i < m; i++)
+		if (k[i].encoded)
+			free((char *)k[i].key);
+	free(k);
+}
+
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6))
+
+bool kiln_manifest_write(const struct kiln_options *opt, const struct kiln_manifest_item *items,
 			 size_t n, const struct kiln_stale *stale, size_t nstale,
-			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree)
+			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree,
+			 kiln_manifest_put put, void *arg)
 {
 	static const char mark[] = "\n  \"files\": {}";
 	json_t *root = json_object(), *files = json_object(), *st = json_object();
+	struct out *o = malloc(sizeof(*o));
 	char *text = NULL, *at;
-	struct text out = { 0 };
-	bool ok = root && files && st;
+	bool ok = root && files && st && o;
 
 	ok = ok && put_int(root, "kiln_manifest", KILN_MANIFEST_VERSION) &&
 	     json_object_set_new(root, "generator", generator()) == 0 &&
@@ -521,7 +674,7 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manif
 		ok = e && json_object_set_new(st, key, e) == 0;
 		free(key);
 	}
-	/* "files" empty here, spliced in below, one entry at a time */
+	/* "files" empty here, written in below, one entry at a time */
 	ok = ok && json_object_set(root, "files", files) == 0;
 	if (ok && nstale)
 		ok = json_object_set(root, "stale_siblings", st) == 0;
@@ -532,21 +685,82 @@ char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manif
 	/* the top-level key, at its indent: nowhere else in the text */
 	at = text ? strstr(text, mark) : NULL;
 	if (at) {
-		size_t head = (size_t)(at - text) + sizeof(mark) - 3; /* up to "files": */
-		text_add(&out, text, head);
-		if (n == 0 ? (text_add(&out, "{}", 2), true) : add_files(&out, items, n)) {
-			text_add(&out, at + sizeof(mark) - 1, strlen(at + sizeof(mark) - 1));
-			text_add(&out, "\n", 1);
-		} else
-			out.failed = true;
+		o->put = put;
+		o->arg = arg;
+		o->failed = false;
+		o->len = 0;
+		out_add(o, text, (size_t)(at - text) + sizeof(mark) - 3); /* up to "files": */
+		out_files(o, items, n);
+		out_lit(o, at + sizeof(mark) - 1);
+		out_add(o, "\n", 1);
+		out_flush(o);
 	}
+	ok = at && !o->failed;
 	free(text);
+	free(o);
 	json_decref(st);
 	json_decref(files);
 	json_decref(root);
-	if (!at || out.failed) {
-		free(out.p);
+	return ok;
+}
+
+/* A growing text, for kiln_manifest_dump(). */
+struct text {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void text_put(void *arg, const char *s, size_t n)
+{
+	struct text *t = arg;
+
+	if (t->failed)
+		return;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		char *p;
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		if (!(p = realloc(t->p, cap))) {
+			t->failed = true;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+char *kiln_manifest_dump(const struct kiln_options *opt, const struct kiln_manifest_item *items,
+			 size_t n, const struct kiln_stale *stale, size_t nstale,
+			 const struct kiln_snippet_rec *snip, size_t nsnip, const char *tree)
+{
+	struct text t = { 0 };
+
+	if (!kiln_manifest_write(opt, items, n, stale, nstale, snip, nsnip, tree, text_put, &t) ||
+	    t.failed) {
+		free(t.p);
 		return NULL;
 	}
-	return out.p;
+	return t.p;
+}
+
+bool kiln_manifest_settings_digest(const struct kiln_options *opt, uint8_t out[32])
+{
+	json_t *o = json_object();
+	char *text = NULL;
+	bool ok = o && json_object_set_new(o, "generator", generator()) == 0 &&
+		  json_object_set_new(o, "settings", settings(opt)) == 0 &&
+		  put_int(o, "max_file_size", opt->max_file_size) &&
+		  json_object_set_new(o, "follow_symlinks", json_boolean(opt->follow_symlinks)) == 0 &&
+		  json_object_set_new(o, "verify", json_boolean(opt->verify)) == 0;
+
+	ok = ok && (text = dump_whole(o, DUMP_FLAGS)) != NULL &&
+	     kiln_sha256(text, strlen(text), out) == KILN_OK;
+	free(text);
+	json_decref(o);
+	return ok;
 }

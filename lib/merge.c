@@ -11,10 +11,12 @@
  * (every file a run would record is recorded, with its current content;
  * every recorded sibling is there, with its recorded bytes).  Only then are
  * the siblings given their sources' mode and mtime, and the artifacts
- * written by the very function a tree run uses (run.c), from the records
+ * written by the very function a tree run uses (artifacts.h), from the records
  * the parts hold: whatever a run writes, a merge writes the same.
  */
 #include "run.h"
+
+#include "artifacts.h"
 
 #include "beneath.h"
 #include "classify.h"
@@ -30,7 +32,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,6 @@ struct part {
 	unsigned k, n;
 	char *name;            /* its file name */
 	char *path;
-	json_t *doc;
 	struct kiln_state st;
 };
 
@@ -166,8 +166,7 @@ static kiln_status read_parts(struct merger *m)
 	for (size_t i = 0; i < m->nparts; i++) {
 		struct part *p = &m->parts[i];
 		struct kiln_error err = { 0 };
-		json_error_t jerr;
-		json_t *sh;
+		unsigned k, n;
 		if (p->n != m->n) {
 			problem(m, m->dir, p->name, "a part of %u shards beside parts of %u: "
 				"left from another run (remove it, or the others)", p->n, m->n);
@@ -176,8 +175,7 @@ static kiln_status read_parts(struct merger *m)
 		for (; want < p->k; want++)
 			missing(m, want);
 		want = p->k + 1;
-		if (kiln_state_load(p->path, &p->st, &err) != KILN_OK || !p->st.loaded ||
-		    !(p->doc = json_load_file(p->path, 0, &jerr))) {
+		if (kiln_state_load(p->path, &p->st, &err) != KILN_OK || !p->st.loaded) {
 			bool io = err.status == KILN_ERR_IO;
 			problem(m, m->dir, p->name, "not a part kiln can read%s%s (remove it, then "
 				"run that shard again)", io ? ": " : "",
@@ -185,9 +183,7 @@ static kiln_status read_parts(struct merger *m)
 			m->io |= io;
 			continue;
 		}
-		sh = json_object_get(p->doc, "shard");
-		if (json_integer_value(json_object_get(sh, "index")) != (json_int_t)p->k ||
-		    json_integer_value(json_object_get(sh, "count")) != (json_int_t)p->n)
+		if (!kiln_state_shard(&p->st, &k, &n) || k != p->k || n != p->n)
 			problem(m, m->dir, p->name, "does not say it is shard %u of %u", p->k, p->n);
 	}
 	for (; want <= m->n; want++)
@@ -195,139 +191,47 @@ static kiln_status read_parts(struct merger *m)
 	return m->failed ? KILN_ERR_INVALID : KILN_OK;
 }
 
-/* The first key whose value differs between objects A and B, or NULL. */
-static const char *first_difference(json_t *a, json_t *b)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(a, key, v)
-		if (!json_equal(v, json_object_get(b, key)))
-			return key;
-	json_object_foreach(b, key, v)
-		if (!json_object_get(a, key))
-			return key;
-	return NULL;
-}
-
-static int integer(json_t *s, const char *key, bool *ok)
-{
-	json_t *v = json_object_get(s, key);
-
-	*ok = *ok && json_is_integer(v) && json_integer_value(v) >= 0 &&
-	      json_integer_value(v) <= 1000000;
-	return (int)json_integer_value(v);
-}
-
-/* Globs of settings key KEY into the merger's opt. */
-static bool globs(struct merger *m, json_t *s, const char *key, const char *const **out,
-		  size_t *n)
-{
-	json_t *a = json_object_get(s, key), *g;
-	size_t i, start = m->nglobs;
-
-	if (!json_is_array(a))
-		return false;
-	json_array_foreach(a, i, g) {
-		char *glob = json_is_string(g) ? kiln_manifest_key_decode(json_string_value(g)) : NULL;
-		if (!glob)
-			return false;
-		m->globs[m->nglobs++] = glob;
-	}
-	*out = (const char *const *)m->globs + start;
-	*n = m->nglobs - start;
-	return true;
-}
-
-/* The options the shards ran with, from the first part's settings (with
- * the run's own artifact and serving options: servers, paths, URL prefix,
- * Cache-Control): false if they cannot be told. */
-static bool rebuild_options(struct merger *m, json_t *s)
-{
-	struct kiln_options *opt = &m->opt;
-	json_t *enc = json_object_get(s, "encodings"), *v;
-	size_t i, nglobs;
-	bool ok = json_is_object(s) && json_is_array(enc);
-
-	*opt = *m->t->opt;
-	opt->shard_index = opt->shard_count = 0;
-	opt->codings = 0;
-	json_array_foreach(enc, i, v) {
-		kiln_coding c = json_is_string(v) ? kiln_coding_find(json_string_value(v)) : -1;
-		ok = ok && c >= 0 && strcmp(kiln_codecs[c]->info.name, json_string_value(v)) == 0;
-		if (ok)
-			opt->codings |= 1u << c;
-	}
-	for (unsigned c = 0; ok && c < kiln_ncodecs; c++) {
-		const struct kiln_coding_info *ci = &kiln_codecs[c]->info;
-		char key[64];
-		snprintf(key, sizeof(key), "%s_%s", ci->word, ci->level_word);
-		opt->level[c] = integer(s, key, &ok);
-		if (ci->extra_word) {
-			snprintf(key, sizeof(key), "%s_%s", ci->extra_word, ci->extra_param);
-			opt->extra[c] = integer(s, key, &ok);
-		}
-	}
-	v = json_object_get(s, "min_size");
-	ok = ok && json_is_integer(v) && json_integer_value(v) >= 0;
-	opt->min_size = (uint64_t)json_integer_value(v);
-	v = json_object_get(s, "stream_size");
-	ok = ok && json_is_integer(v) && json_integer_value(v) >= 0;
-	opt->stream_size = (uint64_t)json_integer_value(v);
-	v = json_object_get(s, "max_ratio");
-	ok = ok && json_is_number(v);
-	opt->max_ratio = json_number_value(v);
-	nglobs = json_array_size(json_object_get(s, "include")) +
-		 json_array_size(json_object_get(s, "exclude")) +
-		 json_array_size(json_object_get(s, "immutable")) +
-		 json_array_size(json_object_get(s, "mutable"));
-	ok = ok && (m->globs = calloc(nglobs + 1, sizeof(char *))) != NULL;
-	ok = ok && globs(m, s, "include", &opt->include, &opt->n_include) &&
-	     globs(m, s, "exclude", &opt->exclude, &opt->n_exclude) &&
-	     globs(m, s, "immutable", &opt->immutable, &opt->n_immutable) &&
-	     globs(m, s, "mutable", &opt->mutable_globs, &opt->n_mutable);
-	return ok && kiln_options_check(opt, NULL, NULL) == KILN_OK;
-}
-
 /* The same settings and generator in every part, and the ones this kiln
- * writes with the options they give. */
+ * writes with the options they give (with the run's own artifact and
+ * serving options: servers, paths, URL prefix, Cache-Control). */
 static kiln_status check_settings(struct merger *m)
 {
-	json_t *first = m->parts[0].doc, *ours = NULL;
+	const struct kiln_state *first = &m->parts[0].st;
+	struct kiln_state ours = { 0 };
 	char *text = NULL;
 	const char *key;
+	kiln_status ret;
 
 	for (size_t i = 1; i < m->nparts; i++) {
-		json_t *doc = m->parts[i].doc;
-		if ((key = first_difference(json_object_get(first, "settings"),
-					    json_object_get(doc, "settings"))))
+		const struct kiln_state *st = &m->parts[i].st;
+		if ((key = kiln_state_settings_difference(first, st)))
 			problem(m, m->dir, m->parts[i].name, "made with other settings than shard "
 				"%u's (%s): run every shard with the same options", m->parts[0].k, key);
-		else if ((key = first_difference(json_object_get(first, "generator"),
-						 json_object_get(doc, "generator"))))
+		else if ((key = kiln_state_generator_difference(first, st)))
 			problem(m, m->dir, m->parts[i].name, "made by another kiln or encoder version "
 				"than shard %u's (%s)", m->parts[0].k, key);
 	}
 	if (m->failed)
 		return KILN_ERR_INVALID;
-	if (!rebuild_options(m, json_object_get(first, "settings"))) {
+	m->opt = *m->t->opt;
+	if (!kiln_state_options(first, &m->opt, &m->globs, &m->nglobs)) {
 		problem(m, m->dir, m->parts[0].name, "settings this kiln cannot read");
 		return KILN_ERR_INVALID;
 	}
-	if (!(text = kiln_manifest_dump(&m->opt, NULL, 0, NULL, 0, NULL, 0, NULL)) ||
-	    !(ours = json_loads(text, 0, NULL))) {
-		free(text);
+	if (!(text = kiln_manifest_dump(&m->opt, NULL, 0, NULL, 0, NULL, 0, NULL)))
 		return KILN_ERR_NOMEM;
+	ret = kiln_state_parse(text, strlen(text), &ours);
+	free(text);
+	if (ret != KILN_OK) {
+		kiln_state_free(&ours);
+		return ret == KILN_ERR_NOMEM ? ret : KILN_ERR_INVALID;
 	}
-	if ((key = first_difference(json_object_get(first, "generator"),
-				    json_object_get(ours, "generator"))))
+	if ((key = kiln_state_generator_difference(first, &ours)))
 		problem(m, m->dir, m->parts[0].name, "made by another kiln or encoder version than "
 			"this one (%s): merge with the kiln the shards ran", key);
-	else if ((key = first_difference(json_object_get(first, "settings"),
-					 json_object_get(ours, "settings"))))
+	else if ((key = kiln_state_settings_difference(first, &ours)))
 		problem(m, m->dir, m->parts[0].name, "settings this kiln cannot reproduce (%s)", key);
-	json_decref(ours);
-	free(text);
+	kiln_state_free(&ours);
 	return m->failed ? KILN_ERR_INVALID : KILN_OK;
 }
 
@@ -507,14 +411,17 @@ static void settle_siblings(struct merger *m)
 {
 	for (size_t i = 0; i < m->nslots; i++) {
 		const struct slot *s = &m->slots[i];
-		const struct stat *src = &m->walk.v[s->entry].st;
+		const struct kiln_stat *ks = &m->walk.v[s->entry].st;
+		/* the walk keeps no atime: the sibling keeps its own */
+		struct stat src = { .st_mode = ks->st_mode, .st_mtim = ks->st_mtim,
+				    .st_atim = { 0, UTIME_OMIT } };
 		for (unsigned c = 0; c < kiln_ncodecs; c++) {
 			char *sib;
 			if (s->rec->coding[c].outcome != KILN_CODING_KEPT ||
 			    !(sib = kiln_path_join(m->t->root, s->rec->rel, kiln_codecs[c]->info.suffix)))
 				continue;
 			errno = 0;
-			if (!kiln_sibling_fix_meta(m->t->root, sib, src))
+			if (!kiln_sibling_fix_meta(m->t->root, sib, &src))
 				problem(m, m->t->root, sib + strlen(m->t->root) + 1,
 					"cannot give it its source's mode and mtime%s%s",
 					errno ? ": " : "", errno ? strerror(errno) : "");
@@ -631,7 +538,6 @@ kiln_status kiln_merge_tree(struct kiln_run *run, const char *root)
 	for (size_t i = 0; i < m.nparts; i++) {
 		free(m.parts[i].name);
 		free(m.parts[i].path);
-		json_decref(m.parts[i].doc);
 		kiln_state_free(&m.parts[i].st);
 	}
 	free(m.parts);

@@ -32,6 +32,8 @@
 #include "classify.h"
 #include "decide.h"
 #include "hash.h"
+#include "immutable.h"
+#include "index.h"
 #include "previous.h"
 #include "produce.h"
 #include "sibling.h"
@@ -82,6 +84,27 @@ static void set_record(struct work *wk, const struct kiln_record *rec)
 	kiln_ledger_set(&wk->t->ledger, wk->k, rec);
 }
 
+/* Take REC's stamp (index.h): the source as it was opened, its kept
+ * siblings as they are now, after this run wrote or checked them. */
+static void stamp(struct work *wk, struct kiln_record *rec)
+{
+	struct stat sibs[KILN_NCODECS];
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		char *sib;
+		int got;
+		if (rec->coding[c].outcome != KILN_CODING_KEPT)
+			continue;
+		if (!(sib = kiln_path_join(wk->t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
+			return;
+		got = kiln_beneath_lstat(wk->t->root, sib, &sibs[c]);
+		free(sib);
+		if (got != 0)
+			return;
+	}
+	kiln_index_stamp(rec, &wk->st, sibs);
+}
+
 /* The record of a file that ended well, from its report. */
 static void record_outcome(struct work *wk)
 {
@@ -103,8 +126,11 @@ static void record_outcome(struct work *wk)
 			continue;
 		cr->size = r->coding[c].size;
 		memcpy(cr->sha256, r->coding[c].sha256, 32);
-		strcpy(cr->recipe, wk->recipe[c]);
+		if (!(cr->recipe = kiln_ledger_recipe(&wk->t->ledger, wk->recipe[c])))
+			return; /* lost: the ledger says so */
 	}
+	if (wk->t->indexing)
+		stamp(wk, &rec);
 	set_record(wk, &rec);
 }
 
@@ -526,14 +552,91 @@ static void process_open(struct work *wk)
 	compress(wk);
 }
 
+/* Fill R's outcome and codings from the record REC of an unchanged file,
+ * as the steps above would have from its bytes. */
+static void report_record(struct kiln_tree *t, const struct kiln_record *rec,
+			  struct kiln_report *r)
+{
+	r->outcome = rec->outcome;
+	r->size = rec->size;
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct kiln_coding_record *cr = &rec->coding[c];
+		if ((t->opt->codings & (1u << c)) &&
+		    (rec->outcome == KILN_OUTCOME_LONG_NAME ||
+		     ((rec->outcome == KILN_OUTCOME_COMPRESSED || rec->outcome == KILN_OUTCOME_NO_GAIN) &&
+		      !kiln_sibling_name_fits(rec->rel, kiln_codecs[c]->info.suffix))))
+			r->coding[c].outcome = KILN_CODING_LONG_NAME;
+		if (cr->outcome == KILN_CODING_OFF)
+			continue;
+		r->coding[c].outcome = cr->outcome;
+		r->coding[c].size = cr->size;
+		if (cr->outcome == KILN_CODING_KEPT) {
+			r->coding[c].origin = KILN_ORIGIN_PREVIOUS;
+			memcpy(r->coding[c].sha256, cr->sha256, 32);
+		}
+	}
+}
+
+bool kiln_pipeline_unchanged(struct kiln_tree *t, size_t k)
+{
+	const struct kiln_entry *e = &t->walk.v[k];
+	const struct kiln_prev_entry *pe;
+	const struct kiln_record *rec;
+	struct kiln_report rep;
+	char recipe[KILN_RECIPE_MAX];
+
+	if (!t->quick || (e->outcome != KILN_OUTCOME_CANDIDATE && e->outcome != KILN_OUTCOME_EXCLUDED) ||
+	    !(pe = kiln_tree_prev(t, k)) || !pe->seen || !pe->in_manifest || pe->njv)
+		return false;
+	rec = &pe->rec;
+	/* the same bytes (its stamp), decided the same way as its record: the
+	 * same options, no delta to redo, excluded as it was */
+	if (rec->ndicts || (rec->outcome == KILN_OUTCOME_EXCLUDED) != (e->outcome == KILN_OUTCOME_EXCLUDED) ||
+	    !kiln_index_matches(rec, &e->st, -1))
+		return false;
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct kiln_coding_record *cr = &rec->coding[c];
+		uint32_t s = e->sib[c];
+		/* its own siblings as they were; no other file at their names */
+		if (cr->outcome == KILN_CODING_KEPT
+			    ? !s || s == KILN_SIB_NOT_ENTRY || !kiln_index_matches(rec, &t->walk.v[s - 1].st, (int)c)
+			    : s != 0)
+			return false;
+		if (cr->outcome != KILN_CODING_OFF) {
+			kiln_codec_recipe(t->opt, (kiln_coding)c, rec->size, recipe);
+			if (strcmp(recipe, cr->recipe) != 0)
+				return false;
+		}
+	}
+	kiln_ledger_borrow(&t->ledger, k, rec);
+	kiln_pipeline_report_of(t, k, &rep);
+	report_record(t, rec, &rep);
+	kiln_tree_settled(t, k, &rep);
+	return true;
+}
+
+void kiln_pipeline_report_of(struct kiln_tree *t, size_t k, struct kiln_report *r)
+{
+	const struct kiln_entry *e = &t->walk.v[k];
+
+	memset(r, 0, sizeof(*r));
+	r->root = t->root;
+	r->path = e->rel;
+	r->outcome = e->outcome;
+	r->size = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
+	r->error = e->err;
+	r->immutable = kiln_why_name(kiln_immutable_of(t, k).why);
+}
+
 void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 {
 	const struct kiln_entry *e = &t->walk.v[k];
 	struct work *wk = calloc(1, sizeof(*wk));
 	char *path = kiln_path_join(t->root, e->rel, "");
-	struct kiln_report *r = &t->reports[k];
+	struct kiln_report rep, *r = &rep;
 	uint64_t planned = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0, credited = 0;
 
+	kiln_pipeline_report_of(t, k, r);
 	if (!wk || !path) {
 		/* nothing settled for this file: the previous manifest must stay */
 		kiln_ledger_lost(&t->ledger);
@@ -547,7 +650,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	wk->e = e;
 	wk->r = r;
 	wk->k = k;
-	wk->pe = kiln_state_find(&t->state, e->rel);
+	wk->pe = kiln_tree_prev(t, k);
 	if (wk->pe && !wk->pe->seen)
 		wk->pe = NULL; /* the name of a recorded sibling, not this asset's */
 	wk->src.rel = e->rel;
@@ -562,7 +665,7 @@ void kiln_pipeline_file(struct kiln_tree *t, struct worker *w, size_t k)
 	}
 	process_open(wk);
 	/* its dictionary deltas, last: they must be smaller than what it kept */
-	kiln_dict_file(t, k);
+	kiln_dict_file(t, k, r);
 out:
 	if (wk) {
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
@@ -576,4 +679,5 @@ out:
 	kiln_tree_progress(t, &credited, planned, 1, planned);
 	free(wk);
 	free(path);
+	kiln_tree_settled(t, k, r);
 }

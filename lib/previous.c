@@ -5,6 +5,7 @@
 #include "codec.h"
 #include "error.h"
 #include "hash.h"
+#include "index.h"
 #include "outputs.h"
 #include "shard.h"
 #include "sibling.h"
@@ -109,6 +110,15 @@ static bool owned_as_stale(const void *arg, uint64_t size, const uint8_t sha[32]
 	return s->size == size && memcmp(s->sha256, sha, 32) == 0;
 }
 
+/* Does ST, the status of O's sibling, match the stamp of O's record? */
+static bool stamped_as(const void *arg, const struct stat *st)
+{
+	const struct owner *o = arg;
+	struct kiln_stat ks = kiln_stat_of(st);
+
+	return o->pe->in_manifest && kiln_index_matches(&o->pe->rec, &ks, (int)o->c);
+}
+
 /* Keep on record, as stale, every version of O's sibling the record knows
  * (SIB_REL names it): its bytes cannot be read to tell which is there. */
 static void keep_recorded(struct kiln_tree *t, const struct owner *o, const char *sib_rel)
@@ -156,6 +166,10 @@ static bool remove_sibling(struct kiln_tree *t, const char *rel, kiln_coding c,
 	} else if (!S_ISREG(st.st_mode)) {
 		point_out(t, sib, c, src_fd, src_size, true);
 		goto out;
+	} else if (owned == owned_by_entry && !t->opt->reread && stamped_as(arg, &st)) {
+		/* its stamp proves it the record's bytes (index.h): not read */
+		size = (uint64_t)st.st_size;
+		memcpy(sha, ((const struct owner *)arg)->pe->rec.coding[c].sha256, 32);
 	} else if (errno = 0, !file_sha256(t, sib, &size, sha)) {
 		err.errnum = errno ? errno : EIO;
 	}
@@ -347,15 +361,15 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		goto out;
 	if (from_manifest && (uint64_t)st.st_size == cr->size) {
-		/* the record's own sibling: its size and mtime (its source's,
-		 * when kiln wrote it) are the check, so that an unchanged re-run
-		 * reads no sibling; unless a journal or a shard's part says
-		 * other bytes were put there since (a run killed, or a shard
-		 * run, on other content of the source), or the mtimes differ (a
-		 * source touched, or other content there whose record is
-		 * gone): then only its digest proves it */
-		bool doubt = st.st_mtim.tv_sec != src_st->st_mtim.tv_sec ||
-			     st.st_mtim.tv_nsec != src_st->st_mtim.tv_nsec;
+		/* the record's own sibling: its stamp (index.h) proves it
+		 * unchanged since kiln wrote or checked it, so that a file whose
+		 * siblings are untouched reads none of them; unless a journal or
+		 * a shard's part says other bytes were put there since (a run
+		 * killed, or a shard run, on other content of the source).
+		 * Without a stamp that still holds, only its digest proves it:
+		 * its size and mtime may be kept by whatever wrote it. */
+		struct kiln_stat ks = kiln_stat_of(&st);
+		bool doubt = !kiln_index_matches(&pe->rec, &ks, (int)c);
 		for (size_t i = 0; !doubt && i < pe->njv; i++)
 			doubt = pe->jv[i].coding == c && memcmp(pe->jv[i].sha256, cr->sha256, 32) != 0;
 		if (!doubt) {
@@ -517,6 +531,22 @@ out:
 	free(path);
 }
 
+/* The record from the index, when it is the manifest's (index.h): then
+ * true, and t->quick set when it was made under these options and a file
+ * that matches its stamp may go unread. */
+static bool load_index(struct kiln_tree *t)
+{
+	const struct kiln_options *opt = t->opt;
+	uint8_t digest[32];
+
+	if (!t->index_path ||
+	    !kiln_index_load(t->index_path, t->manifest_path, &t->top, &t->state, digest))
+		return false;
+	t->quick = memcmp(digest, t->digest, 32) == 0 && t->local && !opt->force && !opt->reread &&
+		   !opt->n_previous;
+	return true;
+}
+
 kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **where)
 {
 	struct kiln_error bad_err;
@@ -526,7 +556,7 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
 	*where = t->manifest_path;
 	if (!t->opt->write_manifest)
 		return KILN_OK; /* no record is kept (run.c refused a tree that has one) */
-	if (t->manifest_path &&
+	if (t->manifest_path && !load_index(t) &&
 	    (ret = kiln_state_load(t->manifest_path, &t->state, err)) != KILN_OK) {
 		kiln_state_free(&t->state);
 		if (ret != KILN_ERR_INVALID)
@@ -563,9 +593,13 @@ kiln_status kiln_prev_load(struct kiln_tree *t, struct kiln_error *err, char **w
 		*where = bad;
 		return KILN_ERR_IO;
 	}
+	/* each walk entry's record, found once (the state is complete now) */
+	if ((t->prev_of = malloc((t->walk.n + 1) * sizeof(*t->prev_of))))
+		for (size_t k = 0; k < t->walk.n; k++)
+			t->prev_of[k] = kiln_state_find(&t->state, t->walk.v[k].rel);
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_entry *e = &t->walk.v[k];
-		struct kiln_prev_entry *pe = kiln_state_find(&t->state, e->rel);
+		struct kiln_prev_entry *pe = kiln_tree_prev(t, k);
 		/* "X.gz" the record holds as kiln's: a sibling (removed if its
 		 * source is gone), never an asset, whatever the walk thought */
 		if ((e->outcome == KILN_OUTCOME_CANDIDATE || e->outcome == KILN_OUTCOME_EXCLUDED) &&

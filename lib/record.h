@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* One coding of an asset. */
 struct kiln_coding_record {
@@ -26,7 +27,10 @@ struct kiln_coding_record {
 	kiln_coding_outcome outcome;
 	uint64_t size;
 	uint8_t sha256[32];
-	char recipe[KILN_RECIPE_MAX]; /* how it was made; "" when unknown */
+	/* How it was made ("" when unknown), never NULL unless OFF: shared,
+	 * owned by the pool of the state or ledger that made the record
+	 * (intern.h), which outlives it. */
+	const char *recipe;
 };
 
 /* A dictionary delta of an asset (RFC 9842): the sibling
@@ -47,6 +51,31 @@ struct kiln_dict_list {
 	size_t n;
 };
 
+/*
+ * What an asset and its kept siblings looked like on disk when a run last
+ * read the one and wrote or checked the others (index.h): the proof that
+ * lets a later run, check or clean know them unchanged from their status
+ * alone.  Each sibling has its source's mode and mtime and its coding's
+ * recorded size, so only its inode and ctime are kept.
+ */
+struct kiln_stamp {
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+	int64_t mtime_ns, ctime_ns;
+	struct {
+		ino_t ino;
+		int64_t ctime_ns;
+	} sib[KILN_NCODECS];       /* for the codings KEPT */
+};
+
+/* How far a record's stamp may be trusted. */
+enum {
+	KILN_STAMP_NONE = 0,       /* no stamp: the file must be read */
+	KILN_STAMP_SEEN,           /* taken in this run: index.c decides */
+	KILN_STAMP_TRUSTED,        /* from a valid index, or confirmed */
+};
+
 struct kiln_record {
 	char *rel;             /* exact relative path bytes, owned */
 	uint64_t size;         /* of the source */
@@ -54,13 +83,16 @@ struct kiln_record {
 	uint8_t sha384[48];
 	kiln_outcome outcome;  /* COMPRESSED, or why not: MEDIA, SMALL,
 	                          NO_GAIN, EXCLUDED */
-	struct kiln_coding_record coding[KILN_MAX_CODINGS];
+	struct kiln_coding_record coding[KILN_NCODECS];
 	/* Its dictionary deltas, sorted by dict_sha256; owned. */
 	struct kiln_dict_record *dicts;
 	size_t ndicts;
 	/* Why it is served immutable, and its fingerprint's span in REL
 	 * (immutable.h): the manifest's "immutable" and "fingerprint". */
 	struct kiln_fp fp;
+	/* Not in the manifest: the index's proof (KILN_STAMP_*). */
+	uint8_t stamped;
+	struct kiln_stamp stamp;
 };
 
 /* A sibling kiln wrote that should be gone but could not be removed: kept

@@ -212,9 +212,10 @@ static kiln_status read_dir(const char *path, const struct kiln_options *topt, u
 		if (w.v[e].outcome != KILN_OUTCOME_CANDIDATE || !S_ISREG(w.v[e].st.st_mode) ||
 		    (uint64_t)w.v[e].st.st_size > max_size || !has_token(w.v[e].rel))
 			continue;
-		out->v[out->n++] = (struct kiln_release_file){ w.v[e].rel, NULL,
-							       (size_t)w.v[e].st.st_size };
-		w.v[e].rel = NULL; /* the release owns it now */
+		out->v[out->n] = (struct kiln_release_file){ strdup(w.v[e].rel), NULL,
+							     (size_t)w.v[e].st.st_size };
+		if (!out->v[out->n++].rel)
+			st = KILN_ERR_NOMEM;
 	}
 	if (st == KILN_ERR_NOMEM)
 		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "out of memory");

@@ -15,9 +15,12 @@
  */
 #include "run.h"
 
+#include "artifacts.h"
+
 #include "codec.h"
 #include "dict.h"
 #include "hash.h"
+#include "index.h"
 #include "lock.h"
 #include "manifest.h"
 #include "outputs.h"
@@ -176,7 +179,6 @@ static void work(void *arg, unsigned worker)
 		if (i >= t->norder)
 			return;
 		kiln_pipeline_file(t, &t->run->workers[worker], t->order[i]);
-		kiln_tree_report(t, &t->reports[t->order[i]]);
 	}
 }
 
@@ -213,32 +215,32 @@ static kiln_status plan(struct kiln_tree *t)
 	size_t norder;
 
 	t->order = malloc(n * sizeof(*t->order));
-	t->reports = calloc(n, sizeof(*t->reports));
-	if (!keys || !t->order || !t->reports || !kiln_ledger_size(&t->ledger, t->walk.n)) {
+	t->done = malloc(n * sizeof(*t->done));
+	if (!keys || !t->order || !t->done || !kiln_ledger_size(&t->ledger, t->walk.n)) {
 		free(keys);
 		return KILN_ERR_NOMEM;
 	}
 	for (size_t i = 0; i < t->walk.n; i++) {
 		struct kiln_entry *e = &t->walk.v[i];
-		struct kiln_report *rep = &t->reports[i];
-		const struct kiln_prev_entry *pe = kiln_state_find(&t->state, e->rel);
+		const struct kiln_prev_entry *pe = kiln_tree_prev(t, i);
 		bool regular = S_ISREG(e->st.st_mode);
+		uint64_t size = regular ? (uint64_t)e->st.st_size : 0;
 
-		rep->root = t->root;
-		rep->path = e->rel;
-		rep->outcome = e->outcome;
-		rep->size = regular ? (uint64_t)e->st.st_size : 0;
-		rep->error = e->err;
-		rep->immutable = kiln_why_name(kiln_immutable_of(t, i).why);
+		t->done[i] = (struct kiln_done){ (uint8_t)e->outcome, 0 };
 		if (!kiln_shard_mine(t->opt, e->rel))
 			continue; /* another shard's: not even reported */
+		/* unchanged since its record, as the index proves: not read */
+		if (t->quick && kiln_pipeline_unchanged(t, i)) {
+			e->queued = true;
+			continue;
+		}
 		/* excluded files are opened only to be hashed for the manifest,
 		 * or to lose the siblings an earlier run gave them */
 		if (e->outcome == KILN_OUTCOME_CANDIDATE ||
 		    (e->outcome == KILN_OUTCOME_EXCLUDED && regular &&
 		     (t->hashing || has_siblings(pe)))) {
-			keys[t->norder++] = (struct order_key){ rep->size, i };
-			bytes += rep->size;
+			keys[t->norder++] = (struct order_key){ size, i };
+			bytes += size;
 		}
 	}
 	norder = t->norder;
@@ -247,6 +249,7 @@ static kiln_status plan(struct kiln_tree *t)
 		t->order[i] = keys[i].index;
 		t->walk.v[keys[i].index].queued = true;
 	}
+	/* (the queue's order is all the keys were for) */
 	free(keys);
 	if (t->cb->on_plan)
 		t->cb->on_plan(t->cb->user, t->root, norder, bytes);
@@ -256,8 +259,11 @@ static kiln_status plan(struct kiln_tree *t)
 		/* a directory kiln cannot read may hold any shard's files:
 		 * every shard says so */
 		bool any_shard = e->outcome == KILN_OUTCOME_ERROR && S_ISDIR(e->st.st_mode);
-		if (!e->queued && (kiln_shard_mine(t->opt, e->rel) || any_shard))
-			kiln_tree_report(t, &t->reports[i]);
+		struct kiln_report rep;
+		if (!e->queued && (kiln_shard_mine(t->opt, e->rel) || any_shard)) {
+			kiln_pipeline_report_of(t, i, &rep);
+			kiln_tree_report(t, &rep);
+		}
 	}
 	return KILN_OK;
 }
@@ -342,7 +348,7 @@ static bool globs_drop_all(struct kiln_tree *t)
 	for (size_t k = 0; k < t->walk.n; k++) {
 		const struct kiln_entry *e = &t->walk.v[k];
 		if ((e->outcome != KILN_OUTCOME_CANDIDATE && e->outcome != KILN_OUTCOME_EXCLUDED) ||
-		    !has_siblings(kiln_state_find(&t->state, e->rel)))
+		    !has_siblings(kiln_tree_prev(t, k)))
 			continue;
 		present++;
 		excluded += e->outcome == KILN_OUTCOME_EXCLUDED;
@@ -378,6 +384,24 @@ static kiln_status to_part(struct kiln_tree *t)
 	return KILN_OK;
 }
 
+/* Where T's index is (index.h), and whether this run writes it: runs that
+ * write the manifest, but not a shard's (its part is not the manifest; it
+ * reads the index all the same) or an archive's staging tree (no run sees
+ * it again).  The clock is read first, as the run begins. */
+static void index_begin(struct kiln_tree *t)
+{
+	const struct kiln_options *opt = t->opt;
+
+	t->since_ns = kiln_index_now();
+	if (!opt->write_manifest || t->run->staging || !t->manifest_path ||
+	    stat(t->root, &t->top) != 0 || !kiln_manifest_settings_digest(opt, t->digest) ||
+	    !(t->index_path = kiln_index_path(t->manifest_path)))
+		return;
+	t->local = kiln_index_local(t->root);
+	/* (a shard reads the index of the manifest it starts from) */
+	t->indexing = t->hashing && !opt->shard_count;
+}
+
 /* The tree T, once begun. */
 static kiln_status compress_tree(struct kiln_tree *t)
 {
@@ -401,6 +425,7 @@ static kiln_status compress_tree(struct kiln_tree *t)
 		free(where);
 		return ret;
 	}
+	index_begin(t);
 	if (opt->write_manifest)
 		note_own(t->manifest_path, own, &nown);
 	for (unsigned sv = 0; sv < kiln_nservers; sv++) {
@@ -460,6 +485,11 @@ static kiln_status compress_tree(struct kiln_tree *t)
 	if ((ret = plan(t)) != KILN_OK)
 		return ret;
 	kiln_dict_plan(t);
+	/* the stamps of the files read from here on are proved against the
+	 * clock as it is now, once past the tick the run began in (index.h):
+	 * a file changed just before the run is then not taken for racy */
+	if (t->indexing)
+		t->since_ns = kiln_index_after(t->since_ns);
 	atomic_store(&t->next, 0);
 	kiln_pool_run(t->run->nworkers, work, t);
 	kiln_dict_finish(t);

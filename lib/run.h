@@ -1,32 +1,21 @@
 /*
- * run.h - the inside of a kiln_run, and of one tree under way.  Not part of
- * the public interface.
+ * run.h - the inside of a kiln_run, and the compress operation on one tree.
+ * Not part of the public interface.
  *
  * A kiln_run lives from kiln_run_new() to kiln_run_free() and holds what
- * does not change between trees.  A kiln_tree lives for one operation on
- * one directory (compress, check, clean) and holds that tree's state.  Next
- * to every field: which thread may write it, and under which lock.  "Main"
- * is the thread that called the public operation; "worker k" is the pool
- * thread processing walk entry k (each entry goes to exactly one worker).
+ * does not change between trees; each operation on one directory is a
+ * kiln_tree (tree.h).  Next to every field: which thread may write it, and
+ * under which lock.  "Main" is the thread that called the public operation.
  */
 #ifndef KILN_RUN_H
 #define KILN_RUN_H
 
 #include "kiln.h"
 
-#include "cache.h"
-#include "fingerprint.h"
-#include "journal.h"
-#include "ledger.h"
-#include "record.h"
-#include "release.h"
 #include "server.h"
-#include "shard.h"
-#include "state.h"
 #include "tempfile.h"
-#include "walk.h"
+#include "tree.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -51,77 +40,14 @@ struct kiln_run {
 	unsigned nworkers;
 	/* workers[i]: pool thread i only. */
 	struct worker *workers;
+	/* Set by kiln_run_archive() around its staging tree, which no later
+	 * run sees: no index is kept for it (index.h). */
+	bool staging;
 	/* Any thread, any time (atomic): kiln_run_cancel() sets it. */
 	atomic_int cancelled;
 	/* Any thread; its own lock (tempfile.h). */
 	struct kiln_temps temps;
 };
-
-struct kiln_tree {
-	/* Set by kiln_tree_begin() (main), read-only afterwards. */
-	struct kiln_run *run;
-	const struct kiln_options *opt;  /* &run->opt */
-	const struct kiln_callbacks *cb; /* this operation's callbacks */
-	const char *root;                /* normalised, owned */
-	bool hashing;                    /* records will be written */
-	bool pinned;                     /* ROOT pinned (beneath.h) */
-	int lock_fd;                     /* lock.h: held while >= 0 */
-	int record_lock_fd;              /* lock.h: the manifest's directory, kept elsewhere */
-	int outer_lock_fd[8];            /* lock.h: the trees around it, held (KILN_LOCK_OUTER) */
-	size_t nouter_lock;
-	char *manifest_path;             /* where the record is read and written */
-
-	/* Main, before the pool starts; read-only while it runs (except
-	 * state entries' SEEN, written by main only). */
-	struct kiln_walk walk;
-	struct kiln_state state;
-	struct kiln_cache *cache;        /* thread-safe itself */
-	size_t *order, norder;           /* entries to process, largest first */
-
-	/* Entry k: written by worker k only while the pool runs, then read by
-	 * main. */
-	struct kiln_report *reports;
-	/* What the new manifest records, and the failure flags: through
-	 * ledger.h only (who writes what is said there). */
-	struct kiln_ledger ledger;
-	/* Main only: the shard parts read into STATE (shard.h). */
-	struct kiln_parts_seen parts_seen;
-
-	/* Any thread: the next index into order. */
-	atomic_size_t next;
-	/* Any thread; its own lock. */
-	struct kiln_journal journal;
-	/* Main, before the pool (dict.c), read-only afterwards: the earlier
-	 * releases (opt.previous), their files that may be dictionaries. */
-	struct kiln_release releases[KILN_MAX_PREVIOUS];
-	bool release_absent[KILN_MAX_PREVIOUS]; /* not there yet: a first deploy */
-	/* Main, before the pool (immutable.c), read-only afterwards: per walk
-	 * entry, why it is immutable; NULL when none is. */
-	struct kiln_fp *fp;
-	/* Main, after the pool (dict.c): per walk entry, its dictionary
-	 * deltas, walk.n lists or NULL. */
-	struct kiln_dict_list *dicts;
-	/* Main, before the pool (dict.c), read-only while it runs, freed
-	 * after it: what each file's deltas are made against. */
-	struct kiln_dict_plan *dict_plan;
-	/* Main only. */
-	bool dict_failed;     /* an earlier release (opt.previous) unreadable */
-	bool fingerprints_failed; /* an opt.fingerprints file unreadable */
-	bool artifact_failed;
-	bool manifest_failed; /* then the journals stay: they are the record */
-
-	/* Any thread, under CB_LOCK: every callback call. */
-	pthread_mutex_t cb_lock;
-};
-
-/*
- * Start an operation on ROOT_ARG with callbacks CB (the run's, or wrapped
- * ones: kiln_run_archive() passes its own): normalise the root, copy
- * nothing else.  KILN_ERR_NOMEM, or KILN_OK; kiln_tree_end() in every case.
- */
-kiln_status kiln_tree_begin(struct kiln_tree *t, struct kiln_run *run, const char *root_arg,
-			    const struct kiln_callbacks *cb);
-void kiln_tree_end(struct kiln_tree *t);
 
 /*
  * The compress operation on one tree (kiln_run_tree() with the run's
@@ -129,53 +55,5 @@ void kiln_tree_end(struct kiln_tree *t);
  */
 kiln_status kiln_tree_compress(struct kiln_run *run, const char *root,
 			       const struct kiln_callbacks *cb);
-
-/* Callbacks, serialised by T's lock; each is a no-op when unset. */
-void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r);
-void kiln_tree_event(struct kiln_tree *t, kiln_event ev, const char *path, int coding,
-		     const struct kiln_error *err);
-void kiln_tree_artifact(struct kiln_tree *t, const char *what, const char *path,
-			const struct kiln_error *err);
-
-/*
- * Progress of the file whose counter is *CREDITED (SIZE bytes, as the plan
- * counted it): BYTES more of it done, and FILES more files finished.  The
- * bytes passed on are capped so that the file never counts more than SIZE
- * in all.  Any thread (*CREDITED is the caller's own).
- */
-void kiln_tree_progress(struct kiln_tree *t, uint64_t *credited, uint64_t size, uint64_t files,
-			uint64_t bytes);
-
-/*
- * Write T's artifacts from its records (entries' and carried ones) and
- * stale siblings: the manifest to t->manifest_path, and the snippet, as
- * T's options say; each reported through on_artifact.  Sets
- * t->artifact_failed and t->manifest_failed.  Main, after the pool.
- * kiln_merge_tree() calls it with every record carried, so that a merge
- * writes exactly what one run would.
- */
-void kiln_tree_write_artifacts(struct kiln_tree *t);
-
-/* Report the root itself failing (path ""). */
-void kiln_tree_root_error(struct kiln_tree *t, const struct kiln_error *err);
-
-/* Report the file or directory PATH, named whole (no suffix), failing as
- * ERR says: a manifest, a shard part, a release, a delta.  Any thread. */
-void kiln_tree_path_error(struct kiln_tree *t, const char *path, const struct kiln_error *err);
-
-/* Mark *R failed: outcome KILN_OUTCOME_ERROR, error (ST, ERRNUM, WHAT) about
- * the sibling with SUFFIX ("" for the source itself). */
-void kiln_report_fail(struct kiln_report *r, kiln_status st, int errnum, const char *what,
-		      const char *suffix);
-
-/* The manifest path for ROOT: opt.manifest_path or ROOT/kiln-manifest.json;
- * malloc'ed (NULL when out of memory). */
-char *kiln_tree_manifest_path(const struct kiln_run *run, const char *root);
-
-/* A malloc'ed copy of a root as given, without repeated or trailing
- * slashes and "." components past the first ("./s//assets/" -> "./s/assets",
- * "/" stays "/", "./" is "."): what messages show.  NULL when out of
- * memory. */
-char *kiln_root_normalise(const char *root);
 
 #endif

@@ -113,7 +113,7 @@ static kiln_status add_part(struct kiln_state *out, const struct kiln_state *par
 			j.src_known = true;
 			j.src_size = r->size;
 			memcpy(j.src_sha256, r->sha256, 32);
-			memcpy(j.recipe, r->coding[c].recipe, sizeof(j.recipe));
+			snprintf(j.recipe, sizeof(j.recipe), "%s", r->coding[c].recipe);
 			ret = kiln_state_add_journaled(out, r->rel, &j);
 		}
 	}

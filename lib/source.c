@@ -11,8 +11,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-int kiln_source_open(const char *root, const char *path, bool follow, const struct stat *listed,
-		     struct stat *st, struct kiln_error *err)
+struct kiln_stat kiln_stat_of(const struct stat *st)
+{
+	return (struct kiln_stat){ st->st_mode, st->st_dev,  st->st_ino,
+				   st->st_size, st->st_mtim, st->st_ctim };
+}
+
+int kiln_source_open(const char *root, const char *path, bool follow,
+		     const struct kiln_stat *listed, struct stat *st, struct kiln_error *err)
 {
 	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
 	const char *base;

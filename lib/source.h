@@ -23,14 +23,30 @@
 #include <sys/types.h>
 
 /*
+ * What kiln keeps of a file's status for every file of a tree (the walk's
+ * entries): the fields of struct stat it reads, under their names, in 64
+ * bytes instead of 144.
+ */
+struct kiln_stat {
+	mode_t st_mode;
+	dev_t st_dev;
+	ino_t st_ino;
+	off_t st_size;
+	struct timespec st_mtim, st_ctim;
+};
+
+/* *ST's fields that struct kiln_stat keeps. */
+struct kiln_stat kiln_stat_of(const struct stat *st);
+
+/*
  * Open PATH (in the tree ROOT: its directory opened beneath ROOT, beneath.h;
  * its last component followed only with FOLLOW) for reading and fstat it
  * into *st.  LISTED is the stat the walk recorded; the open file must be a
  * regular file with the same device and inode.  Returns an fd, or -1 with
  * *err set.
  */
-int kiln_source_open(const char *root, const char *path, bool follow, const struct stat *listed,
-		     struct stat *st, struct kiln_error *err);
+int kiln_source_open(const char *root, const char *path, bool follow,
+		     const struct kiln_stat *listed, struct stat *st, struct kiln_error *err);
 
 /* Read up to N bytes from offset 0 into BUF; returns bytes read or -1. */
 ssize_t kiln_source_head(int fd, uint8_t *buf, size_t n);

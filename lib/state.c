@@ -4,8 +4,9 @@
 #include "codec.h"
 #include "error.h"
 #include "hash.h"
-#include "jscan.h"
+#include "intern.h"
 #include "manifest.h"
+#include "state_int.h"
 
 #include <jansson.h>
 
@@ -42,6 +43,17 @@ static void wrap_json_alloc(void)
 {
 	json_get_alloc_funcs(&next_malloc, &next_free);
 	json_set_alloc_funcs(noting_malloc, next_free);
+}
+
+void kiln_state_json_reset(void)
+{
+	pthread_once(&json_once, wrap_json_alloc);
+	json_nomem = false;
+}
+
+bool kiln_state_json_failed(void)
+{
+	return json_nomem;
 }
 
 static int cmp_rel(const void *a, const void *b)
@@ -180,6 +192,21 @@ static bool get_recipe(json_t *obj, char out[KILN_RECIPE_MAX])
 	return true;
 }
 
+/* The same, as POOL's copy in *OUT: false if malformed, with errno ENOMEM
+ * when out of memory. */
+static bool get_shared_recipe(json_t *obj, struct kiln_intern *pool, const char **out)
+{
+	char buf[KILN_RECIPE_MAX];
+
+	if (!get_recipe(obj, buf))
+		return false;
+	if (!(*out = kiln_intern(pool, buf))) {
+		errno = ENOMEM;
+		return false;
+	}
+	return true;
+}
+
 /* SHA-384 from an SRI value "sha384-" + base64 (64 characters). */
 static bool sri384(const char *s, uint8_t out[48])
 {
@@ -193,13 +220,13 @@ static bool sri384(const char *s, uint8_t out[48])
 /* One coding of an entry: a kept sibling S (if non-NULL) or a no-gain
  * record NG (an integer in version 1, an object later). */
 static bool parse_coding(const char *key, json_t *s, json_t *ng, kiln_coding c,
-			 struct kiln_coding_record *cr)
+			 struct kiln_intern *pool, struct kiln_coding_record *cr)
 {
 	const char *suffix = kiln_codecs[c]->info.suffix, *path;
 
 	if (s) {
 		path = json_string_value(json_object_get(s, "path"));
-		if (!get_u64(s, "size", &cr->size) || !path || !get_recipe(s, cr->recipe) ||
+		if (!get_u64(s, "size", &cr->size) || !path || !get_shared_recipe(s, pool, &cr->recipe) ||
 		    !hex32(json_string_value(json_object_get(s, "sha256")), cr->sha256))
 			return false;
 		/* the sibling must be the entry's own: KEY + suffix */
@@ -210,9 +237,12 @@ static bool parse_coding(const char *key, json_t *s, json_t *ng, kiln_coding c,
 	} else if (json_is_integer(ng) && json_integer_value(ng) > 0) {
 		cr->outcome = KILN_CODING_NO_GAIN;
 		cr->size = (uint64_t)json_integer_value(ng);
+		cr->recipe = "";
 	} else if (json_is_object(ng) && get_u64(ng, "size", &cr->size) && cr->size > 0 &&
-		   get_recipe(ng, cr->recipe)) {
+		   get_shared_recipe(ng, pool, &cr->recipe)) {
 		cr->outcome = KILN_CODING_NO_GAIN;
+	} else if (errno == ENOMEM) {
+		return false;
 	}
 	return true;
 }
@@ -264,7 +294,8 @@ static bool parse_dicts(const char *key, json_t *e, struct kiln_record *r)
 
 /* Fill *pe from entry E: 1, or 0 if E is malformed (it is then dropped),
  * or -1 when out of memory. */
-static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev_entry *pe)
+int kiln_state_entry(const char *key, json_t *e, int version, struct kiln_intern *pool,
+		     struct kiln_prev_entry *pe)
 {
 	json_t *encs = json_object_get(e, "encodings"), *nogain = json_object_get(e, "no_gain");
 	struct kiln_record *r = &pe->rec;
@@ -283,14 +314,14 @@ static int parse_entry(const char *key, json_t *e, int version, struct kiln_prev
 		if (r->outcome == KILN_NOUTCOMES)
 			return false;
 	}
+	errno = 0;
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		const char *name = kiln_codecs[c]->info.name;
 		json_t *s = encs ? json_object_get(encs, name) : NULL;
 		json_t *ng = json_is_object(nogain) ? json_object_get(nogain, name) : NULL;
-		if (!parse_coding(key, s, ng, (kiln_coding)c, &r->coding[c]))
-			return false;
+		if (!parse_coding(key, s, ng, (kiln_coding)c, pool, &r->coding[c]))
+			return errno == ENOMEM ? -1 : 0;
 	}
-	errno = 0;
 	if (!parse_dicts(key, e, r)) {
 		kiln_record_free_dicts(r);
 		return errno == ENOMEM ? -1 : 0;
@@ -375,7 +406,7 @@ static kiln_status parse_snippets(json_t *obj, struct kiln_state *st)
 /* The rest of a manifest once ST holds the entries of ROOT's "files":
  * their order, the stale siblings, the snippets and the tree.  On failure
  * ST is emptied. */
-static kiln_status finish(json_t *root, int version, struct kiln_state *st)
+kiln_status kiln_state_finish(json_t *root, int version, struct kiln_state *st)
 {
 	qsort(st->v, st->n, sizeof(*st->v), cmp_rel);
 	/* two keys naming the same bytes (a forged path_base64): keep neither */
@@ -385,7 +416,8 @@ static kiln_status finish(json_t *root, int version, struct kiln_state *st)
 			return KILN_ERR_INVALID;
 		}
 	if (parse_stale(json_object_get(root, "stale_siblings"), (int)version, st) != KILN_OK ||
-	    parse_snippets(json_object_get(root, "snippets"), st) != KILN_OK) {
+	    parse_snippets(json_object_get(root, "snippets"), st) != KILN_OK ||
+	    kiln_state_head_read(root, st) != KILN_OK) {
 		kiln_state_free(st);
 		return KILN_ERR_NOMEM;
 	}
@@ -418,201 +450,21 @@ kiln_status kiln_state_parse_whole(const char *text, size_t len, struct kiln_sta
 	    version < 1 || version > KILN_MANIFEST_VERSION || !json_is_object(files))
 		goto out;
 	st->v = calloc(json_object_size(files) + 1, sizeof(*st->v));
-	if (!st->v) {
+	if (!st->v || (!st->strings && !(st->strings = kiln_intern_new()))) {
 		ret = KILN_ERR_NOMEM;
 		goto out;
 	}
 	json_object_foreach(files, key, e) {
-		if ((got = parse_entry(key, e, (int)version, &st->v[st->n])) < 0) {
+		if ((got = kiln_state_entry(key, e, (int)version, st->strings, &st->v[st->n])) < 0) {
 			kiln_state_free(st);
 			ret = KILN_ERR_NOMEM;
 			goto out;
 		}
 		st->n += (size_t)got;
 	}
-	ret = finish(root, (int)version, st);
+	ret = kiln_state_finish(root, (int)version, st);
 out:
 	json_decref(root);
-	return ret;
-}
-
-/* The value TEXT[at..end) parsed by jansson alone, as the whole text's
- * parse would read it; NULL when it is not one JSON value (or out of
- * memory: json_nomem). */
-static json_t *load_slice(const char *text, size_t at, size_t end)
-{
-	return json_loadb(text + at, end - at, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
-}
-
-static uint64_t key_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603u; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-#define STREAM_FALLBACK (-100)
-
-/*
- * The manifest read member by member (jscan.h): the top-level members but
- * "files" as jansson values, then each entry of "files" parsed, turned
- * into its record and freed, so that memory holds the records, not a JSON
- * tree of every file.  KILN_OK, KILN_ERR_INVALID, KILN_ERR_NOMEM as
- * kiln_state_parse_whole() would say, or STREAM_FALLBACK (ST empty) for
- * any text this reader does not take as it is: not the shape of valid
- * JSON, a slice jansson rejects, a key twice (JSON_REJECT_DUPLICATES; two
- * keys of "files" with one hash count as a repeat).  The whole-tree reader
- * then decides, so both read every text alike.  (One difference: jansson's
- * nesting limit, 2048, counts from each slice here, not from the top.)
- */
-static int parse_streamed(const char *text, size_t len, struct kiln_state *st)
-{
-	struct kiln_jscan top, fs;
-	json_t *root = json_object(), *key = NULL, *v, *ver;
-	size_t vat, vend, files_at = 0, files_end = 0, count = 0;
-	uint64_t *hashes = NULL;
-	bool have_files = false;
-	int r, ret = STREAM_FALLBACK, got;
-	json_int_t version;
-
-	json_nomem = false;
-	if (!root)
-		return KILN_ERR_NOMEM;
-	if (!kiln_jscan_open(&top, text, len, 0))
-		goto out;
-	while ((r = kiln_jscan_next(&top, &key, &vat, &vend)) == KILN_JSCAN_MEMBER) {
-		const char *k = json_string_value(key);
-		if (json_object_get(root, k) || (have_files && strcmp(k, "files") == 0))
-			goto out;
-		if (strcmp(k, "files") == 0) {
-			have_files = true;
-			files_at = vat;
-			files_end = vend;
-		} else if (!(v = load_slice(text, vat, vend)) ||
-			   json_object_set_new(root, k, v) != 0) {
-			if (json_nomem || v)
-				ret = KILN_ERR_NOMEM;
-			goto out;
-		}
-		json_decref(key);
-		key = NULL;
-	}
-	if (r == KILN_JSCAN_NOMEM || json_nomem)
-		ret = KILN_ERR_NOMEM;
-	if (r != KILN_JSCAN_END || json_nomem || !kiln_jscan_blank(text, len, kiln_jscan_after(&top)))
-		goto out;
-	ver = json_object_get(root, "kiln_manifest");
-	version = json_integer_value(ver);
-	if (!have_files || !kiln_jscan_open(&fs, text, files_end, files_at))
-		goto out; /* kiln_state_parse_whole() says whether it is JSON */
-	while ((r = kiln_jscan_next(&fs, NULL, &vat, &vend)) == KILN_JSCAN_MEMBER)
-		count++;
-	if (r != KILN_JSCAN_END || kiln_jscan_after(&fs) != files_end)
-		goto out;
-	if (!json_is_integer(ver) || version < 1 || version > KILN_MANIFEST_VERSION) {
-		ret = KILN_ERR_INVALID; /* valid JSON or not: not a manifest */
-		goto out;
-	}
-	st->v = calloc(count + 1, sizeof(*st->v));
-	hashes = calloc(count + 1, sizeof(*hashes));
-	if (!st->v || !hashes) {
-		ret = KILN_ERR_NOMEM;
-		goto out;
-	}
-	kiln_jscan_open(&fs, text, files_end, files_at);
-	for (size_t i = 0; (r = kiln_jscan_next(&fs, &key, &vat, &vend)) == KILN_JSCAN_MEMBER; i++) {
-		json_t *e = load_slice(text, vat, vend);
-		if (!e) {
-			if (json_nomem)
-				ret = KILN_ERR_NOMEM;
-			goto out;
-		}
-		hashes[i] = key_hash(json_string_value(key));
-		got = parse_entry(json_string_value(key), e, (int)version, &st->v[st->n]);
-		json_decref(e);
-		json_decref(key);
-		key = NULL;
-		if (got < 0) {
-			ret = KILN_ERR_NOMEM;
-			goto out;
-		}
-		st->n += (size_t)got;
-	}
-	if (r != KILN_JSCAN_END) {
-		if (r == KILN_JSCAN_NOMEM || json_nomem)
-			ret = KILN_ERR_NOMEM;
-		goto out;
-	}
-	qsort(hashes, count, sizeof(*hashes), cmp_u64);
-	for (size_t i = 1; i < count; i++)
-		if (hashes[i - 1] == hashes[i])
-			goto out;
-	ret = finish(root, (int)version, st);
-out:
-	if (ret != KILN_OK)
-		kiln_state_free(st);
-	json_decref(key);
-	json_decref(root);
-	free(hashes);
-	return ret;
-}
-
-kiln_status kiln_state_parse(const char *text, size_t len, struct kiln_state *st)
-{
-	int ret;
-
-	pthread_once(&json_once, wrap_json_alloc);
-	ret = parse_streamed(text, len, st);
-	return ret == STREAM_FALLBACK ? kiln_state_parse_whole(text, len, st) : (kiln_status)ret;
-}
-
-kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln_error *err)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat sb;
-	char *buf = NULL;
-	size_t done = 0;
-	kiln_status ret;
-
-	err->suffix = "";
-	if (fd < 0 && errno == ENOENT)
-		return KILN_OK;
-	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		kiln_fail(err, KILN_ERR_IO, fd < 0 ? errno : (S_ISREG(sb.st_mode) ? errno : EINVAL),
-			  "cannot read the previous manifest");
-		if (fd >= 0)
-			close(fd);
-		return KILN_ERR_IO;
-	}
-	buf = malloc((size_t)sb.st_size + 1);
-	while (buf && done < (size_t)sb.st_size) {
-		ssize_t r = read(fd, buf + done, (size_t)sb.st_size - done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		done += (size_t)r;
-	}
-	close(fd);
-	if (!buf) {
-		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot read the previous manifest");
-		return KILN_ERR_NOMEM;
-	}
-	ret = kiln_state_parse(buf, done, st);
-	free(buf);
-	if (ret == KILN_ERR_INVALID)
-		kiln_fail(err, KILN_ERR_INVALID, 0, "not a kiln manifest");
-	else if (ret == KILN_ERR_NOMEM)
-		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "cannot read the previous manifest");
 	return ret;
 }
 
@@ -740,5 +592,7 @@ void kiln_state_free(struct kiln_state *st)
 		free(st->snippets[i].name);
 	free(st->snippets);
 	free(st->tree);
+	kiln_intern_free(st->strings);
+	kiln_state_head_free(st->head);
 	memset(st, 0, sizeof(*st));
 }

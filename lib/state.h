@@ -12,6 +12,7 @@
 #ifndef KILN_STATE_H
 #define KILN_STATE_H
 
+#include "intern.h"
 #include "kiln.h"
 #include "record.h"
 
@@ -53,6 +54,10 @@ struct kiln_state {
 	/* "tree": the tree's top relative to the manifest's directory (a
 	 * manifest kept away from its tree, outputs.h); NULL when absent */
 	char *tree;
+	/* the records' recipes (intern.h); NULL until a record needs one */
+	struct kiln_intern *strings;
+	/* "generator", "settings" and "shard" (state_head.c); NULL until read */
+	struct kiln_state_head *head;
 };
 
 /*
@@ -78,6 +83,12 @@ kiln_status kiln_state_parse_whole(const char *text, size_t len, struct kiln_sta
  * kiln_state_parse(), plus KILN_ERR_IO with *err set.
  */
 kiln_status kiln_state_load(const char *path, struct kiln_state *st, struct kiln_error *err);
+
+/* The same, a manifest read from its file through a window of WINDOW
+ * bytes whatever its size (0: as kiln_state_load(), which reads one of 1
+ * MiB or more so, never holding its text whole).  For tests. */
+kiln_status kiln_state_load_window(const char *path, size_t window, struct kiln_state *st,
+				   struct kiln_error *err);
 
 /* The previous entry for REL, or NULL.  Thread-safe for readers. */
 struct kiln_prev_entry *kiln_state_find(const struct kiln_state *st, const char *rel);
@@ -110,5 +121,33 @@ bool kiln_state_safe_rel(const char *rel, size_t len);
 char *kiln_state_rel_base64(const char *b64);
 
 void kiln_state_free(struct kiln_state *st);
+
+/*
+ * The manifest's head (state_head.c).  A shard's part says which it is:
+ * true with *index (1-based) and *count set when ST's manifest has a
+ * "shard" of 1 <= index <= count, false otherwise.
+ */
+bool kiln_state_shard(const struct kiln_state *st, unsigned *index, unsigned *count);
+
+/* The first key of "settings" (or of "generator") whose value differs
+ * between the manifests A and B, or NULL when the two objects are equal
+ * (both absent included).  The key is A's or B's: valid while both are. */
+const char *kiln_state_settings_difference(const struct kiln_state *a,
+					   const struct kiln_state *b);
+const char *kiln_state_generator_difference(const struct kiln_state *a,
+					    const struct kiln_state *b);
+
+/*
+ * The options that decide a file's record, read back from ST's "settings"
+ * into *opt (the caller fills the rest: artifacts, servers, paths): the
+ * codings with their levels and window or iteration parameters, min_size,
+ * stream_size, max_ratio and the include, exclude, immutable and mutable
+ * globs.  The globs' strings are malloc'ed into *globs (*nglobs of them),
+ * which the caller frees, each and the array, in every case.  False if the
+ * settings are absent or not ones this kiln writes, or the options they
+ * give fail kiln_options_check().
+ */
+bool kiln_state_options(const struct kiln_state *st, struct kiln_options *opt, char ***globs,
+			size_t *nglobs);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "beneath.h"
 #include "error.h"
+#include "paths.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -471,6 +472,126 @@ kiln_status kiln_write_artifact(struct kiln_temps *reg, const char *path, char *
 	st = kiln_write_atomic(reg, path, (const uint8_t *)text, strlen(text), &meta, err);
 	free(text);
 	return st;
+}
+
+void kiln_artifact_begin(struct kiln_artifact *a, struct kiln_temps *reg, const char *path,
+			 bool fsync)
+{
+	const char *base;
+	struct stat st;
+	int dfd;
+
+	memset(a, 0, sizeof(*a));
+	a->reg = reg;
+	a->path = path;
+	a->meta = (struct kiln_file_meta){ .mode = 0644, .keep_if_same = true, .fsync = fsync };
+	a->old_fd = -1;
+	a->tf.fd = -1;
+	if ((dfd = final_dir(reg, path, &base)) == -1)
+		return;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    final_check_at(dfd, base, &a->meta, &a->err) == KILN_OK) {
+		a->old_fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		a->old_size = (uint64_t)st.st_size;
+	}
+	a->err = (struct kiln_error){ KILN_OK, 0, "", "" };
+	if (dfd >= 0)
+		close(dfd);
+}
+
+void kiln_artifact_fail(struct kiln_artifact *a, const struct kiln_error *err)
+{
+	if (a->err.status == KILN_OK)
+		a->err = *err;
+}
+
+/* The bytes differ from PATH's (or PATH holds none): the new file gets the
+ * A->at bytes that matched, read back from PATH. */
+static void artifact_diverge(struct kiln_artifact *a)
+{
+	uint8_t buf[65536];
+	uint64_t off = 0;
+
+	if (kiln_tempfile_create(a->reg, &a->tf, a->path, &a->meta, &a->err) != KILN_OK)
+		goto out;
+	a->writing = true;
+	while (off < a->at) {
+		size_t want = a->at - off < sizeof(buf) ? (size_t)(a->at - off) : sizeof(buf);
+		ssize_t n = kiln_pread_full(a->old_fd, buf, want, off);
+		if (n != (ssize_t)want) { /* PATH shrank under us */
+			kiln_fail(&a->err, KILN_ERR_IO, n < 0 ? errno : EIO, "cannot read back");
+			goto out;
+		}
+		if (kiln_write_all(a->tf.fd, buf, want) != 0) {
+			kiln_fail(&a->err, KILN_ERR_IO, errno, "cannot write");
+			goto out;
+		}
+		off += want;
+	}
+out:
+	if (a->old_fd >= 0)
+		close(a->old_fd);
+	a->old_fd = -1;
+}
+
+void kiln_artifact_put(struct kiln_artifact *a, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint8_t buf[65536];
+
+	if (a->err.status != KILN_OK || !n)
+		return;
+	while (a->old_fd >= 0 && n) {
+		size_t want = n < sizeof(buf) ? n : sizeof(buf);
+		if (a->old_size - a->at < want ||
+		    kiln_pread_full(a->old_fd, buf, want, a->at) != (ssize_t)want ||
+		    memcmp(buf, b, want) != 0)
+			break;
+		a->at += want;
+		b += want;
+		n -= want;
+	}
+	if (!n)
+		return;
+	if (!a->writing)
+		artifact_diverge(a);
+	if (a->err.status != KILN_OK)
+		return;
+	if (kiln_write_all(a->tf.fd, b, n) != 0) {
+		kiln_fail(&a->err, KILN_ERR_IO, errno, "cannot write");
+		return;
+	}
+	a->at += n;
+}
+
+kiln_status kiln_artifact_end(struct kiln_artifact *a, bool *kept, struct kiln_error *err)
+{
+	*kept = false;
+	if (a->err.status == KILN_OK && a->old_fd >= 0 && a->at == a->old_size) {
+		close(a->old_fd);
+		a->old_fd = -1;
+		*kept = true;
+		return KILN_OK;
+	}
+	if (a->err.status == KILN_OK && !a->writing)
+		artifact_diverge(a); /* shorter than the old file, or none there */
+	if (a->err.status != KILN_OK) {
+		*err = a->err;
+		kiln_artifact_abandon(a);
+		return err->status;
+	}
+	a->writing = false;
+	return kiln_tempfile_commit(&a->tf, a->path, &a->meta, err);
+}
+
+void kiln_artifact_abandon(struct kiln_artifact *a)
+{
+	if (a->old_fd >= 0)
+		close(a->old_fd);
+	a->old_fd = -1;
+	if (a->writing)
+		kiln_tempfile_discard(&a->tf);
+	a->writing = false;
 }
 
 kiln_status kiln_tempdir_create(struct kiln_temps *reg, struct kiln_tempfile *tf,

@@ -170,6 +170,43 @@ kiln_status kiln_write_artifact(struct kiln_temps *reg, const char *path, char *
 				bool fsync, const char *what, bool *kept, struct kiln_error *err);
 
 /*
+ * An artifact written as it is made (the manifest, the index), without its
+ * whole text in memory, and left alone when its bytes turn out to be the
+ * ones PATH already holds (same inode, same mtime): while they match, each
+ * piece is only compared with the file there; at the first difference a
+ * temporary file is made, given the matching part and every piece after
+ * it, and put in place at the end.
+ *
+ *	struct kiln_artifact a;
+ *	kiln_artifact_begin(&a, reg, path, fsync);
+ *	kiln_artifact_put(&a, p, n)             any number of times
+ *	kiln_artifact_end(&a, &kept, &err)      or  kiln_artifact_abandon(&a)
+ *
+ * A failure sticks (later pieces are dropped) and is told by the end, which
+ * then leaves PATH as it was.  One writer, one thread.
+ */
+struct kiln_artifact {
+	struct kiln_temps *reg;
+	const char *path;
+	struct kiln_file_meta meta;
+	int old_fd;              /* PATH while the bytes so far are its own; -1 */
+	uint64_t old_size, at;   /* its size; the bytes put so far */
+	bool writing;            /* TF holds the new file */
+	struct kiln_tempfile tf;
+	struct kiln_error err;   /* the first failure (status KILN_OK: none) */
+};
+
+void kiln_artifact_begin(struct kiln_artifact *a, struct kiln_temps *reg, const char *path,
+			 bool fsync);
+void kiln_artifact_put(struct kiln_artifact *a, const void *p, size_t n);
+/* Make the failure ERR a's first (say, out of memory while building it). */
+void kiln_artifact_fail(struct kiln_artifact *a, const struct kiln_error *err);
+/* KILN_OK with *KEPT telling whether PATH was left as it was; or the first
+ * failure (PATH as it was).  A is finished either way. */
+kiln_status kiln_artifact_end(struct kiln_artifact *a, bool *kept, struct kiln_error *err);
+void kiln_artifact_abandon(struct kiln_artifact *a);
+
+/*
  * Create and register a private directory (mode 0700) named
  * PARENT/PREFIX + "XXXXXX", its path in TF->path.  kiln_tempdir_remove()
  * removes it with everything below it.

@@ -2,11 +2,14 @@
  * tree.c - one operation on one tree: its state's lifetime, and the
  * callbacks that report it, serialised.  The tree operations (run.c,
  * check.c, clean.c) and the steps they use (pipeline.c, previous.c,
- * produce.c) report through here; see run.h for who writes what.
+ * produce.c) report through here; see tree.h for who writes what.
  */
+#include "tree.h"
+
 #include "run.h"
 
 #include "beneath.h"
+#include "codec.h"
 #include "error.h"
 #include "sibling.h"
 
@@ -85,20 +88,34 @@ void kiln_tree_end(struct kiln_tree *t)
 	if (t->pinned)
 		kiln_beneath_unpin(t->root);
 	kiln_ledger_free(&t->ledger);
-	free(t->reports);
+	free(t->done);
 	free(t->order);
 	free(t->fp);
 	for (size_t i = 0; i < KILN_MAX_PREVIOUS; i++)
 		kiln_release_free(&t->releases[i]);
 	kiln_walk_free(&t->walk);
+	free(t->prev_of);
 	kiln_state_free(&t->state);
 	kiln_parts_seen_free(&t->parts_seen);
 	kiln_journal_close(&t->journal, false);
 	pthread_mutex_destroy(&t->journal.lock);
 	kiln_cache_close(t->cache);
 	free(t->manifest_path);
+	free(t->index_path);
 	free((char *)t->root);
 	pthread_mutex_destroy(&t->cb_lock);
+}
+
+void kiln_tree_settled(struct kiln_tree *t, size_t k, const struct kiln_report *r)
+{
+	struct kiln_done d = { (uint8_t)r->outcome, 0 };
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (r->coding[c].outcome == KILN_CODING_KEPT)
+			d.kept |= (uint8_t)(1u << c);
+	if (t->done)
+		t->done[k] = d;
+	kiln_tree_report(t, r);
 }
 
 void kiln_tree_report(struct kiln_tree *t, const struct kiln_report *r)

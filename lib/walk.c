@@ -47,6 +47,38 @@ struct walker {
 	bool has_cache;
 };
 
+/* The entries' paths are copied into chunks of this size (a longer one
+ * gets a chunk of its own): a few allocations for a tree, not one a file. */
+#define NAMES_CHUNK 65536
+
+struct kiln_walk_chunk {
+	struct kiln_walk_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+/* A copy of REL in W's chunks, or NULL when out of memory. */
+static char *keep_name(struct kiln_walk *w, const char *rel)
+{
+	size_t len = strlen(rel) + 1;
+	struct kiln_walk_chunk *c = w->names;
+	char *copy;
+
+	if (!c || c->size - c->used < len) {
+		size_t size = len > NAMES_CHUNK ? len : NAMES_CHUNK;
+		if (!(c = malloc(sizeof(*c) + size)))
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = w->names;
+		w->names = c;
+	}
+	copy = c->data + c->used;
+	memcpy(copy, rel, len);
+	c->used += len;
+	return copy;
+}
+
 static struct kiln_entry *push(struct kiln_walk *w, const char *rel, const struct stat *st)
 {
 	struct kiln_entry *e;
@@ -61,11 +93,11 @@ static struct kiln_entry *push(struct kiln_walk *w, const char *rel, const struc
 	}
 	e = &w->v[w->n];
 	memset(e, 0, sizeof(*e));
-	e->rel = strdup(rel);
+	e->rel = keep_name(w, rel);
 	if (!e->rel)
 		return NULL;
 	if (st)
-		e->st = *st;
+		e->st = kiln_stat_of(st);
 	e->outcome = KILN_OUTCOME_CANDIDATE;
 	w->n++;
 	return e;
@@ -141,9 +173,29 @@ static bool on_path(const struct ancestor *a, const struct stat *st)
 static kiln_status walk_dir(struct walker *wk, int dfd, const char *rel,
 			    const struct ancestor *up, bool follow);
 
-/* Decide one name of a directory.  Returns KILN_ERR_NOMEM or KILN_OK. */
+/* Link each entry of a directory to the entries named like its siblings:
+ * NAMES sorted, AT[i] the entry of NAMES[i] (SIZE_MAX: none, a
+ * directory).  A name's siblings follow it among the names that start
+ * with it. */
+static void link_siblings(struct kiln_walk *w, char **names, const size_t *at, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+		if (at[i] == SIZE_MAX)
+			continue;
+		for (size_t j = i + 1; j < n && strncmp(names[j], names[i], len) == 0; j++)
+			for (unsigned c = 0; c < kiln_ncodecs; c++)
+				if (strcmp(names[j] + len, kiln_codecs[c]->info.suffix) == 0)
+					w->v[at[i]].sib[c] = at[j] < UINT32_MAX - 1
+								     ? (uint32_t)at[j] + 1
+								     : KILN_SIB_NOT_ENTRY;
+	}
+}
+
+/* Decide one name of a directory; *PUSHED gets the index of its entry
+ * (SIZE_MAX for a directory).  Returns KILN_ERR_NOMEM or KILN_OK. */
 static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char **names,
-			 size_t n, const char *name, const struct ancestor *up)
+			 size_t n, const char *name, const struct ancestor *up, size_t *pushed)
 {
 	struct kiln_entry *e;
 	struct stat st;
@@ -157,8 +209,10 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 		memcpy(rel, rel_dir, rlen), rel[rlen++] = '/';
 	strcpy(rel + rlen, name);
 
+	*pushed = SIZE_MAX;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		int err = errno;
+		*pushed = wk->out->n;
 		if (!(e = push(wk->out, rel, NULL)))
 			goto nomem;
 		set_error(e, KILN_ERR_IO, err, "cannot stat");
@@ -169,6 +223,7 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 			ret = walk_dir(wk, dfd, rel, up, false);
 		goto out;
 	}
+	*pushed = wk->out->n;
 	if (!(e = push(wk->out, rel, &st)))
 		goto nomem;
 
@@ -239,7 +294,7 @@ static kiln_status visit(struct walker *wk, int dfd, const char *rel_dir, char *
 			e->outcome = KILN_OUTCOME_SYMLINK;
 			goto out;
 		}
-		e->st = tst;
+		e->st = kiln_stat_of(&tst);
 		e->via_link = true;
 		st = tst;
 	}
@@ -263,7 +318,7 @@ static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
 	struct ancestor self;
 	struct stat st;
 	char **names = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, *at = NULL;
 	kiln_status ret = KILN_OK;
 	struct dirent *d;
 	DIR *dir;
@@ -323,8 +378,12 @@ static kiln_status walk_dir(struct walker *wk, int parent_fd, const char *rel,
 	}
 	if (n > 1)
 		qsort(names, n, sizeof(*names), cmp_names);
+	if (n && !(at = malloc(n * sizeof(*at))))
+		goto nomem;
 	for (size_t i = 0; i < n && ret == KILN_OK; i++)
-		ret = visit(wk, dirfd(dir), rel, names, n, names[i], &self);
+		ret = visit(wk, dirfd(dir), rel, names, n, names[i], &self, &at[i]);
+	if (ret == KILN_OK)
+		link_siblings(wk->out, names, at, n);
 	goto out;
 nomem:
 	ret = KILN_ERR_NOMEM;
@@ -332,6 +391,7 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(at);
 	closedir(dir);
 	return ret;
 }
@@ -374,13 +434,23 @@ kiln_status kiln_walk(const char *root, const struct kiln_options *opt,
 	wk.root_real = real;
 	ret = walk_dir(&wk, AT_FDCWD, "", NULL, true);
 	free(real);
+	/* the entries stay for the whole operation: no room to spare */
+	if (ret == KILN_OK && out->n && out->n < out->cap) {
+		struct kiln_entry *v = realloc(out->v, out->n * sizeof(*v));
+		if (v) {
+			out->v = v;
+			out->cap = out->n;
+		}
+	}
 	return ret;
 }
 
 void kiln_walk_free(struct kiln_walk *w)
 {
-	for (size_t i = 0; i < w->n; i++)
-		free(w->v[i].rel);
+	for (struct kiln_walk_chunk *c = w->names, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
 	free(w->v);
 	free(w->glob_used);
 	memset(w, 0, sizeof(*w));

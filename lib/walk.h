@@ -11,28 +11,44 @@
 #ifndef KILN_WALK_H
 #define KILN_WALK_H
 
+#include "codec.h"
 #include "kiln.h"
+#include "source.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
+
+/* kiln_entry.sib[c] of a name that is no entry (a directory) */
+#define KILN_SIB_NOT_ENTRY UINT32_MAX
 
 /* outcome value of an entry still to be opened and classified by content */
 #define KILN_OUTCOME_CANDIDATE KILN_NOUTCOMES
 
+/* One entry: about 100 bytes and its path, for every file of a tree
+ * (siblings included), kept for the whole operation. */
 struct kiln_entry {
-	char *rel;              /* path relative to the root, '/'-separated */
-	struct stat st;         /* lstat, or stat of a followed link's target */
-	kiln_outcome outcome;   /* decided outcome, or KILN_OUTCOME_CANDIDATE */
+	char *rel;              /* path relative to the root, '/'-separated
+	                           (owned by the walk) */
+	struct kiln_stat st;    /* lstat, or stat of a followed link's target */
+	uint8_t outcome;        /* kiln_outcome decided, or KILN_OUTCOME_CANDIDATE */
+	uint8_t was;            /* before previous.c made it a sibling (0: not) */
 	bool via_link;          /* reached through a followed symbolic link */
-	bool queued;            /* handed to a worker (set by run.c) */
-	kiln_outcome was;       /* before previous.c made it a sibling (0: not) */
+	bool queued;            /* handed to a worker, or settled unread from
+	                           its stamp (set by run.c) */
+	/* sib[c]: 1 + the index of the entry named like this one's sibling
+	 * of coding c (REL + its suffix, in the same directory), 0 when the
+	 * directory has no such name, KILN_SIB_NOT_ENTRY when it is not an
+	 * entry (a directory) */
+	uint32_t sib[KILN_NCODECS];
 	struct kiln_error err;  /* when outcome == KILN_OUTCOME_ERROR */
 };
 
 struct kiln_walk {
 	struct kiln_entry *v;
 	size_t n, cap;
+	struct kiln_walk_chunk *names; /* where the entries' paths live */
 	/* Per glob, the options' include globs then exclude globs: did it
 	 * match any file? */
 	bool *glob_used;

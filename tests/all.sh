@@ -74,7 +74,7 @@ fi
 # static kiln links a libmicrohttpd built from source without HTTPS
 # (packaging/libmicrohttpd/build.sh), not Debian's.
 SIGNAL_ROUNDS=$rounds timeout 1500 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 600 \
-	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|wasm_binary|wasm_corpus|wasm_e2e_.*|npm_wasm|e2e_serve_names|e2e_serve_nginx_static|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
+	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|wasm_binary|wasm_corpus|wasm_e2e_.*|npm_wasm|e2e_serve_nginx|e2e_serve_caddy|e2e_serve_apache|e2e_serve_names|e2e_serve_nginx_static|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
 
 step "arm64 static binary under qemu-user: the binary, end-to-end suites, its npm package"
 # Its own budget: 10 minutes at most, 5 for any one test (measured: 5.5

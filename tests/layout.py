@@ -149,7 +149,7 @@ def main():
     return 1 if problems else 0
 
 
-LEDGER_FIELDS = ("n", "records", "set", "carried", "ncarried", "carried_cap", "stale_lock",
+LEDGER_FIELDS = ("n", "records", "borrowed", "set", "strings", "carried", "ncarried", "carried_cap", "stale_lock",
                  "stale", "nstale", "stale_cap", "remove_failed", "cache_failed",
                  "foreign_stale", "record_lost")
 LEDGER_FIELD = re.compile(r"\bledger\s*(?:\.|->)\s*(?:%s)\b" % "|".join(LEDGER_FIELDS))
@@ -206,6 +206,8 @@ UNTESTED = {
     "archive": "deploy archives in and out through libarchive: tests/e2e/archive.sh",
     "artifacts": "writes what test_manifest and test_snippet check as text; files: e2e/artifacts.sh",
     "bundler": "reads real bundlers' manifests (tests/bundler/): e2e/immutable.sh",
+    "jscan": "the member scan under the manifest's readers: unit/test_state_stream.c reads every "
+             "text it takes both ways, and from a file through windows of a few bytes",
     "run": "the orchestration of a tree, i.e. the whole binary: every e2e suite",
 }
 UNIT_FAMILIES = ("codec", "archive", "snippet", "serve")

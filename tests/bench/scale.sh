@@ -20,9 +20,14 @@
 #   SCALE_KEEP=DIR        build the trees under DIR and leave the last copy there (cleaned)
 #
 # Output: a header line naming each binary by its number, then per size,
-# round and binary one line per step:
-#   files bin step wall_s peak_rss_mb wall/floor
-# and the lines "files bin floor wall_s" and "files bin manifest bytes".
+# round and binary one line per step, with the floor measured right before
+# it and the step's ratios to it:
+#   files bin step wall_s cpu_s rss_mb floor_s floor_cpu x_wall x_cpu
+# (CPU is user + system time: on a shared machine it moves less than the
+# wall time) and the line "files bin manifest bytes"; at the end, per
+# binary, the medians over the rounds and, from one size to the next, the
+# ratio of each step's median wall time, CPU time and peak RSS (linear is
+# 2.0 when the sizes double).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -gt 0 ]; then KILNS=("$@"); else KILNS=("${KILN:-$here/../../build/kiln}"); fi
@@ -71,64 +76,83 @@ for i in range(n):
 EOF
 }
 
-# measure WHAT CMD...: run CMD under GNU time; sets WALL (s) and RSS (MB).
-# A kiln exit status other than 0 fails the benchmark: it must measure
-# runs that did their work.
+# measure WHAT CMD...: run CMD under GNU time; sets WALL and CPU (user +
+# system, s) and RSS (MB).  A kiln exit status other than 0 fails the
+# benchmark: it must measure runs that did their work.
 measure() {
-	local what=$1 out
+	local what=$1 out u s
 	shift
 	out=$T/time.out
-	if ! "$TIME" -f '%e %M' -o "$out" "$@" >"$T/run.log" 2>&1; then
+	if ! "$TIME" -f '%e %U %S %M' -o "$out" "$@" >"$T/run.log" 2>&1; then
 		echo "scale.sh: $what failed:" >&2
 		cat "$T/run.log" >&2
 		exit 1
 	fi
-	read -r WALL RSS <"$out"
+	read -r WALL u s RSS <"$out"
+	CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
 	RSS=$(awk -v k="$RSS" 'BEGIN { printf "%.1f", k / 1024 }')
 }
 
-floor() { find "$1" -type f -printf '%s %T@\n' >/dev/null; }
+# floor DIR: the floor on DIR as it is now (a re-run sees sources and
+# siblings): FW and FC, the medians of 3 runs' wall and CPU time, after a
+# warm-up.  Measured right before each step it is compared with, so that
+# the two see the same machine (it is shared and its load moves).
+floor() {
+	local w=() c=() _
+	find "$1" -type f -printf '%s %T@\n' >/dev/null
+	for _ in 1 2 3; do
+		measure floor bash -c "find \"\$1\" -type f -printf '%s %T@\n' >/dev/null" _ "$1"
+		w+=("$WALL")
+		c+=("$CPU")
+	done
+	FW=$(printf '%s\n' "${w[@]}" | sort -n | sed -n 2p)
+	FC=$(printf '%s\n' "${c[@]}" | sort -n | sed -n 2p)
+}
 
-echo "kiln ${OPTS[*]} -q; $(nproc) cores; seed $SEED; page cache warm; $RUNS round(s)"
+echo "kiln ${OPTS[*]} -q; $(nproc) cores; seed $SEED; page cache warm; $RUNS round(s); load $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in "${!KILNS[@]}"; do echo "bin $((i + 1)): ${KILNS[$i]}"; done
-printf '%-8s %-3s %-11s %9s %12s %11s\n' files bin step wall_s peak_rss_mb wall/floor
+printf '%-8s %-3s %-11s %8s %8s %8s %8s %8s %7s %7s\n' files bin step wall_s cpu_s rss_mb \
+	floor_s floor_cpu x_wall x_cpu
+# step N BIN NAME: print and keep the line of step NAME, measured with the
+# floor just before it (FW, FC).
+step_line() {
+	awk -v n="$1" -v b="$2" -v s="$3" -v w="$WALL" -v c="$CPU" -v r="$RSS" -v fw="$FW" \
+		-v fc="$FC" 'BEGIN {
+		printf "%-8s %-3s %-11s %8.2f %8.2f %8.1f %8.2f %8.2f %7.1f %7.1f\n", n, b, s, w, c, r,
+			fw, fc, (fw > 0 ? w / fw : 0), (fc > 0 ? c / fc : 0) }'
+	echo "$1 $2 $3 $WALL $CPU $RSS $FW $FC" >>"$T/results"
+}
 # steps N BIN KILN: every step on a fresh copy of the tree $T/src
 steps() {
-	local n=$1 b=$2 KILN=$3 d=$T/tree f1 mbytes left fl
+	local n=$1 b=$2 KILN=$3 d=$T/tree f1 mbytes left cw cc cr
 	rm -rf "$d"
 	cp -a "$T/src" "$d"
-	floor "$d" # warm the page cache's inodes the same way for every step
+	find "$d" -type f -printf '%s %T@\n' >/dev/null # the inodes in the cache, as for every step
 	measure cold "$KILN" "${OPTS[@]}" -q "$d"
-	cold_w=$WALL cold_r=$RSS
-	# The floor on the tree as a re-run sees it (sources and siblings):
-	# median of 3, after one warm-up.
+	cw=$WALL cc=$CPU cr=$RSS
 	floor "$d"
-	fl=()
-	for _ in 1 2 3; do measure floor bash -c "find \"\$1\" -type f -printf '%s %T@\n' >/dev/null" _ "$d"; fl+=("$WALL"); done
-	FLOOR=$(printf '%s\n' "${fl[@]}" | sort -n | sed -n 2p)
-	line() {
-		awk -v n="$n" -v b="$b" -v s="$1" -v w="$2" -v r="$3" -v f="$FLOOR" 'BEGIN {
-			x = (f > 0) ? sprintf("%.1f", w / f) : "-"
-			printf "%-8s %-3s %-11s %9.2f %12.1f %11s\n", n, b, s, w, r, x }'
-	}
-	line cold "$cold_w" "$cold_r"
+	WALL=$cw CPU=$cc RSS=$cr step_line "$n" "$b" cold
+	floor "$d"
 	measure unchanged "$KILN" "${OPTS[@]}" -q "$d"
-	line unchanged "$WALL" "$RSS"
+	step_line "$n" "$b" unchanged
 	# One file changed: same size, new bytes (content decides, not mtimes).
 	f1=$(find "$d" -type f -name 'f000000.*' | head -n 1)
 	/usr/bin/python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[0]=(b[0]+1)%256 if b[0]!=32 else 33; open(p,"wb").write(b)' "$f1"
+	floor "$d"
 	measure one-changed "$KILN" "${OPTS[@]}" -q "$d"
-	line one-changed "$WALL" "$RSS"
+	step_line "$n" "$b" one-changed
+	floor "$d"
 	measure check "$KILN" check -q "$d"
-	line check "$WALL" "$RSS"
+	step_line "$n" "$b" check
 	mbytes=$(stat -c %s "$d/kiln-manifest.json" 2>/dev/null || echo 0)
+	floor "$d"
 	measure clean "$KILN" clean -q "$d"
-	line clean "$WALL" "$RSS"
+	step_line "$n" "$b" clean
 	left=$(find "$d" -type f | wc -l)
 	[ "$left" -eq "$n" ] || { echo "scale.sh: clean left $left files, not $n" >&2; exit 1; }
-	printf '%-8s %-3s %-11s %9.2f\n' "$n" "$b" floor "$FLOOR"
-	printf '%-8s %-3s %-11s %9s\n' "$n" "$b" manifest "$mbytes"
+	printf '%-8s %-3s %-11s %8s\n' "$n" "$b" manifest "$mbytes"
 }
+: >"$T/results"
 for n in $SIZES; do
 	rm -rf "$T/src" "$T/tree"
 	mkdir -p "$T/src"
@@ -142,3 +166,51 @@ for n in $SIZES; do
 	done
 done
 rm -rf "$T/src"
+
+# The medians of the rounds, and what each doubling of the tree costs.
+/usr/bin/python3 - "$T/results" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+steps = ["cold", "unchanged", "one-changed", "check", "clean"]
+runs = {}
+for n, b, step, wall, cpu, rss, fw, fc in rows:
+    w, c, r, fw, fc = map(float, (wall, cpu, rss, fw, fc))
+    runs.setdefault((b, step, int(n)), []).append(
+        (w, c, r, w / fw if fw else 0, c / fc if fc else 0, fw, fc))
+sizes = sorted({int(r[0]) for r in rows})
+bins = sorted({r[1] for r in rows}, key=int)
+med = {k: tuple(statistics.median(x[i] for x in v) for i in range(7)) for k, v in runs.items()}
+
+
+def cell(b, s, n):
+    m = med.get((b, s, n))
+    return "-" if not m else "%.2f %.2f (%.1f %.1f) %.0f" % (m[0], m[1], m[3], m[4], m[2])
+
+
+W = 31
+for b in bins:
+    print(f"bin {b}: medians of {len(runs[(b, 'cold', sizes[0])])} round(s): wall_s cpu_s "
+          "(wall x floor, cpu x floor) peak_rss_mb")
+    print("%-11s" % "step" + "".join("%*s" % (W, n) for n in sizes))
+    for s in steps:
+        print("%-11s" % s + "".join("%*s" % (W, cell(b, s, n)) for n in sizes))
+    print("%-11s" % "floor" + "".join(
+        "%*s" % (W, "%.2f %.2f" % (med[(b, "unchanged", n)][5], med[(b, "unchanged", n)][6]))
+        for n in sizes))
+    if len(sizes) < 2:
+        continue
+    print(f"bin {b}: each size against the one before: wall x, cpu x, peak RSS x")
+    print("%-11s" % "step" + "".join("%*s" % (W, f"{a}->{c}") for a, c in zip(sizes, sizes[1:])))
+    for s in steps + ["floor"]:
+        cells = []
+        for a, c in zip(sizes, sizes[1:]):
+            x = med.get((b, "unchanged" if s == "floor" else s, a))
+            y = med.get((b, "unchanged" if s == "floor" else s, c))
+            if not x or not y:
+                cells.append("-")
+            elif s == "floor":
+                cells.append("%.2f %.2f" % (y[5] / x[5], y[6] / x[6]))
+            else:
+                cells.append("%.2f %.2f %.2f" % (y[0] / x[0], y[1] / x[1], y[2] / x[2]))
+        print("%-11s" % s + "".join("%*s" % (W, c) for c in cells))
+EOF

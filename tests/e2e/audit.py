@@ -107,8 +107,10 @@ JOURNAL = re.compile(rb"^\.kiln-journal-[A-Za-z0-9]{6}$")
 DELTA = re.compile(rb"^(.+)\.([0-9a-f]{16})\.dcz$")
 PART = re.compile(rb"^kiln-manifest\.shard-[1-9][0-9]*-of-[1-9][0-9]*(\..+)?\.json$")
 DCZ_MAGIC = bytes.fromhex("5e2a4d1820000000")
-OWN = {b"kiln-manifest.json", b"kiln.nginx.conf", b"kiln.nginx.http.conf", b"kiln.caddy.conf",
-       b"kiln.apache.conf"}
+# kiln's files at the top; the index beside the manifest (lib/index.h) is
+# never served, and holds no bytes a server could send
+OWN = {b"kiln-manifest.json", b".kiln-manifest.json.index", b"kiln.nginx.conf",
+       b"kiln.nginx.http.conf", b"kiln.caddy.conf", b"kiln.apache.conf"}
 
 
 def decode(coding, data):

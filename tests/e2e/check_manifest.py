@@ -88,7 +88,7 @@ def main():
             if os.path.isfile(full) and not os.path.islink(full):
                 files.add(os.path.relpath(full, treeb))
     # what kiln must not list: its own outputs and siblings of existing files
-    own = {b"kiln-manifest.json", b"kiln.nginx.conf", b"kiln.nginx.http.conf",
+    own = {b"kiln-manifest.json", b".kiln-manifest.json.index", b"kiln.nginx.conf", b"kiln.nginx.http.conf",
            b"kiln.caddy.conf", b"kiln.apache.conf"}
     siblings = {f for f in files for s in (b".gz", b".br", b".zst")
                 if f.endswith(s) and len(f) > len(s) and f[:-len(s)] in files}

@@ -140,7 +140,8 @@ check "clean says the foreign file is left" \
 	grep -qxF "kiln: $T/k/robots.txt.gz: warning: sibling not written by kiln, left in place" "$T/k.log"
 rm "$T/k/robots.txt.gz"
 check "clean leaves exactly the sources" [ "$(tree_digest "$T/k")" = "$orig" ]
-check "clean says how many" grep -q '^kiln: clean: 27 files removed' "$T/k.log"
+check "clean says how many" grep -q '^kiln: clean: 28 files removed' "$T/k.log"
+check "clean removes the index beside the manifest" [ ! -e "$T/k/.kiln-manifest.json.index" ]
 
 # The content cache: a fresh copy of the tree with a warm cache encodes
 # nothing and gives identical bytes; corrupt entries are never used.

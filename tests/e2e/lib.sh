@@ -72,15 +72,17 @@ decodes_to() {
 # Every source file (not a .gz/.br) with its sha256, sorted: a fingerprint of
 # the sources to compare before and after a run.
 sources_digest() { # sources_digest DIR
-	(cd "$1" && find . -type f ! -name '*.gz' ! -name '*.br' ! -name kiln-manifest.json ! -name 'kiln.*.conf' ! -name '.kiln-journal-*' ! -name '.kiln-*.tmp' -print0 | sort -z |
+	(cd "$1" && find . -type f ! -name '*.gz' ! -name '*.br' ! -name kiln-manifest.json ! -name .kiln-manifest.json.index ! -name 'kiln.*.conf' ! -name '.kiln-journal-*' ! -name '.kiln-*.tmp' -print0 | sort -z |
 		xargs -0 sha256sum)
 	# downloads/archive.tar.gz is a source too
 	(cd "$1" && find . -type f -name 'archive.tar.gz' -print0 | sort -z | xargs -0 -r sha256sum)
 }
 
-# Every file under DIR with its sha256, sorted.
+# Every file under DIR with its sha256, sorted; but the index beside the
+# manifest, which records inodes and ctimes (lib/index.h): two trees kiln
+# made alike differ there, and only there.
 tree_digest() {
-	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
+	(cd "$1" && find . -type f ! -name .kiln-manifest.json.index -print0 | sort -z | xargs -0 -r sha256sum)
 }
 
 # all_siblings_decode DIR [--skip-orphans]: every .gz/.br under DIR (but a

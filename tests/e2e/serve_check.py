@@ -34,7 +34,7 @@ then once per asset a Range request "bytes=0-9" without Accept-Encoding
 representation answers 200 with that one; representations have different
 ETags (compared weakly) and each keeps one ETag.
 
-kiln's own files are never served: the manifest and snippets found in DIR
+kiln's own files are never served: the manifest, its index and snippets found in DIR
 (at any depth), the --expect-own paths (relative to DIR), and temporary
 file and journal look-alikes planted here at the top and in a subdirectory
 (removed afterwards) must answer 403 or 404, with and without
@@ -68,8 +68,8 @@ import serve_rules as R  # noqa: E402
 
 IMMUTABLE_CC = "public, max-age=31536000, immutable"
 REVALIDATE_CC = "no-cache"
-OWN_NAMES = ("kiln-manifest.json", "kiln.nginx.conf", "kiln.nginx.http.conf",
-             "kiln.caddy.conf", "kiln.apache.conf")
+OWN_NAMES = ("kiln-manifest.json", ".kiln-manifest.json.index", "kiln.nginx.conf",
+             "kiln.nginx.http.conf", "kiln.caddy.conf", "kiln.apache.conf")
 PLANTED = (".kiln-AbC123.tmp", ".kiln-journal-XyZ789")
 
 

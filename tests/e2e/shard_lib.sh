@@ -20,10 +20,11 @@ for line in sys.stdin.buffer:
 
 # Every regular file under DIR: path, permission bits, mtime (ns) and
 # SHA-256, sorted: content and the metadata servers build ETags from (but
-# the artifacts' mtimes: the time they were written).
+# the artifacts' mtimes: the time they were written; and the index beside
+# the manifest, which records inodes, and which a merge does not write).
 meta_digest() { # meta_digest DIR
-	(cd "$1" && find . -type f \( -name kiln-manifest.json -o -name 'kiln.*.conf' \) -printf '%P %m\n' -o -type f -printf '%P %m %T@\n' | LC_ALL=C sort >"$T/.meta.$$" &&
-		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum &&
+	(cd "$1" && find . -type f ! -name .kiln-manifest.json.index \( \( -name kiln-manifest.json -o -name 'kiln.*.conf' \) -printf '%P %m\n' -o -printf '%P %m %T@\n' \) | LC_ALL=C sort >"$T/.meta.$$" &&
+		find . -type f ! -name .kiln-manifest.json.index -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum &&
 		cat "$T/.meta.$$" && rm -f "$T/.meta.$$")
 }
 

@@ -5,8 +5,8 @@
  *   stage_load()    the run, the tree, its walk and its record
  *                   (previous.c);
  *   stage_plan()    the earlier releases and the dictionary plan (dict.c),
- *                   which files are immutable, a report and a ledger slot
- *                   for every entry, the entries the pool would take;
+ *                   which files are immutable, a ledger slot for every
+ *                   entry, the entries the pool would take;
  *   stage_pool()    the pool, as one thread: each of those entries through
  *                   kiln_pipeline_file() in walk order;
  *   stage_finish()  what follows the pool: deltas settled, siblings of
@@ -16,11 +16,13 @@
  *
  * No lock is taken, no shard, cache trim or snippet check is made: a test
  * that needs those runs kiln_run_tree().  Events are kept as handmade.h
- * keeps them (set hm_root first).
+ * keeps them (set hm_root first), and each entry's report as the run
+ * tells it (stage_report()).
  */
 #ifndef KILN_STAGE_H
 #define KILN_STAGE_H
 
+#include "artifacts.h"
 #include "dict.h"
 #include "immutable.h"
 #include "pipeline.h"
@@ -41,17 +43,48 @@ struct stage {
 	struct kiln_run *run;
 	struct kiln_tree t;
 	struct hm_events ev;
+	/* per walk entry, its report as the run told it (the walk's
+	 * decision until then): set by stage_plan() */
+	struct kiln_report *reports;
 	bool begun;
 };
 
-/* Default options, one job, the tree's events kept. */
+/* The walk index of REL, or SIZE_MAX. */
+static inline size_t stage_index(const struct stage *s, const char *rel)
+{
+	for (size_t k = 0; k < s->t.walk.n; k++)
+		if (strcmp(s->t.walk.v[k].rel, rel) == 0)
+			return k;
+	return SIZE_MAX;
+}
+
+static inline void stage_on_event(void *user, kiln_event event, const char *path, int coding,
+				  const struct kiln_error *err)
+{
+	hm_on_event(&((struct stage *)user)->ev, event, path, coding, err);
+}
+
+/* A report told: kept as its entry's (its strings the walk's). */
+static inline void stage_on_file(void *user, const struct kiln_report *r)
+{
+	struct stage *s = user;
+	size_t k = s->reports && r->root == s->t.root ? stage_index(s, r->path) : SIZE_MAX;
+
+	if (k == SIZE_MAX)
+		return;
+	s->reports[k] = *r;
+	s->reports[k].path = s->t.walk.v[k].rel;
+}
+
+/* Default options, one job, the tree's events and reports kept. */
 static inline void stage_init(struct stage *s)
 {
 	memset(s, 0, sizeof(*s));
 	kiln_options_init(&s->opt);
 	s->opt.jobs = 1;
-	s->cb.on_event = hm_on_event;
-	s->cb.user = &s->ev;
+	s->cb.on_event = stage_on_event;
+	s->cb.on_file = stage_on_file;
+	s->cb.user = s;
 }
 
 /* A run of S's options on hm_root, walked, its record loaded. */
@@ -78,19 +111,6 @@ static inline bool stage_load(struct stage *s)
 	return true;
 }
 
-/* Entry K's report as run.c's plan() fills it before the pool. */
-static inline void stage_report_init(struct stage *s, size_t k)
-{
-	const struct kiln_entry *e = &s->t.walk.v[k];
-	struct kiln_report *r = &s->t.reports[k];
-
-	r->root = s->t.root;
-	r->path = e->rel;
-	r->outcome = e->outcome;
-	r->size = S_ISREG(e->st.st_mode) ? (uint64_t)e->st.st_size : 0;
-	r->error = e->err;
-}
-
 static inline bool stage_plan(struct stage *s)
 {
 	struct kiln_tree *t = &s->t;
@@ -99,11 +119,14 @@ static inline bool stage_plan(struct stage *s)
 	t->journal.disabled = !t->hashing;
 	kiln_dict_begin(t);
 	kiln_immutable_decide(t);
-	if (!(t->reports = calloc(n, sizeof(*t->reports))) || !kiln_ledger_size(&t->ledger, t->walk.n))
+	if (!(s->reports = calloc(n, sizeof(*s->reports))) ||
+	    !(t->done = calloc(n, sizeof(*t->done))) || !kiln_ledger_size(&t->ledger, t->walk.n))
 		return false;
 	for (size_t k = 0; k < t->walk.n; k++) {
 		struct kiln_entry *e = &t->walk.v[k];
-		stage_report_init(s, k);
+		/* as run.c's plan() makes it before the pool */
+		kiln_pipeline_report_of(t, k, &s->reports[k]);
+		t->done[k] = (struct kiln_done){ e->outcome, 0 };
 		/* what plan() hands to the pool (every entry is this shard's) */
 		e->queued = e->outcome == KILN_OUTCOME_CANDIDATE ||
 			    (e->outcome == KILN_OUTCOME_EXCLUDED && S_ISREG(e->st.st_mode) && t->hashing);
@@ -143,6 +166,8 @@ static inline void stage_end(struct stage *s)
 	kiln_run_free(s->run);
 	s->run = NULL;
 	s->begun = false;
+	free(s->reports);
+	s->reports = NULL;
 }
 
 /* A whole run of S's options, every step; S stays for the test to read
@@ -156,21 +181,12 @@ static inline bool stage_run(struct stage *s)
 	return true;
 }
 
-/* The walk index of REL, or SIZE_MAX. */
-static inline size_t stage_index(const struct stage *s, const char *rel)
-{
-	for (size_t k = 0; k < s->t.walk.n; k++)
-		if (strcmp(s->t.walk.v[k].rel, rel) == 0)
-			return k;
-	return SIZE_MAX;
-}
-
 /* REL's report, or NULL when the walk did not list it. */
 static inline const struct kiln_report *stage_report(const struct stage *s, const char *rel)
 {
 	size_t k = stage_index(s, rel);
 
-	return k == SIZE_MAX || !s->t.reports ? NULL : &s->t.reports[k];
+	return k == SIZE_MAX || !s->reports ? NULL : &s->reports[k];
 }
 
 #endif

@@ -5,15 +5,17 @@
  * gone source that still holds the recorded bytes is removed, one that
  * holds other bytes is left and reported as an asset of its own; a stale
  * sibling on record is removed while it holds its bytes, left otherwise; a
- * record's sibling is reused while its size and mtime match, proved by its
- * digest when the mtime moved, decoded with --verify, and gets its source's
- * mode and mtime back; a sibling kiln never wrote is pointed out, as
+ * record's sibling is reused when its digest proves it (other bytes of the
+ * same size and mtime are refused) or its stamp still holds (until it is
+ * written to), decoded with --verify, and gets its source's mode and
+ * mtime back; a sibling kiln never wrote is pointed out, as
  * stale when it does not decode to its source; the size a coding was tried
  * at is known only for the same content and recipe.
  */
 #include "previous.h"
 
 #include "codec.h"
+#include "index.h"
 
 #include "check.h"
 #include "handmade.h"
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[] = "/tmp/kiln-previous-XXXXXX";
@@ -158,12 +161,42 @@ static void test_reusable(const struct fixture *fx)
 		hm_put("app.js.gz", junk, fx->app_n);
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
 					  got));
-		/* ... and with the source's mtime the size is the check (no
-		 * sibling read on an unchanged re-run), unless --verify */
+		/* ... and with the source's mtime too: whatever wrote them may
+		 * keep a size and an mtime, so the digest still decides */
 		CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
 				(struct timespec[2]){ src.st_atim, src.st_mtim }, 0) == 0);
+		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
+					  got));
+		/* a stamp that holds (index.h) is what is checked, not the
+		 * bytes: made for these very bytes, it vouches for them */
+		CHECK(stat(hm_path("app.js.gz"), &st) == 0);
+		pe->rec.stamped = KILN_STAMP_TRUSTED;
+		pe->rec.stamp.dev = src.st_dev;
+		pe->rec.stamp.ino = src.st_ino;
+		pe->rec.stamp.mode = src.st_mode;
+		pe->rec.stamp.mtime_ns = src.st_mtim.tv_sec * 1000000000LL + src.st_mtim.tv_nsec;
+		pe->rec.stamp.ctime_ns = src.st_ctim.tv_sec * 1000000000LL + src.st_ctim.tv_nsec;
+		pe->rec.stamp.sib[gz].ino = st.st_ino;
+		pe->rec.stamp.sib[gz].ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
 		CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
 					 got));
+		/* ... until the file is written to, in place, its size and
+		 * mtime kept: its ctime moves, and the digest decides again */
+		{
+			struct timespec pause = { 0, 20000000 };
+			int wfd;
+			nanosleep(&pause, NULL); /* past the clock's tick */
+			wfd = open(hm_path("app.js.gz"), O_WRONLY);
+			CHECK(wfd >= 0 && pwrite(wfd, junk, fx->app_n, 0) == (ssize_t)fx->app_n);
+			if (wfd >= 0)
+				close(wfd);
+			CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
+					(struct timespec[2]){ src.st_atim, src.st_mtim }, 0) == 0);
+			CHECK(stat(hm_path("app.js.gz"), &st) == 0 && st.st_ino == pe->rec.stamp.sib[gz].ino);
+		}
+		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
+					  got));
+		pe->rec.stamped = KILN_STAMP_NONE;
 	}
 	stage_end(&s);
 	CHECK(begin(&s, true));

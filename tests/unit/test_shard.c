@@ -166,7 +166,7 @@ static void test_parts(void)
 	r.coding[gz].outcome = KILN_CODING_KEPT;
 	r.coding[gz].size = 300;
 	memset(r.coding[gz].sha256, 0x22, 32);
-	strcpy(r.coding[gz].recipe, "libdeflate-1.14-12");
+	r.coding[gz].recipe = "libdeflate-1.14-12";
 	stale.rel = (char *)"old.css.gz";
 	stale.coding = gz;
 	stale.size = 77;

@@ -22,6 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* the walk's view of a file listed with lstat(2) */
+#define LISTED(st) (&(struct kiln_stat[]){ kiln_stat_of(&(st)) }[0])
+
 static char dir[] = "/tmp/kiln-source-XXXXXX";
 
 static const char text[] = "body { color: #123456; } /* a source of a few dozen bytes */\n";
@@ -38,7 +41,7 @@ static void test_open(void)
 	CHECK(lstat(hm_path("a.css"), &listed) == 0);
 	CHECK(lstat(hm_path("b.css"), &other) == 0);
 
-	fd = kiln_source_open(hm_root, hm_path("a.css"), false, &listed, &st, &err);
+	fd = kiln_source_open(hm_root, hm_path("a.css"), false, LISTED(listed), &st, &err);
 	CHECK(fd >= 0);
 	CHECK(st.st_ino == listed.st_ino && st.st_size == (off_t)strlen(text));
 	CHECK(kiln_source_head(fd, head, sizeof(head)) == 4 && memcmp(head, "body", 4) == 0);
@@ -48,20 +51,20 @@ static void test_open(void)
 
 	/* another file than the walk listed (replaced during the run) */
 	memset(&err, 0, sizeof(err));
-	fd = kiln_source_open(hm_root, hm_path("a.css"), false, &other, &st, &err);
+	fd = kiln_source_open(hm_root, hm_path("a.css"), false, LISTED(other), &st, &err);
 	CHECK(fd < 0 && err.status == KILN_ERR_CHANGED);
 
 	/* a gone file: an I/O error saying ENOENT */
 	memset(&err, 0, sizeof(err));
-	fd = kiln_source_open(hm_root, hm_path("gone.css"), false, &listed, &st, &err);
+	fd = kiln_source_open(hm_root, hm_path("gone.css"), false, LISTED(listed), &st, &err);
 	CHECK(fd < 0 && err.status == KILN_ERR_IO && err.errnum == ENOENT);
 
 	/* a link to it: refused unless followed */
 	CHECK(symlink("a.css", hm_path("link.css")) == 0);
 	memset(&err, 0, sizeof(err));
-	fd = kiln_source_open(hm_root, hm_path("link.css"), false, &listed, &st, &err);
+	fd = kiln_source_open(hm_root, hm_path("link.css"), false, LISTED(listed), &st, &err);
 	CHECK(fd < 0 && err.status == KILN_ERR_IO);
-	fd = kiln_source_open(hm_root, hm_path("link.css"), true, &listed, &st, &err);
+	fd = kiln_source_open(hm_root, hm_path("link.css"), true, LISTED(listed), &st, &err);
 	CHECK(fd >= 0 && st.st_ino == listed.st_ino);
 	if (fd >= 0)
 		close(fd);
@@ -81,7 +84,7 @@ static void test_open(void)
 		CHECK(symlink(scratch_path(dir, "outside"), hm_path("out")) == 0);
 		CHECK(stat(scratch_path(dir, "outside/x.css"), &xs) == 0);
 		memset(&err, 0, sizeof(err));
-		fd = kiln_source_open(hm_root, hm_path("out/x.css"), true, &xs, &st, &err);
+		fd = kiln_source_open(hm_root, hm_path("out/x.css"), true, LISTED(xs), &st, &err);
 		CHECK(fd < 0 && err.status == KILN_ERR_IO);
 	}
 
@@ -92,7 +95,7 @@ static void test_open(void)
 
 		CHECK(lstat(hm_path("fifo.css"), &fs) == 0);
 		memset(&err, 0, sizeof(err));
-		fd = kiln_source_open(hm_root, hm_path("fifo.css"), false, &fs, &st, &err);
+		fd = kiln_source_open(hm_root, hm_path("fifo.css"), false, LISTED(fs), &st, &err);
 		CHECK(fd < 0 && err.status == KILN_ERR_CHANGED);
 	}
 }
@@ -106,7 +109,7 @@ static void test_read_and_hash(void)
 	int fd;
 
 	CHECK(lstat(hm_path("a.css"), &listed) == 0);
-	fd = kiln_source_open(hm_root, hm_path("a.css"), false, &listed, &st, &err);
+	fd = kiln_source_open(hm_root, hm_path("a.css"), false, LISTED(listed), &st, &err);
 	CHECK(fd >= 0);
 	if (fd < 0)
 		return;
