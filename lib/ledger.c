@@ -18,7 +18,7 @@ void kiln_ledger_init(struct kiln_ledger *l)
 
 static bool is_borrowed(const struct kiln_ledger *l, size_t k)
 {
-	return l->borrowed && (l->borrowed[k / 8] & (1u << (k % 8)));
+	return l->borrowed && l->borrowed[k];
 }
 
 /* Entry K has no record any more (an owned one freed). */
@@ -30,7 +30,7 @@ static void drop(struct kiln_ledger *l, size_t k)
 	}
 	l->records[k] = NULL;
 	if (l->borrowed)
-		l->borrowed[k / 8] &= (unsigned char)~(1u << (k % 8));
+		l->borrowed[k] = false;
 }
 
 void kiln_ledger_free(struct kiln_ledger *l)
@@ -58,7 +58,7 @@ void kiln_ledger_free(struct kiln_ledger *l)
 bool kiln_ledger_size(struct kiln_ledger *l, size_t n)
 {
 	struct kiln_record **records = calloc(n + 1, sizeof(*records));
-	unsigned char *borrowed = calloc(n / 8 + 1, 1);
+	bool *borrowed = calloc(n + 1, sizeof(*borrowed));
 
 	if (!records || !borrowed || (!l->strings && !(l->strings = kiln_intern_new()))) {
 		free(records);
@@ -88,7 +88,7 @@ void kiln_ledger_borrow(struct kiln_ledger *l, size_t k, const struct kiln_recor
 {
 	drop(l, k);
 	l->records[k] = (struct kiln_record *)rec;
-	l->borrowed[k / 8] |= (unsigned char)(1u << (k % 8));
+	l->borrowed[k] = true;
 }
 
 const char *kiln_ledger_recipe(struct kiln_ledger *l, const char *recipe)

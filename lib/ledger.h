@@ -35,8 +35,10 @@ struct kiln_ledger {
 	/* n of them, NULL where entry k has no record: one pointer per walk
 	 * entry (siblings included), a record only per asset */
 	struct kiln_record **records;
-	/* bit k: records[k] is borrowed (kiln_ledger_borrow()), not owned */
-	unsigned char *borrowed;
+	/* borrowed[k]: records[k] is borrowed (kiln_ledger_borrow()), not
+	 * owned.  One byte per entry, not a bit: worker k writes its own byte
+	 * while the others write theirs. */
+	bool *borrowed;
 	struct kiln_record *carried;
 	size_t ncarried, carried_cap;
 	struct kiln_intern *strings;    /* the recipes of records made here */

@@ -4,8 +4,10 @@
  * it replaces the first, none set reads as none; dictionary deltas
  * replace the record's own; carried records and stale siblings grow past
  * any first capacity and keep every value; stale siblings kept from many
- * threads at once are all there, each once; flags start clear and stay
- * set.  Run under ASan and TSan in CI, which also check the frees and the
+ * threads at once are all there, each once; records of neighbouring
+ * entries, borrowed from the state by main, set by many threads at once
+ * as the pool's workers do (each its own entries), are each the one set
+ * and owned; flags start clear and stay set.  Run under ASan and TSan in CI, which also check the frees and the
  * locking.
  */
 #include "ledger.h"
@@ -148,6 +150,69 @@ static void test_stale(void)
 	kiln_ledger_free(&l);
 }
 
+struct setter {
+	struct kiln_ledger *l;
+	unsigned id;
+};
+
+enum { ENTRIES = 4096 };
+
+/* Entries id, id + THREADS, ...: interleaved, so that every thread's
+ * neighbours are the other threads' entries. */
+static void *set_many(void *arg)
+{
+	const struct setter *s = arg;
+	char rel[32];
+
+	for (size_t k = s->id; k < ENTRIES; k += THREADS) {
+		snprintf(rel, sizeof(rel), "e%zu.js", k);
+		struct kiln_record r = make(rel, k);
+		kiln_ledger_set(s->l, k, &r);
+		kiln_record_free(&r);
+	}
+	return NULL;
+}
+
+static void test_workers(void)
+{
+	struct kiln_ledger l;
+	struct kiln_record *state = calloc(ENTRIES, sizeof(*state));
+	pthread_t th[THREADS];
+	struct setter s[THREADS];
+	size_t bad = 0;
+	char rel[32];
+
+	kiln_ledger_init(&l);
+	CHECK(state && kiln_ledger_size(&l, ENTRIES));
+	if (!state)
+		return;
+	/* main, before the pool: every entry borrows the state's record */
+	for (size_t k = 0; k < ENTRIES; k++) {
+		snprintf(rel, sizeof(rel), "e%zu.js", k);
+		state[k] = make(rel, 1);
+		kiln_ledger_borrow(&l, k, &state[k]);
+	}
+	for (unsigned i = 0; i < THREADS; i++) {
+		s[i] = (struct setter){ &l, i };
+		CHECK(pthread_create(&th[i], NULL, set_many, &s[i]) == 0);
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	for (size_t k = 0; k < ENTRIES; k++) {
+		const struct kiln_record *got = kiln_ledger_record(&l, k);
+		snprintf(rel, sizeof(rel), "e%zu.js", k);
+		/* its own copy, owned: not the state's, which stays as it was */
+		if (!got || got == &state[k] || got->size != k || strcmp(got->rel, rel) != 0 ||
+		    l.borrowed[k] || state[k].size != 1)
+			bad++;
+	}
+	CHECK_MSG(bad == 0, "%zu of %d entries wrong after concurrent sets", bad, ENTRIES);
+	kiln_ledger_free(&l); /* frees the owned copies, never the state's */
+	for (size_t k = 0; k < ENTRIES; k++)
+		kiln_record_free(&state[k]);
+	free(state);
+}
+
 static void test_flags(void)
 {
 	struct kiln_ledger l;
@@ -172,6 +237,7 @@ int main(void)
 	test_records();
 	test_carried();
 	test_stale();
+	test_workers();
 	test_flags();
 	return check_exit("test_ledger");
 }
