@@ -18,7 +18,7 @@
 # fails the test that ran it.
 #
 # Time: CI must stay well inside 40 minutes on 2 cores (the arm64 step
-# adds about 6, the WebAssembly build and step about 5 to 7), so each
+# adds about 6, the WebAssembly build and step about 4 to 6), so each
 # build's tests run in parallel (ctest -j, one per
 # CPU), and the suites with a budget get a smaller one after the normal
 # build: the randomized sequence test runs 60 s in the normal build and
@@ -88,12 +88,13 @@ else
 fi
 
 step "WebAssembly kiln under Node.js: the same bytes, end-to-end suites, its npm package"
-# Its own budget: 8 minutes at most, 5 for any one test (measured: 4 minutes
-# on 2 cores shared with other work at a load average of 8 to 12, 3 of CPU;
-# wasm_corpus, a real tree with every coding, and wasm_binary, --best, the
-# longest).  The npm tarballs are the static step's, which packed the
-# WebAssembly kiln already (-FS: npm-pack and the arm64 build not run
-# again; wasm_build finds nothing to do).  Skipped, saying so, where
+# Its own budget: 8 minutes at most, 5 for any one test (measured with GNU
+# time: 2.3 minutes on 2 cores shared with other work at a load average of
+# 8, 4 to 5.5 at 12 to 20; 2.6 minutes of CPU; wasm_corpus, a real tree
+# with every coding, and wasm_binary, --best, the longest).  The npm
+# tarballs are the static step's, which packed the WebAssembly kiln already
+# (-FS: npm-pack and the arm64 build not run again; wasm_build finds
+# nothing to do).  Skipped, saying so, where
 # Emscripten is not installed.
 if [ -n "$emcc" ]; then
 	timeout 480 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 300 \
