@@ -32,7 +32,8 @@ static int serve_usage(const char *msg)
 	if (msg)
 		fprintf(stderr, "kiln: %s\n", msg);
 	fputs("usage: kiln serve [--listen ADDR:PORT] [--threads N] [--max-connections N]\n"
-	      "                  [--timeout SECONDS] [--poll SECONDS] [--access-log FILE]\n"
+	      "                  [--max-connections-per-ip N] [--timeout SECONDS]\n"
+	      "                  [--poll SECONDS] [--access-log FILE]\n"
 	      "                  [--manifest PATH | --artifacts OUTDIR] [--url-prefix PATH]\n"
 	      "                  [--verify] [--no-cache-control] [-q] DIR\n",
 	      msg ? stderr : stdout);
@@ -83,7 +84,7 @@ static void say_error(const char *dir, const struct kiln_error *err)
 }
 
 static void say_serving(const char *dir, const char *addr, const char *prefix,
-			struct kiln_httpd *h, bool again)
+			struct kiln_httpd *h, bool again, unsigned asked_connections)
 {
 	struct kiln_httpd_info in;
 	bool v6 = strchr(addr, ':') != NULL, first = true;
@@ -100,15 +101,21 @@ static void say_serving(const char *dir, const char *addr, const char *prefix,
 			first = false;
 		}
 	if (in.deltas)
-		fprintf(stderr, ", %zu deltas", in.deltas);
+		fprintf(stderr, ", %zu delta%s", in.deltas, in.deltas == 1 ? "" : "s");
 	if (in.missing)
-		fprintf(stderr, "; %zu recorded files not on disk as recorded, not served", in.missing);
+		fprintf(stderr, "; %zu recorded file%s not on disk as recorded, not served",
+			in.missing, in.missing == 1 ? "" : "s");
+	if (in.max_connections < asked_connections)
+		fprintf(stderr, "; %u connections at most, for the descriptor limit", in.max_connections);
+	if (in.changed)
+		fprintf(stderr, "; %zu source%s changed since the manifest, sent as they are",
+			in.changed, in.changed == 1 ? "" : "s");
 	fputs(")\n", stderr);
 }
 
-/* The server keeps each file it has sent open (and its response built)
- * until the next manifest: as many descriptors as the system lets it
- * have. */
+/* The server keeps files it has sent open (and their responses built), up
+ * to a quarter of its descriptors, and needs two per connection: as many
+ * as the system lets it have. */
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
@@ -127,6 +134,7 @@ int serve_main(int argc, char **argv)
 		{ "poll", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "max-connections", required_argument, NULL, 'm' },
+		{ "max-connections-per-ip", required_argument, NULL, 'P' },
 		{ "no-cache-control", no_argument, NULL, 'C' },
 		{ "url-prefix", required_argument, NULL, 'u' },
 		{ "verify", no_argument, NULL, 'v' },
@@ -140,7 +148,8 @@ int serve_main(int argc, char **argv)
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	struct kiln_httpd_options o = { .address = "127.0.0.1", .port = 8080,
 					.threads = cores < 1 ? 1 : cores > 16 ? 16 : (unsigned)cores,
-					.cache_control = true, .access_log_fd = -1 };
+					.cache_control = true, .access_log_fd = -1,
+					.max_per_ip = 128 };
 	struct kiln_httpd *h = NULL;
 	struct kiln_error err = { 0 };
 	char addr[64] = "127.0.0.1";
@@ -178,6 +187,12 @@ int serve_main(int argc, char **argv)
 			if (*end || n < 1 || n > 65536)
 				return serve_usage("--max-connections: want 1 to 65536");
 			o.max_connections = (unsigned)n;
+			break;
+		case 'P':
+			n = strtol(optarg, &end, 10);
+			if (*end || n < 0 || n > 65536)
+				return serve_usage("--max-connections-per-ip: want 0 (no limit) to 65536");
+			o.max_per_ip = (unsigned)n;
 			break;
 		case 'p':
 			poll_s = strtol(optarg, &end, 10);
@@ -257,7 +272,8 @@ int serve_main(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	if (!quiet)
-		say_serving(argv[optind], addr, o.url_prefix ? o.url_prefix : "/", h, false);
+		say_serving(argv[optind], addr, o.url_prefix ? o.url_prefix : "/", h, false,
+			    o.max_connections ? o.max_connections : 1024);
 	for (;;) {
 		struct timespec ts = { poll_s ? poll_s : 3600, 0 };
 		int sig = sigtimedwait(&set, NULL, &ts);
@@ -271,12 +287,13 @@ int serve_main(int argc, char **argv)
 		st = kiln_httpd_reload(h, sig != SIGHUP, &reloaded, &err);
 		if (st != KILN_OK && !failing) { /* told once until a load works */
 			if (st == KILN_ERR_NOMEM)
-				fputs("kiln: out of memory", stderr);
+				fputs("kiln: out of memory\n", stderr);
 			else
 				say_error(argv[optind], &err);
 			fputs("kiln: the last manifest loaded goes on serving\n", stderr);
 		} else if (reloaded && !quiet) {
-			say_serving(argv[optind], addr, o.url_prefix ? o.url_prefix : "/", h, true);
+			say_serving(argv[optind], addr, o.url_prefix ? o.url_prefix : "/", h, true,
+				    o.max_connections ? o.max_connections : 1024);
 		}
 		failing = st != KILN_OK;
 	}

@@ -593,6 +593,15 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 			free(glob);
 		}
 		break;
+	case KILN_EVENT_FINGERPRINTS: /* what a bundler's manifest proves */
+		if (verbose && (glob = escaped(path))) {
+			char *said = escaped(detail ? detail : kiln_event_name(ev));
+			ui_clear_line(ui);
+			fprintf(ui->err, "%s: %s\n", glob, said ? said : "?");
+			free(said);
+			free(glob);
+		}
+		break;
 	case KILN_EVENT_TEMP_REMOVED:
 		if (verbose && (glob = escaped(path))) {
 			ui_clear_line(ui);
@@ -650,6 +659,7 @@ void ui_on_event(void *user, kiln_event ev, const char *path, int coding,
 		free(glob);
 		warning_line(ui, path, text);
 		break;
+	case KILN_EVENT_BYTES_CHANGED:
 	case KILN_EVENT_SNIPPET_LEFT_OUT:
 	case KILN_EVENT_SNIPPET_EDITED:
 	case KILN_EVENT_PREVIOUS_UNUSED:

@@ -273,9 +273,15 @@ static void drop_contradicted_deltas(struct kiln_tree *t)
 			uint64_t size;
 
 			if (path && kiln_file_digest_beneath(t->root, path, &size, sha) == KILN_OK &&
-			    (size != dr->size || memcmp(sha, dr->sha256, 32) != 0) &&
-			    kiln_beneath_unlink(t->root, path) == 0)
-				kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
+			    (size != dr->size || memcmp(sha, dr->sha256, 32) != 0)) {
+				if (kiln_sibling_remove(t->root, path) == 0) {
+					kiln_tree_event(t, KILN_EVENT_REMOVED, path, -1, NULL);
+				} else if (errno != ENOENT) {
+					struct kiln_error err = { KILN_ERR_IO, errno, "cannot remove", "" };
+					kiln_ledger_remove_failed(&t->ledger);
+					kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, path, -1, &err);
+				}
+			}
 			free(path);
 		}
 	}
@@ -401,6 +407,13 @@ static void write_index(struct kiln_tree *t, const struct kiln_manifest_item *re
 	};
 	struct kiln_error err = { 0 };
 
+	if (!kiln_index_is_kilns(t->index_path)) {
+		t->artifact_failed = true;
+		err = (struct kiln_error){ KILN_ERR_IO, 0, "not a kiln index, so not replaced "
+					   "(move it away)", "" };
+		kiln_tree_artifact(t, "index", t->index_path, &err);
+		return;
+	}
 	if (kiln_index_write(&t->run->temps, t->index_path, t->opt->fsync, &in, &err) != KILN_OK) {
 		t->artifact_failed = true;
 		kiln_tree_artifact(t, "index", t->index_path, &err);

@@ -348,6 +348,18 @@ static void next(json_t *root, struct kiln_proofs *out, bool *nomem)
 				prove_any(out, json_string_value(f), nomem);
 }
 
+/* Is ROOT Next.js's build-manifest.json: "pages" and Next's own lists
+ * beside it ("lowPriorityFiles", and "polyfillFiles", "devFiles" or
+ * "rootMainFiles"), not any manifest with a "pages" key? */
+static bool is_next(json_t *root)
+{
+	return json_is_object(json_object_get(root, "pages")) &&
+	       json_is_array(json_object_get(root, "lowPriorityFiles")) &&
+	       (json_is_array(json_object_get(root, "polyfillFiles")) ||
+		json_is_array(json_object_get(root, "devFiles")) ||
+		json_is_array(json_object_get(root, "rootMainFiles")));
+}
+
 /* Is every value of the object O a string (IS_STRING) or an object, and
  * is there one? */
 static bool all_values(json_t *o, bool is_string)
@@ -414,6 +426,62 @@ static bool literal(struct kiln_proofs *out, size_t n0)
 	return true;
 }
 
+/* Is the inserted token T (LEN bytes) one no name pattern writes as a
+ * literal: hash-like (inserted()) and not a name someone could have chosen
+ * (kiln_token_chosen(): "es2017", "v20240301", "build42a" are versions),
+ * or hexadecimal with a digit and a letter (webpack's)?  Any other
+ * inserted token (base36, digits alone, a hash that reads as words) is
+ * weak: only the build's other outputs can prove its pattern. */
+static bool strong(const char *t, size_t len)
+{
+	bool digit = false, letter = false;
+
+	if (!kiln_token_hashlike(t, len))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		digit |= t[i] >= '0' && t[i] <= '9';
+		letter |= t[i] >= 'a' && t[i] <= 'f';
+	}
+	if ((kiln_token_alphabets(t, len) & KILN_ALPHA_HEX) && len >= KILN_TOKEN_MIN)
+		return digit && letter;
+	return len > KILN_WORDS_MAX || !kiln_token_chosen(t, len);
+}
+
+/* Unprove the outputs OUT->v[N0..] whose inserted token is weak (strong())
+ * unless the build's other outputs prove the pattern: a strong token of the
+ * same length, or 3 distinct weak ones of that length in all (a pattern's
+ * hash drawn for each output; one or two versions are not).  False when
+ * out of memory. */
+static bool weak(struct kiln_proofs *out, size_t n0)
+{
+	struct tok *v = malloc((out->n - n0 + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return false;
+	for (size_t i = n0; i < out->n; i++) {
+		const struct kiln_proof *p = &out->v[i];
+		if (p->proven && p->len)
+			v[n++] = (struct tok){ p->path + p->start, p->path, p->len, strlen(p->path), i };
+	}
+	qsort(v, n, sizeof(*v), tok_cmp);
+	for (size_t a = 0, b; a < n; a = b) {
+		size_t nstrong = 0, nweak = 0;
+		for (b = a; b < n && v[b].len == v[a].len; b++)
+			if (b == a || memcmp(v[b].t, v[b - 1].t, v[b].len) != 0) {
+				if (strong(v[b].t, v[b].len))
+					nstrong++;
+				else
+					nweak++;
+			}
+		for (size_t k = a; !nstrong && nweak < 3 && k < b; k++)
+			if (!strong(v[k].t, v[k].len))
+				out->v[v[k].i].proven = false;
+	}
+	free(v);
+	return true;
+}
+
 kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *out,
 			      const char **format)
 {
@@ -436,9 +504,9 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 		f = "webpack stats";
 		insertions = false; /* webpack's own word, [fullhash] too */
 		complete = true;
-	} else if (json_is_object(json_object_get(root, "pages"))) {
+	} else if (is_next(root)) {
 		next(root, out, &nomem);
-		f = "Next.js build manifest";
+		f = KILN_FORMAT_NEXT;
 		insertions = false;
 	} else if (all_values(json_object_get(root, "files"), true)) {
 		flat(json_object_get(root, "files"), out, &nomem);
@@ -458,7 +526,7 @@ kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *
 	json_decref(root);
 	for (size_t i = n0; i < out->n; i++)
 		out->v[i].complete = complete;
-	if (insertions && !literal(out, n0))
+	if (insertions && (!literal(out, n0) || !weak(out, n0)))
 		nomem = true;
 	if (nomem)
 		return KILN_ERR_NOMEM;

@@ -45,16 +45,25 @@ struct kiln_proofs {
  * output's name without the token), webpack's stats JSON
  * (assets[].info.immutable, webpack's own word), esbuild's metafile (as
  * Vite's, from entryPoint and inputs), Next.js's build-manifest.json
- * (every file under static/, which Next.js serves immutable itself).  An
+ * ("pages" with Next's "lowPriorityFiles" and "polyfillFiles", "devFiles"
+ * or "rootMainFiles": every file under static/, which Next.js serves
+ * immutable itself).  An
  * inserted token must be KILN_TOKEN_MIN_BUNDLER base64url bytes or more,
  * hash-like (kiln_token_hashlike(): "standalone", "background" are
  * words), not an upper-case word (kiln_token_words32()), and not the same
- * in two outputs of the manifest (a literal of the name pattern).  Vite's
+ * in two outputs of the manifest (a literal of the name pattern); one
+ * that could be a chosen name or version (kiln_token_chosen(): "es2017",
+ * "v20240301", base36, digits alone) but hex with a digit and a letter
+ * only where the manifest proves its pattern: a strong token of its length,
+ * or 3 distinct ones of its length in all.  Vite's
  * and esbuild's outputs prove their source maps (OUTPUT.map) too.  Returns
  * KILN_OK and sets *FORMAT to a static name ("Vite manifest", ...);
  * KILN_ERR_INVALID when TEXT is not JSON or no format kiln reads;
  * KILN_ERR_NOMEM.  Thread-safe.
  */
+/* The *FORMAT kiln_bundler_read() names Next.js's build-manifest.json. */
+#define KILN_FORMAT_NEXT "Next.js build manifest"
+
 kiln_status kiln_bundler_read(const char *text, size_t len, struct kiln_proofs *out,
 			      const char **format);
 

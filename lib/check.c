@@ -176,23 +176,6 @@ static void io_error(struct check *k, const char *rel, const struct kiln_error *
 	k->io_failed = true;
 }
 
-/* Does SIB (a regular file) decode with coding C to the LEN bytes of the
- * source SRC_FD?  Both are read in chunks: memory does not grow with size. */
-static bool sibling_matches(const char *root, const char *sib, kiln_coding c, int src_fd,
-			    uint64_t len)
-{
-	int fd = kiln_beneath_open(root, sib, O_RDONLY | O_NONBLOCK, 0);
-	struct stat st;
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	     kiln_codecs[c]->verify_fd(fd, (uint64_t)st.st_size, src_fd, len) == KILN_OK;
-	close(fd);
-	return ok;
-}
-
 /* Which of a sibling's mtime and permission bits are not its source's
  * (nginx would send another Last-Modified for each coding), or NULL. */
 static const char *metadata_differs(const struct stat *sib, const struct stat *src)
@@ -220,7 +203,7 @@ static void check_unrecorded(struct check *k, const struct kiln_entry *e, const 
 	struct stat st;
 
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    !sibling_matches(k->t->root, path, c, fd, (uint64_t)st.st_size))
+	    kiln_sibling_decodes(k->t->root, path, c, fd, (uint64_t)st.st_size) != 1)
 		problem(k, KILN_EVENT_STALE_SIBLING, path, (int)c,
 			"not written by kiln, and a server would send it: delete it");
 	else
@@ -346,7 +329,7 @@ static void check_asset(struct check *k, const struct kiln_entry *e)
 		}
 		if (!exists)
 			problem(k, KILN_EVENT_MISSING_SIBLING, path, (int)c, NULL);
-		else if (!sibling_matches(k->t->root, sib, (kiln_coding)c, fd, (uint64_t)st.st_size))
+		else if (kiln_sibling_decodes(k->t->root, sib, (kiln_coding)c, fd, (uint64_t)st.st_size) != 1)
 			problem(k, KILN_EVENT_STALE_SIBLING, path, (int)c, NULL);
 		else if (metadata_differs(&sst, &st))
 			problem(k, KILN_EVENT_SIBLING_METADATA, path, (int)c,

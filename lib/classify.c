@@ -16,7 +16,6 @@
 #include "index.h"
 #include "kiln.h"
 
-#include <fnmatch.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>

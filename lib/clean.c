@@ -242,7 +242,8 @@ kiln_status kiln_clean_tree(struct kiln_run *run, const char *root, uint64_t *re
 		}
 	if (kiln_ledger_had_remove_failed(&t.ledger) || ret != KILN_OK)
 		ret = KILN_ERR_IO; /* keep the manifest: it still records what is left */
-	else if (!remove_file(&t, index, removed) || !remove_file(&t, t.manifest_path, removed))
+	else if ((kiln_index_is_kilns(index) && !remove_file(&t, index, removed)) ||
+		 !remove_file(&t, t.manifest_path, removed))
 		ret = KILN_ERR_IO;
 	for (size_t i = 0; ret == KILN_OK && i < t.parts_seen.n; i++)
 		if (!remove_file(&t, t.parts_seen.v[i].path, removed))

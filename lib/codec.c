@@ -157,25 +157,3 @@ char *kiln_dict_sibling_path(const char *root, const char *rel, const uint8_t di
 		snprintf(p, n, "%s/%s.%s%s", root, rel, id, kiln_codec_dcz.suffix);
 	return p;
 }
-
-bool kiln_src_cmp_next(struct kiln_src_cmp *c, const uint8_t *p, size_t n)
-{
-	uint8_t buf[65536];
-
-	if (n > c->len - c->off)
-		return false;
-	while (n > 0) {
-		size_t k = n < sizeof(buf) ? n : sizeof(buf);
-		ssize_t r = kiln_pread_full(c->fd, buf, k, c->off);
-		if (r != (ssize_t)k) {
-			c->io_error = r < 0;
-			return false;
-		}
-		if (memcmp(buf, p, k) != 0)
-			return false;
-		c->off += k;
-		p += k;
-		n -= k;
-	}
-	return true;
-}

@@ -241,16 +241,6 @@ char *kiln_dict_sibling_path(const char *root, const char *rel, const uint8_t di
 /* The dictionary id of DICT_SHA: KILN_DICT_ID_HEX hex digits and a NUL. */
 void kiln_dict_id(const uint8_t dict_sha[32], char out[KILN_DICT_ID_HEX + 1]);
 
-/* Reading a source back in order, to compare it with decoded bytes. */
-struct kiln_src_cmp {
-	int fd;
-	uint64_t off, len;
-	bool io_error; /* a read failed (rather than a mismatch) */
-};
-
-/* True if the next N bytes of the source (read from C->fd at C->off, which
- * then moves on) are P[0..n), and they lie within C->len. */
-bool kiln_src_cmp_next(struct kiln_src_cmp *c, const uint8_t *p, size_t n);
 
 
 #endif

@@ -20,6 +20,7 @@
  * leak, on a path that only runs out of memory), and the run goes on.
  */
 #include "codec.h"
+#include "source.h"
 
 #include <brotli/decode.h>
 #include <brotli/encode.h>

@@ -27,6 +27,7 @@
  * files keep zlib.
  */
 #include "codec.h"
+#include "source.h"
 
 #include <libdeflate.h>
 #include <zlib.h>

@@ -16,6 +16,7 @@
  * give the same bytes, and a cancel is seen between pieces.
  */
 #include "codec.h"
+#include "source.h"
 
 #include <zstd.h>
 

@@ -23,6 +23,12 @@
  *    source's mtime, so equal sizes would give two different bodies one
  *    strong ETag, and a conditional request for one would be answered 304
  *    for the other (RFC 9110 section 8.8.3).
+ *  - A dictionary delta (RFC 9842) is accepted by fewer clients than any
+ *    sibling, and only by one that holds its dictionary: it is kept when
+ *    it passes the first rule and is strictly smaller than every kept
+ *    sibling (else a client offering the dictionary would get more bytes
+ *    than a sibling it also accepts), and never the size of another kept
+ *    delta of the same source (the ETag rule above).
  */
 #include "decide.h"
 
@@ -45,4 +51,18 @@ void kiln_decide(const struct kiln_options *opt, uint64_t size, const size_t enc
 		for (unsigned d = 0; d < c; d++)
 			if (keep[c] && keep[d] && enc[c] >= enc[d])
 				keep[c] = false;
+}
+
+bool kiln_decide_delta(const struct kiln_options *opt, uint64_t size, uint64_t delta,
+		       const uint64_t sib[], size_t nsib, const uint64_t kept[], size_t nkept)
+{
+	if (delta >= size || (double)delta > opt->max_ratio * (double)size)
+		return false;
+	for (size_t i = 0; i < nsib; i++)
+		if (delta >= sib[i])
+			return false;
+	for (size_t i = 0; i < nkept; i++)
+		if (kept[i] == delta)
+			return false;
+	return true;
 }

@@ -20,6 +20,7 @@
 #include "beneath.h"
 
 #include "codec.h"
+#include "decide.h"
 #include "error.h"
 #include "hash.h"
 #include "immutable.h"
@@ -275,19 +276,24 @@ struct asset {
 	struct kiln_dict_list kept;
 };
 
-/* May a delta of SIZE bytes be kept beside what A has kept so far? */
+/* May a delta of SIZE bytes be kept beside what A has kept so far
+ * (decide.c's rule)? */
 static bool small_enough(const struct asset *a, uint64_t size)
 {
-	if (size >= a->len || (double)size > a->t->opt->max_ratio * (double)a->len)
-		return false;
+	uint64_t sib[KILN_MAX_CODINGS], *kept = NULL;
+	size_t nsib = 0;
+	bool ok;
+
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
-		if (a->r->coding[c].outcome == KILN_CODING_KEPT && size >= a->r->coding[c].size)
-			return false;
-	/* ETags are mtime and size: no two representations share a size */
+		if (a->r->coding[c].outcome == KILN_CODING_KEPT)
+			sib[nsib++] = a->r->coding[c].size;
+	if (a->kept.n && !(kept = malloc(a->kept.n * sizeof(*kept))))
+		return false;
 	for (size_t i = 0; i < a->kept.n; i++)
-		if (a->kept.v[i].size == size)
-			return false;
-	return true;
+		kept[i] = a->kept.v[i].size;
+	ok = kiln_decide_delta(a->t->opt, a->len, size, sib, nsib, kept, a->kept.n);
+	free(kept);
+	return ok;
 }
 
 /* The earlier run's delta of this content against DICT_SHA, still on disk

@@ -8,7 +8,8 @@
  * it holds a token T, right after a '.' or '-' that is not the base name's
  * first byte, such that
  *  (a) T is 8 or more lowercase hexadecimal digits with at least one digit
- *      and one letter, and no colour or UUID's group (hex_other()):
+ *      and one letter, and no colour, UUID's group or id after a
+ *      timestamp (hex_other()):
  *      webpack and Create React App ("main.3f9a2c7b1d4e.chunk.js"),
  *      Parcel, Next.js ("framework-2c79e2a64abdb08b.js"); or
  *  (b) T is exactly 8 characters, hash-like (kiln_token_hashlike():
@@ -297,15 +298,26 @@ static size_t hex_token(const char *t, size_t min)
 }
 
 /* Is the hexadecimal token T (LEN digits) of the base name BASE something
- * other than a hash: a colour of four doubled digits ("ff00aa11"), or the
- * last group of a UUID ("550e8400-e29b-41d4-a716-4466554400ab")? */
+ * other than a hash: a colour of four doubled digits ("ff00aa11"), the
+ * last group of a UUID ("550e8400-e29b-41d4-a716-4466554400ab"), or the
+ * part of an id after a number of 10 digits or more and a '-' (a
+ * timestamp: Unsplash's "photo-1506744038136-46273834b3fb")? */
 static bool hex_other(const char *base, const char *t, size_t len)
 {
 	static const size_t groups[] = { 8, 4, 4, 4 };
 	const char *p = base;
+	size_t digits = 0;
 
 	if (len == 8 && t[0] == t[1] && t[2] == t[3] && t[4] == t[5] && t[6] == t[7])
 		return true;
+	if (t - base >= 11 && t[-1] == '-') {
+		size_t i = (size_t)(t - base) - 1; /* the '-' */
+		for (; i > 0 && base[i - 1] >= '0' && base[i - 1] <= '9'; i--)
+			digits++;
+		if (digits >= 10 && (i == 0 || base[i - 1] == '-' || base[i - 1] == '_' ||
+				     base[i - 1] == '.'))
+			return true;
+	}
 	if (len != 12 || t - base < 24)
 		return false;
 	p = t - 24;

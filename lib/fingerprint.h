@@ -55,10 +55,14 @@ enum kiln_why {
 
 /* The decision for one file: WHY, and the fingerprint's bytes in its path
  * (START, LEN; LEN 0 when there is none: a glob, or a bundler that says
- * the file is immutable without saying where its hash is). */
+ * the file is immutable without saying where its hash is).  CHANGED: its
+ * bytes once changed under its name, which a content hash never does, so
+ * that neither its name, the tree nor a rename makes it immutable again
+ * while the name stays (immutable.h; the manifest's "bytes_changed"). */
 struct kiln_fp {
 	uint8_t why;
 	uint32_t start, len;
+	uint8_t changed;
 };
 
 /* "name", "bundler", "previous", "tree", "glob" (the manifest's words), or

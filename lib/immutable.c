@@ -6,7 +6,8 @@
  * Paths in a bundler's manifest are URLs or paths relative to some other
  * root (webpack's publicPath, Next.js's .next/), so a proof names a tree
  * file when one of the two paths is the other or ends with "/" and the
- * other: the index of the tree's files by base name finds them.  A
+ * other: the tree's files sorted by path, and by path read backwards,
+ * find them with a lookup each.  A
  * complete manifest (Vite's, esbuild's metafile, webpack's stats) decides
  * the directories of the outputs it lists: there a file it does not prove
  * is not immutable by its name, the tree's shapes or a rename, since the
@@ -14,23 +15,21 @@
  * stale, and decides nothing, when an output it lists is not in the tree
  * or a file it lists, or a file of those directories that holds a
  * candidate token, is newer than it (a later build wrote them:
- * MANIFEST_SLACK).  The earlier releases are the ones dict.c listed (files
- * whose names hold a candidate token), indexed by the name around a token
- * of a bundler's hash shape; a rename is only compared byte for byte when
- * the sizes agree.
+ * MANIFEST_SLACK).  Renames and bytes changed under a name are renames.c's.
  */
 #include "immutable.h"
+#include "immutable_int.h"
 
 #include "bundler.h"
 #include "classify.h"
 #include "error.h"
-#include "hash.h"
 #include "shape.h"
 #include "sibling.h"
 #include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,65 +47,50 @@ static const char *const top_manifests[] = {
  * write them together) before the manifest counts as an earlier build's. */
 #define MANIFEST_SLACK 2
 
-/* An earlier release's files of one name around a token: more than this
- * many is a series (map tiles, numbered pages), not one file renamed. */
-#define RENAME_MAX 16
-
-/* What the bundlers' manifests say of a file of the tree (bits). */
-enum { LISTED = 1, PROVEN = 2, DENIED = 4 };
-
-/* A file of the tree: its walk index, path and base name. */
-struct name {
-	size_t k;
-	const char *rel, *base;
-};
-
-struct decide {
-	struct kiln_tree *t;
-	struct kiln_fp *fp;
-	struct name *by_base; /* the tree's files, sorted by base name */
-	struct name *by_rel;  /* the same, sorted by path */
-	size_t nfiles;
-	/* the directories a complete manifest accounts for (struct
-	 * kiln_proof): each a path and the length of its directory part */
-	struct { const char *rel; size_t len; } *bundled;
-	size_t nbundled;
-	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED */
-	bool nomem;
-};
-
-static size_t dir_len(const char *rel)
+static int bundled_cmp(const void *a, const void *b)
 {
-	const char *b = strrchr(rel, '/');
+	const struct dir *x = a, *y = b;
+	int c = memcmp(x->rel, y->rel, x->len < y->len ? x->len : y->len);
 
-	return b ? (size_t)(b - rel) + 1 : 0;
+	return c ? c : x->len < y->len ? -1 : x->len > y->len;
 }
 
-/* Is REL's directory one a complete manifest accounts for? */
-static bool in_bundled(const struct decide *d, const char *rel)
+/* Is REL's directory one a complete manifest accounts for?  (The set is
+ * sorted, and each directory kept once, on the first question after a
+ * directory was added.) */
+static bool in_bundled(struct kiln_decide *d, const char *rel)
 {
-	size_t n = dir_len(rel);
+	struct dir key = { rel, dir_len(rel) };
+	size_t m = 0;
 
-	for (size_t i = 0; i < d->nbundled; i++)
-		if (d->bundled[i].len == n && memcmp(d->bundled[i].rel, rel, n) == 0)
-			return true;
-	return false;
+	if (!d->sorted && d->nbundled) {
+		qsort(d->bundled, d->nbundled, sizeof(*d->bundled), bundled_cmp);
+		for (size_t i = 0; i < d->nbundled; i++)
+			if (!m || bundled_cmp(&d->bundled[m - 1], &d->bundled[i]) != 0)
+				d->bundled[m++] = d->bundled[i];
+		d->nbundled = m;
+	}
+	d->sorted = true;
+	return d->nbundled && bsearch(&key, d->bundled, d->nbundled, sizeof(*d->bundled), bundled_cmp);
 }
 
 /* Record REL's directory as one a complete manifest accounts for. */
-static void add_bundled(struct decide *d, const char *rel)
+static void add_bundled(struct kiln_decide *d, const char *rel)
 {
 	void *w;
 
-	if (in_bundled(d, rel))
-		return;
-	if (!(w = realloc(d->bundled, (d->nbundled + 1) * sizeof(*d->bundled)))) {
-		d->nomem = true;
-		return;
+	if (d->nbundled == d->capbundled) {
+		size_t c = d->capbundled ? 2 * d->capbundled : 64;
+		if (!(w = realloc(d->bundled, c * sizeof(*d->bundled)))) {
+			d->nomem = true;
+			return;
+		}
+		d->bundled = w;
+		d->capbundled = c;
 	}
-	d->bundled = w;
 	d->bundled[d->nbundled].rel = rel;
 	d->bundled[d->nbundled++].len = dir_len(rel);
+	d->sorted = false;
 }
 
 static bool is_file(const struct kiln_entry *e)
@@ -115,129 +99,178 @@ static bool is_file(const struct kiln_entry *e)
 	       S_ISREG(e->st.st_mode);
 }
 
-static const char *base_of(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b ? b + 1 : path;
-}
-
-static int by_base(const void *a, const void *b)
+/* Paths read backwards, from their last byte: those that end alike are
+ * together. */
+static int by_rev(const void *a, const void *b)
 {
 	const struct name *x = a, *y = b;
-	int c = strcmp(x->base, y->base);
 
-	return c ? c : strcmp(x->rel, y->rel);
+	for (size_t i = 0; i < x->len && i < y->len; i++)
+		if (x->rel[x->len - 1 - i] != y->rel[y->len - 1 - i])
+			return (unsigned char)x->rel[x->len - 1 - i] <
+					       (unsigned char)y->rel[y->len - 1 - i]
+				       ? -1
+				       : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static int by_rel(const void *a, const void *b)
+/* Does the path R (RN bytes) end with '/' and PATH (PN bytes): 0; else
+ * which way it sorts from those that do (by_rev()). */
+static int ends_with(const char *r, size_t rn, const char *path, size_t pn)
 {
-	return strcmp(((const struct name *)a)->rel, ((const struct name *)b)->rel);
+	for (size_t i = 0; i <= pn; i++) {
+		unsigned char c = i < pn ? (unsigned char)path[pn - 1 - i] : '/';
+		if (i >= rn)
+			return -1;
+		if ((unsigned char)r[rn - 1 - i] != c)
+			return (unsigned char)r[rn - 1 - i] < c ? -1 : 1;
+	}
+	return 0;
 }
 
-/* Is REL a file of the tree? */
-static bool in_tree(const struct decide *d, const char *rel)
+/* Call FN(D, F, ARG) for each file F of the tree that stands for the
+ * manifest's PATH: PATH itself or a path PATH ends with after a '/' (found
+ * by path), or one that ends with '/' and PATH (by the path read
+ * backwards): a lookup each, never a scan of the files. */
+static void each_named(struct kiln_decide *d, const char *path,
+		       void (*fn)(struct kiln_decide *, const struct name *, void *), void *arg)
 {
-	struct name key = { 0, rel, NULL };
+	size_t pn = strlen(path), lo = 0, hi = d->nfiles;
 
-	return d->nfiles && bsearch(&key, d->by_rel, d->nfiles, sizeof(key), by_rel);
-}
-
-/* Does the tree path REL stand for the manifest's PATH? */
-static bool names(const char *rel, const char *path)
-{
-	size_t r = strlen(rel), p = strlen(path);
-
-	if (r == p)
-		return strcmp(rel, path) == 0;
-	if (r < p)
-		return path[p - r - 1] == '/' && strcmp(path + p - r, rel) == 0;
-	return rel[r - p - 1] == '/' && strcmp(rel + r - p, path) == 0;
-}
-
-/* The first of the tree's files (by base name) whose base name is BASE. */
-static size_t first_of(const struct decide *d, const char *base)
-{
-	size_t lo = 0, hi = d->nfiles;
-
+	for (const char *s = path; s;) {
+		struct name key = { 0, s, 0 }, *f;
+		if (d->nfiles && (f = bsearch(&key, d->by_rel, d->nfiles, sizeof(key), kiln_decide_by_rel)))
+			fn(d, f, arg);
+		s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(d->by_base[mid].base, base) < 0)
+		if (ends_with(d->by_rev[mid].rel, d->by_rev[mid].len, path, pn) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	for (; lo < d->nfiles && ends_with(d->by_rev[lo].rel, d->by_rev[lo].len, path, pn) == 0; lo++)
+		fn(d, &d->by_rev[lo], arg);
+}
+
+/* Apply the proof P to the tree's file F that stands for it. */
+static void apply_one(struct kiln_decide *d, const struct name *f, void *arg)
+{
+	const struct kiln_proof *p = arg;
+	struct kiln_fp *fp = &d->fp[f->k];
+	size_t off = (size_t)(base_of(p->path) - p->path);
+
+	if (p->complete)
+		add_bundled(d, f->rel);
+	d->listed[f->k] |= LISTED | (p->denied ? DENIED : 0);
+	if (!p->proven)
+		return;
+	d->listed[f->k] |= PROVEN;
+	d->nproved++;
+	if (fp->why != KILN_WHY_NONE)
+		return;
+	*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0, 0 };
+	if (p->len) {
+		fp->start = (uint32_t)((size_t)(base_of(f->rel) - f->rel) + p->start - off);
+		fp->len = (uint32_t)p->len;
+	}
 }
 
 /* Apply the proofs P to the tree's files. */
-static void apply(struct decide *d, const struct kiln_proofs *p)
+static void apply(struct kiln_decide *d, const struct kiln_proofs *p)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		const char *path = p->v[i].path, *base = base_of(path);
-		size_t off = (size_t)(base - path);
-		for (size_t f = first_of(d, base); f < d->nfiles && strcmp(d->by_base[f].base, base) == 0;
-		     f++) {
-			const char *rel = d->by_base[f].rel;
-			size_t k = d->by_base[f].k;
-			struct kiln_fp *fp = &d->fp[k];
-			if (!names(rel, path))
-				continue;
-			if (p->v[i].complete)
-				add_bundled(d, rel);
-			d->listed[k] |= LISTED | (p->v[i].denied ? DENIED : 0);
-			if (!p->v[i].proven)
-				continue;
-			d->listed[k] |= PROVEN;
-			if (fp->why != KILN_WHY_NONE)
-				continue;
-			*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0 };
-			if (p->v[i].len) {
-				fp->start = (uint32_t)((size_t)(base_of(rel) - rel) + p->v[i].start - off);
-				fp->len = (uint32_t)p->v[i].len;
-			}
-		}
-	}
+	for (size_t i = 0; i < p->n; i++)
+		each_named(d, p->v[i].path, apply_one, &p->v[i]);
+}
+
+/* What stale() finds of one output. */
+struct staleness {
+	struct kiln_decide *dirs;
+	time_t mtime;
+	size_t found;
+	const char *newer; /* a file newer than the manifest */
+};
+
+static void stale_one(struct kiln_decide *d, const struct name *f, void *arg)
+{
+	struct staleness *s = arg;
+
+	s->found++;
+	add_bundled(s->dirs, f->rel);
+	if (!s->newer && d->t->walk.v[f->k].st.st_mtime > s->mtime + MANIFEST_SLACK)
+		s->newer = f->rel;
 }
 
 /* Is the complete manifest P, of modification time MTIME, an earlier
  * build's: an output it lists (its implied source maps aside) not in the
  * tree, or a file it lists, or one of a candidate token in the directories
- * it lists, newer than it by more than MANIFEST_SLACK? */
-static bool stale(struct decide *d, const struct kiln_proofs *p, time_t mtime)
+ * it lists, newer than it by more than MANIFEST_SLACK?  Then WHY (N bytes)
+ * says which; else *NDIRS is how many directories it decides. */
+static bool stale(struct kiln_decide *d, const struct kiln_proofs *p, time_t mtime, char *why,
+		  size_t n, size_t *ndirs)
 {
-	struct decide dirs = { .t = d->t };
-	bool old = false;
+	struct kiln_decide dirs = { .t = d->t };
+	struct staleness s = { &dirs, mtime, 0, NULL };
+	const char *gone = NULL;
 
-	for (size_t i = 0; i < p->n && !old; i++) {
-		const char *path = p->v[i].path, *base = base_of(path);
-		size_t n = strlen(path), found = 0;
+	for (size_t i = 0; i < p->n && !s.newer && !gone; i++) {
+		const char *path = p->v[i].path;
+		size_t len = strlen(path);
 		if (!p->v[i].complete)
 			continue;
-		for (size_t f = first_of(d, base); f < d->nfiles && strcmp(d->by_base[f].base, base) == 0;
-		     f++)
-			if (names(d->by_base[f].rel, path)) {
-				found++;
-				add_bundled(&dirs, d->by_base[f].rel);
-				old |= d->t->walk.v[d->by_base[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
-			}
-		old |= !found && !(n > 4 && strcmp(path + n - 4, ".map") == 0);
+		s.found = 0;
+		each_named(d, path, stale_one, &s);
+		if (!s.found && !(len > 4 && strcmp(path + len - 4, ".map") == 0))
+			gone = path;
 	}
-	for (size_t f = 0; f < d->nfiles && !old; f++) {
+	in_bundled(&dirs, ""); /* (sorted, each directory once) */
+	for (size_t f = 0; f < d->nfiles && !s.newer && !gone; f++) {
 		const char *rel = d->by_rel[f].rel;
 		size_t at = 0, len;
-		if (in_bundled(&dirs, rel) && kiln_token_next(rel, &at, &len))
-			old |= d->t->walk.v[d->by_rel[f].k].st.st_mtime > mtime + MANIFEST_SLACK;
+		if (in_bundled(&dirs, rel) && kiln_token_next(rel, &at, &len) &&
+		    d->t->walk.v[d->by_rel[f].k].st.st_mtime > mtime + MANIFEST_SLACK)
+			s.newer = rel;
 	}
+	if (gone)
+		snprintf(why, n, "it lists %s, which the tree does not hold", gone);
+	else if (s.newer)
+		snprintf(why, n, "%s is newer than it: a later build's", s.newer);
+	*ndirs = dirs.nbundled;
 	d->nomem |= dirs.nomem;
 	free(dirs.bundled);
-	return old;
+	return gone || s.newer;
+}
+
+/* Tell what the manifest PATH of FORMAT (complete: COMPLETE) proved
+ * (D->nproved files) and decides (NDIRS directories), or why it is STALE
+ * (WHY), through on_event (-v shows it). */
+static void tell(struct kiln_decide *d, const char *path, const char *format, bool complete,
+		 bool stale, const char *why, size_t ndirs)
+{
+	struct kiln_error e = { KILN_OK, 0, NULL, "" };
+	char text[1024];
+	int n = snprintf(text, sizeof(text), "%s: proves %zu file%s", format, d->nproved,
+			 d->nproved == 1 ? "" : "s");
+
+	if (n < 0 || (size_t)n >= sizeof(text))
+		n = 0;
+	if (stale)
+		snprintf(text + n, sizeof(text) - (size_t)n, "; stale: decides nothing (%s)", why);
+	else if (complete)
+		snprintf(text + n, sizeof(text) - (size_t)n, ", decides %zu director%s", ndirs,
+			 ndirs == 1 ? "y" : "ies");
+	else
+		snprintf(text + n, sizeof(text) - (size_t)n, ", decides no directory (it does not "
+			 "list every output)");
+	e.what = text;
+	kiln_tree_event(d->t, KILN_EVENT_FINGERPRINTS, path, -1, &e);
 }
 
 /* Read the manifest PATH (REQUIRED: one given with --fingerprints, whose
  * problems are errors, and which may be a link: the user named it; one of
  * the tree's is opened without following one) and apply it. */
-static void read_manifest(struct decide *d, const char *path, bool required)
+static void read_manifest(struct kiln_decide *d, const char *path, bool required)
 {
 	struct kiln_error err = { 0 };
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (required ? 0 : O_NOFOLLOW));
@@ -246,6 +279,9 @@ static void read_manifest(struct decide *d, const char *path, bool required)
 	uint8_t *text = NULL;
 	const char *format;
 	kiln_status ret = KILN_ERR_IO;
+	char why[512] = "";
+	size_t ndirs = 0;
+	bool complete, old = false;
 
 	if (fd < 0) {
 		kiln_fail(&err, KILN_ERR_IO, errno, "cannot open the bundler manifest");
@@ -256,6 +292,10 @@ static void read_manifest(struct decide *d, const char *path, bool required)
 	} else if (kiln_source_read(fd, &st, &text, &err) == KILN_OK) {
 		ret = kiln_bundler_read(text ? (const char *)text : "", (size_t)st.st_size, &p,
 					&format);
+		/* found at the top: Next.js's is only ever build-manifest.json */
+		if (ret == KILN_OK && !required && strcmp(format, KILN_FORMAT_NEXT) == 0 &&
+		    strcmp(base_of(path), "build-manifest.json") != 0)
+			ret = KILN_ERR_INVALID;
 		if (ret == KILN_ERR_INVALID)
 			kiln_fail(&err, KILN_ERR_INVALID, 0, "not a bundler manifest kiln reads "
 				  "(Vite, webpack, esbuild, Next.js)");
@@ -265,11 +305,17 @@ static void read_manifest(struct decide *d, const char *path, bool required)
 	if (fd >= 0)
 		close(fd);
 	free(text);
-	if (ret == KILN_OK && stale(d, &p, st.st_mtime))
+	complete = ret == KILN_OK && p.n && p.v[0].complete;
+	if (complete && (old = stale(d, &p, st.st_mtime, why, sizeof(why), &ndirs)))
 		for (size_t i = 0; i < p.n; i++)
 			p.v[i].complete = false;
+	d->nproved = 0;
 	if (ret == KILN_OK)
 		apply(d, &p);
+	if (ret == KILN_OK)
+		tell(d, path, format, complete, old, why, ndirs);
+	else if (ret == KILN_ERR_INVALID && !required)
+		kiln_tree_event(d->t, KILN_EVENT_FINGERPRINTS, path, -1, &err);
 	kiln_proofs_free(&p);
 	if (ret == KILN_ERR_NOMEM)
 		kiln_ledger_lost(&d->t->ledger);
@@ -279,11 +325,11 @@ static void read_manifest(struct decide *d, const char *path, bool required)
 	}
 }
 
-static void bundler_evidence(struct decide *d)
+static void bundler_evidence(struct kiln_decide *d)
 {
 	for (size_t i = 0; i < sizeof(top_manifests) / sizeof(top_manifests[0]); i++) {
 		char *path;
-		if (!in_tree(d, top_manifests[i]) ||
+		if (!kiln_decide_in_tree(d, top_manifests[i]) ||
 		    !(path = kiln_path_join(d->t->root, top_manifests[i], "")))
 			continue;
 		read_manifest(d, path, false);
@@ -293,184 +339,12 @@ static void bundler_evidence(struct decide *d)
 		read_manifest(d, d->t->opt->fingerprints[i], true);
 }
 
-/* Do the bytes of the tree's entry K and of release R's file F differ? */
-static bool bytes_differ(struct decide *d, size_t k, size_t r, const struct kiln_release_file *f)
-{
-	struct kiln_tree *t = d->t;
-	uint8_t a[32], b[32];
-	uint64_t size;
-	char *path;
-	bool got;
-
-	if ((uint64_t)t->walk.v[k].st.st_size != f->len)
-		return true;
-	if (!(path = kiln_path_join(t->root, t->walk.v[k].rel, "")))
-		return false;
-	got = kiln_file_digest(path, t->walk.v[k].via_link, &size, a) == KILN_OK;
-	free(path);
-	if (!got)
-		return false;
-	if (f->data) {
-		got = kiln_sha256(f->len ? (const void *)f->data : "", f->len, b) == KILN_OK;
-	} else if ((path = kiln_path_join(t->opt->previous[r], f->rel, ""))) {
-		got = kiln_file_digest(path, false, &size, b) == KILN_OK;
-		free(path);
-	} else {
-		got = false;
-	}
-	return got && memcmp(a, b, 32) != 0;
-}
-
-/* A name of an earlier release around a token of a bundler's hash shape:
- * its path REL (of file F of the release) is the stem REL[0..START), the
- * token and the rest. */
-struct around {
-	const char *rel;
-	size_t start, len, f;
-};
-
-static int around_cmp(const void *a, const void *b)
-{
-	const struct around *x = a, *y = b;
-	size_t n = x->start < y->start ? x->start : y->start;
-	int c = memcmp(x->rel, y->rel, n);
-
-	if (c)
-		return c;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	return strcmp(x->rel + x->start + x->len, y->rel + y->start + y->len);
-}
-
-/* May [AT, AT + LEN) of REL pair with the same place of another name: a
- * candidate token of a bundler's hash shape (8 base64url characters
- * without '-' or '_', or 8 hexadecimal digits or more), after a non-empty
- * stem that ends in '-' or '.', or the whole name before its extension
- * only as webpack's "[hash]" (16 hexadecimal digits or more); never in a
- * page's name? */
-static bool pairable(const char *rel, size_t at, size_t len)
-{
-	const char *t = rel + at;
-	unsigned a = kiln_token_alphabets(t, len);
-
-	if (kiln_name_kind(rel) == KILN_KIND_PAGE)
-		return false;
-	if (at == (size_t)(base_of(rel) - rel))
-		return (a & KILN_ALPHA_HEX) && len >= 16;
-	if (a & KILN_ALPHA_HEX)
-		return true;
-	return len == 8 && (a & KILN_ALPHA_B64) && !memchr(t, '-', len) && !memchr(t, '_', len);
-}
-
-/* The pairable tokens of REL, at most 4 (the first ones): their offsets
- * in AT and lengths in LEN; returns how many.  A pairable token holds no
- * '-' or '_', so it is the part of a segment of the base name between
- * '.'s after its last '-' (or all of it): the name is read once. */
-static size_t tokens_of(const char *rel, size_t at[4], size_t len[4])
-{
-	const char *base = base_of(rel);
-	size_t n = 0, b = (size_t)(base - rel);
-
-	for (size_t s = b, e; rel[s] && n < 4; s = e + 1) {
-		size_t t = s;
-		for (e = s; rel[e] && rel[e] != '.'; e++)
-			if (rel[e] == '-' || rel[e] == '_')
-				t = e + 1;
-		if (!rel[e])
-			break; /* no '.' after it: the extension */
-		if (t > s && rel[t - 1] != '-')
-			continue; /* after a '_' */
-		if (kiln_token_at(rel, t, e - t) && pairable(rel, t, e - t)) {
-			at[n] = t;
-			len[n++] = e - t;
-		}
-	}
-	return n;
-}
-
-/* The index of release R's names around their tokens, sorted
- * (around_cmp()): malloc'ed, *N of them; NULL when out of memory. */
-static struct around *index_release(const struct kiln_release *r, size_t *n)
-{
-	struct around *v = malloc((4 * r->n + 1) * sizeof(*v));
-
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (size_t f = 0; f < r->n; f++) {
-		size_t at[4], len[4], k = tokens_of(r->v[f].rel, at, len);
-		for (size_t j = 0; j < k; j++)
-			v[(*n)++] = (struct around){ r->v[f].rel, at[j], len[j], f };
-	}
-	qsort(v, *n, sizeof(*v), around_cmp);
-	return v;
-}
-
-/* Entry K renamed from release R (indexed by IX, N entries): a file
- * there whose name is K's with another token at [START, START + LEN),
- * changed as a new hash changes it (kiln_token_changed(): not a counter,
- * a date or a name someone chose), not in the tree, with other bytes; of
- * at most RENAME_MAX names around that place. */
-static bool renamed(struct decide *d, size_t k, size_t r, const struct around *ix, size_t n,
-		    size_t start, size_t len)
-{
-	const char *name = d->t->walk.v[k].rel;
-	struct around key = { name, start, len, 0 };
-	size_t lo = 0, hi = n, end;
-
-	while (lo < hi) { /* the first name around the same place */
-		size_t mid = lo + (hi - lo) / 2;
-		if (around_cmp(&ix[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = lo; end < n && around_cmp(&ix[end], &key) == 0; end++)
-		if (end - lo >= RENAME_MAX)
-			return false;
-	for (; lo < end; lo++) {
-		const struct kiln_release_file *f = &d->t->releases[r].v[ix[lo].f];
-		if (kiln_token_changed(f->rel + start, name + start, len) && !in_tree(d, f->rel) &&
-		    bytes_differ(d, k, r, f))
-			return true;
-	}
-	return false;
-}
-
-static void previous_evidence(struct decide *d)
-{
-	struct kiln_tree *t = d->t;
-
-	for (size_t r = 0; r < t->opt->n_previous; r++) {
-		size_t n;
-		struct around *ix = index_release(&t->releases[r], &n);
-		if (!ix) {
-			d->nomem = true;
-			return;
-		}
-		for (size_t f = 0; f < d->nfiles; f++) {
-			size_t k = d->by_rel[f].k, at[4], len[4], m;
-			const char *rel = d->by_rel[f].rel;
-			if (d->fp[k].why != KILN_WHY_NONE || kiln_release_find(&t->releases[r], rel))
-				continue;
-			m = tokens_of(rel, at, len);
-			for (size_t j = 0; j < m && d->fp[k].why == KILN_WHY_NONE; j++)
-				if (renamed(d, k, r, ix, n, at[j], len[j]))
-					d->fp[k] = (struct kiln_fp){ KILN_WHY_PREVIOUS, (uint32_t)at[j],
-								     (uint32_t)len[j] };
-		}
-		free(ix);
-	}
-}
-
 /* In a directory a complete manifest decides, a file it does not list
  * (a copy of Vite's public/), or one its bundler says it did not hash
  * (webpack's), is immutable by nothing but a glob: the bundler said which
  * are its outputs and hashed.  An output it lists without proving it (no
  * logical name to read the hash against) keeps the other evidence. */
-static void decided(struct decide *d)
+static void decided(struct kiln_decide *d)
 {
 	if (!d->nbundled)
 		return;
@@ -483,7 +357,7 @@ static void decided(struct decide *d)
 	}
 }
 
-static bool tree_evidence(struct decide *d)
+static bool tree_evidence(struct kiln_decide *d)
 {
 	const char **rels = malloc((d->nfiles + 1) * sizeof(*rels));
 	struct kiln_fp *out = malloc((d->nfiles + 1) * sizeof(*out));
@@ -512,47 +386,48 @@ static bool any_glob(const char *const *globs, size_t n, const char *rel)
 void kiln_immutable_decide(struct kiln_tree *t)
 {
 	const struct kiln_options *opt = t->opt;
-	struct decide d = { .t = t };
+	struct kiln_decide d = { .t = t };
 	size_t start, len;
 
 	d.fp = calloc(t->walk.n + 1, sizeof(*d.fp));
 	d.listed = calloc(t->walk.n + 1, sizeof(*d.listed));
-	d.by_base = malloc((t->walk.n + 1) * sizeof(*d.by_base));
+	d.by_rev = malloc((t->walk.n + 1) * sizeof(*d.by_rev));
 	d.by_rel = malloc((t->walk.n + 1) * sizeof(*d.by_rel));
-	if (!d.fp || !d.listed || !d.by_base || !d.by_rel)
+	if (!d.fp || !d.listed || !d.by_rev || !d.by_rel)
 		goto nomem;
 	for (size_t k = 0; k < t->walk.n; k++)
 		if (is_file(&t->walk.v[k])) {
-			d.by_base[d.nfiles] = (struct name){ k, t->walk.v[k].rel,
-							     base_of(t->walk.v[k].rel) };
-			d.by_rel[d.nfiles] = d.by_base[d.nfiles];
+			d.by_rev[d.nfiles] = (struct name){ k, t->walk.v[k].rel,
+							    strlen(t->walk.v[k].rel) };
+			d.by_rel[d.nfiles] = d.by_rev[d.nfiles];
 			d.nfiles++;
 		}
-	qsort(d.by_base, d.nfiles, sizeof(*d.by_base), by_base);
-	qsort(d.by_rel, d.nfiles, sizeof(*d.by_rel), by_rel);
+	qsort(d.by_rev, d.nfiles, sizeof(*d.by_rev), by_rev);
+	qsort(d.by_rel, d.nfiles, sizeof(*d.by_rel), kiln_decide_by_rel);
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
 		if (kiln_fingerprint_span(d.by_rel[f].rel, &start, &len))
-			d.fp[k] = (struct kiln_fp){ KILN_WHY_NAME, (uint32_t)start, (uint32_t)len };
+			d.fp[k] = (struct kiln_fp){ KILN_WHY_NAME, (uint32_t)start, (uint32_t)len, 0 };
 	}
 	bundler_evidence(&d);
-	previous_evidence(&d);
+	kiln_renames_find(&d);
 	if (!tree_evidence(&d) || d.nomem)
 		goto nomem;
 	decided(&d);
+	kiln_renames_changed(&d);
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
 		const char *rel = d.by_rel[f].rel;
 		if (d.fp[k].why == KILN_WHY_NONE && any_glob(opt->immutable, opt->n_immutable, rel))
 			d.fp[k].why = KILN_WHY_GLOB;
 		if (any_glob(opt->mutable_globs, opt->n_mutable, rel))
-			d.fp[k] = (struct kiln_fp){ 0 };
+			d.fp[k] = (struct kiln_fp){ .changed = d.fp[k].changed };
 		/* the manifest names the token; it must find the same span again */
 		if (d.fp[k].len && (start = kiln_token_find(rel, rel + d.fp[k].start, d.fp[k].len)) !=
 					   SIZE_MAX)
 			d.fp[k].start = (uint32_t)start;
 	}
-	free(d.by_base);
+	free(d.by_rev);
 	free(d.by_rel);
 	free(d.bundled);
 	free(d.listed);
@@ -562,7 +437,7 @@ nomem:
 	kiln_ledger_lost(&t->ledger);
 	free(d.fp);
 	free(d.listed);
-	free(d.by_base);
+	free(d.by_rev);
 	free(d.by_rel);
 	free(d.bundled);
 }

@@ -14,11 +14,16 @@
  *  3. previous  a name of an earlier release (--previous) of the same stem
  *               around a token of a bundler's hash shape, the token changed
  *               as a new hash changes it (not a counter, a date or a name
- *               someone chose), where neither name is in the other release
+ *               someone chose; digits alone only beside a sample of
+ *               their shape), where neither name is in the other release
  *               and the bytes differ;
  *  4. tree      its directory's names of the same shape and kind are
  *               enough samples of the rule on the name alone (shape.c);
  *  5. glob      --immutable.
+ * A file whose bytes changed under its name (the last run's record, its
+ * mark carried, or an earlier release's file of the same path) is not
+ * immutable by 1, 3 or 4: a content hash never keeps its name over other
+ * bytes (KILN_EVENT_BYTES_CHANGED, struct kiln_fp's CHANGED).
  * --mutable overrides every one of them.  Evidence only ever adds a file
  * whose token a build's naming proves: never a name someone could have
  * chosen (words.h).

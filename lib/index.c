@@ -11,7 +11,7 @@
  *   u32 recipes, each (u8 length, bytes): what records name by number
  *   u64 records, sorted by path, each:
  *     path (u32 length, bytes), size (u64), SHA-256, SHA-384, outcome (u8),
- *     why immutable (u8), fingerprint start and length (u32, u32),
+ *     why immutable (u8; high bit: bytes changed), fingerprint (u32 start, u32 length),
  *     per coding: outcome (u8), and unless OFF its size (u64) and recipe
  *       (u16), and when KEPT its SHA-256,
  *     deltas (u16), each: dictionary SHA-256, dictionary path (u32, bytes),
@@ -42,6 +42,9 @@
 
 #define MAGIC "KILNIDX\n"
 #define VERSION 1
+/* A record's "why" byte holds its fp.changed in its high bit (an index an
+ * earlier kiln cannot read then: it reads the manifest instead). */
+#define WHY_CHANGED 0x80u
 #define ORDER 0x01020304u
 
 /* Limits a reader holds an index to (no record kiln writes comes near). */
@@ -64,20 +67,34 @@ char *kiln_index_path(const char *manifest_path)
 	return p;
 }
 
+bool kiln_index_is_kilns(const char *path)
+{
+	char magic[8];
+	struct stat st;
+	int fd = lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ? -1 :
+		 open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool ours = fd >= 0 && kiln_pread_full(fd, (uint8_t *)magic, 8, 0) == 8 &&
+		    memcmp(magic, MAGIC, 8) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ours || (fd < 0 && lstat(path, &st) != 0 && errno == ENOENT);
+}
+
 bool kiln_index_local(const char *root)
 {
-	/* file systems whose timestamps a server or another node sets (Linux's
-	 * f_type values, as linux/magic.h has those it names) */
+	/* file systems whose timestamps a server or another node sets (f_type) */
 	static const unsigned long remote[] = {
 		0x6969ul /* NFS */, 0x517Bul /* SMB */, 0xFF534D42ul /* CIFS */,
 		0xFE534D42ul /* SMB2 */, 0x65735546ul /* FUSE */, 0x01021997ul /* 9P */,
 		0x00c36400ul /* Ceph */, 0x5346414Ful /* AFS */, 0x73757245ul /* Coda */,
 		0x564cul /* NCP */, 0x01161970ul /* GFS2 */, 0x7461636ful /* OCFS2 */,
 		0x0bd00bd0ul /* Lustre */, 0x47504653ul /* GPFS */,
+		/* and those whose ctime any program sets: FAT keeps it equal
+		 * to the mtime (Linux 6.0 on), exFAT stores what it is given */
+		0x4d44ul /* FAT */, 0x2011BAB0ul /* exFAT */,
 	};
-	/* (zeroed: Emscripten's statfs, in the WebAssembly build, sets no
-	 * f_type; Node tells it nothing of the file system) */
-	struct statfs sf = { 0 };
+	struct statfs sf = { 0 }; /* (the WebAssembly build's statfs sets no f_type) */
 
 	if (statfs(root, &sf) != 0)
 		return false;
@@ -327,7 +344,7 @@ static void put_record(struct out *o, const struct item *it, struct recipes *rs)
 	put(o, r->sha256, 32);
 	put(o, r->sha384, 48);
 	put_u8(o, (unsigned)r->outcome);
-	put_u8(o, it->fp.why);
+	put_u8(o, it->fp.why | (it->fp.changed ? WHY_CHANGED : 0));
 	put_u32(o, it->fp.start);
 	put_u32(o, it->fp.len);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -588,6 +605,8 @@ static void get_record(struct in *r, struct kiln_prev_entry *pe, const char **re
 	take(r, rec->sha384, 48);
 	outcome = get_u8(r);
 	why = get_u8(r);
+	rec->fp.changed = (why & WHY_CHANGED) != 0;
+	why &= ~(unsigned)WHY_CHANGED;
 	rec->fp.start = get_u32(r);
 	rec->fp.len = get_u32(r);
 	if (outcome >= KILN_NOUTCOMES || outcome == KILN_OUTCOME_SIBLING || why >= KILN_NWHY ||

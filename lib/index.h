@@ -105,6 +105,12 @@ struct kiln_index_input {
 	const char *tree;               /* the manifest's "tree", or NULL */
 };
 
+/* May kiln replace or remove the file at PATH as its index: nothing is
+ * there, or a regular file that begins as an index does (a file of
+ * someone else's at that name, beside a manifest kept outside the tree,
+ * is left alone).  A link is not followed and not kiln's.  Any thread. */
+bool kiln_index_is_kilns(const char *path);
+
 /*
  * Write the index of IN's manifest, just written or kept as it was, to
  * PATH through REG (tempfile.h; left alone when its bytes are the same):

@@ -207,6 +207,18 @@ typedef enum kiln_event {
 	KILN_EVENT_WAITING,          /* another kiln is changing the tree (PATH):
 	                                waiting for it, once per tree (ERR->what
 	                                "waiting for another kiln (pid N)") */
+	KILN_EVENT_FINGERPRINTS,     /* a bundler's manifest (PATH) read: ERR->what
+	                                (ERR->status KILN_OK) says its format,
+	                                how many files of the tree it proves and
+	                                which directories it decides, or that it
+	                                is stale, or (one found at the top) no
+	                                manifest kiln reads */
+	KILN_EVENT_BYTES_CHANGED,    /* a file whose name was read as holding a
+	                                content hash (PATH) has other bytes than
+	                                under the same name before (the last
+	                                run's record, or an earlier release):
+	                                revalidated, not immutable, while the
+	                                name stays; ERR NULL */
 	/* check: the tree (PATH) is being changed by another kiln (ERR->what
 	 * names its pid): what check found is no problem of the tree; a dry
 	 * run (ERR->status KILN_OK: a warning): what it says may change */
@@ -492,15 +504,17 @@ struct kiln_httpd_options {
 	const char *address;       /* numeric IPv4 or IPv6 address to listen on */
 	unsigned port;             /* 0: any free port (kiln_httpd_info() says which) */
 	unsigned threads;          /* worker threads; 0: 1 */
-	unsigned max_connections;  /* 0: 1024 */
+	unsigned max_connections;  /* 0: 1024; lowered to what the descriptor
+	                              limit allows (kiln_httpd_info() says) */
+	unsigned max_per_ip;       /* connections from one address; 0: no limit */
 	unsigned timeout;          /* seconds a connection may be idle; 0: 30 */
 	bool cache_control;        /* send the snippets' Cache-Control */
 	/* The URL path the tree is served at, beginning and ending with '/'
 	 * (kiln's --url-prefix); NULL: "/".  Other paths are 404. */
 	const char *url_prefix;
 	/* At each load, read every recorded file and compare its SHA-256
-	 * with the manifest's: one that differs is never sent (a source's
-	 * asset is then 404). */
+	 * with the manifest's: a sibling or delta that differs is never sent;
+	 * a source that differs is sent as it is, without its siblings. */
 	bool verify;
 	/* The manifest to serve from, read at each load (kiln's --manifest,
 	 * or --artifacts' DIR/kiln-manifest.json); NULL: ROOT's own,
@@ -520,6 +534,9 @@ struct kiln_httpd_info {
 	size_t siblings;           /* siblings on disk as recorded */
 	size_t deltas;             /* dictionary deltas on disk as recorded */
 	size_t missing;            /* recorded files not on disk as recorded: never sent */
+	unsigned max_connections;  /* the connection limit in force */
+	size_t changed;            /* sources not as recorded (size; with verify,
+	                              digest): sent as they are, without siblings */
 	unsigned codings;          /* bit set (1u << kiln_coding) of the codings served */
 };
 

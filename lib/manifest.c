@@ -519,6 +519,11 @@ static void out_entry(struct out *o, const struct kiln_manifest_item *it, const 
 		nogain |= r->coding[c].outcome != KILN_CODING_OFF &&
 			  r->coding[c].outcome != KILN_CODING_KEPT;
 	out_add(o, "{", 1);
+	/* its bytes changed under its name once: revalidated while it stays */
+	if (it->fp.changed) {
+		out_member(o, 6, &first, "bytes_changed");
+		out_add(o, "true", 4);
+	}
 	out_member(o, 6, &first, "content_type");
 	out_cstr(o, kiln_media_type(r->rel));
 	if (r->ndicts) {

@@ -430,7 +430,6 @@ static void settle_siblings(struct merger *m)
 	}
 }
 
-/* Hand every record and stale sibling to the tree, and write. */
 /* Does the merged manifest account for the sibling journal line J of REL:
  * it records those bytes, or they are not on disk (removed or replaced)? */
 static bool settled(void *arg, const char *rel, const struct kiln_journaled *j)
@@ -461,6 +460,7 @@ static bool settled(void *arg, const char *rel, const struct kiln_journaled *j)
 	return !there;
 }
 
+/* Hand every record and stale sibling to the tree, and write. */
 static kiln_status write_merged(struct merger *m)
 {
 	struct kiln_tree *t = m->t;

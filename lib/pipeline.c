@@ -16,14 +16,18 @@
  *   verify    with --verify, decode each new sibling and compare;
  *   commit    check every new sibling's path, put each in place and journal
  *             it; then remove the earlier siblings of codings not kept;
- *   record    fill the report and, when a manifest is kept, the record.
+ *   record    fill the report and, when a manifest is kept, the record;
+ *   deltas    with --previous, its dictionary deltas (dict.c), each kept
+ *             only when smaller than every sibling it kept.
  *
  * A failure at any step settles what the file is left with (settle()): a
  * file whose content is unchanged, or unknown because it cannot be read,
  * keeps its earlier siblings and record; a file that vanished or changed
  * loses its earlier siblings; siblings written for it in this run are
- * removed.  So no failure leaves a sibling kiln does not record, and none
- * leaves one that does not decode to its source as the manifest says.
+ * removed, and one that cannot be is journaled (the next run removes it)
+ * and fails the run.  So no failure leaves a sibling kiln does not know
+ * of, and none leaves one that does not decode to its source as the
+ * manifest says.
  */
 #include "pipeline.h"
 #include "beneath.h"
@@ -68,6 +72,10 @@ struct work {
 	bool written[KILN_MAX_CODINGS];
 	bool foreign[KILN_MAX_CODINGS];    /* replacing a file kiln did not write */
 	bool foreign_decodes[KILN_MAX_CODINGS];
+	/* the kept sibling's status right after this run checked or wrote
+	 * it: what its stamp must still find (seen_ok[c]) */
+	struct stat seen[KILN_MAX_CODINGS];
+	bool seen_ok[KILN_MAX_CODINGS];
 	struct kiln_product prod[KILN_MAX_CODINGS];
 };
 
@@ -85,21 +93,30 @@ static void set_record(struct work *wk, const struct kiln_record *rec)
 }
 
 /* Take REC's stamp (index.h): the source as it was opened, its kept
- * siblings as they are now, after this run wrote or checked them. */
+ * siblings as they are now, if that is still as this run checked or wrote
+ * each (a sibling changed since, while the run encoded the rest, gets no
+ * stamp: the next run reads it). */
 static void stamp(struct work *wk, struct kiln_record *rec)
 {
 	struct stat sibs[KILN_NCODECS];
 
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		const struct stat *was = &wk->seen[c];
 		char *sib;
 		int got;
 		if (rec->coding[c].outcome != KILN_CODING_KEPT)
 			continue;
-		if (!(sib = kiln_path_join(wk->t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
+		if (!wk->seen_ok[c] ||
+		    !(sib = kiln_path_join(wk->t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			return;
 		got = kiln_beneath_lstat(wk->t->root, sib, &sibs[c]);
 		free(sib);
-		if (got != 0)
+		if (got != 0 || sibs[c].st_dev != was->st_dev || sibs[c].st_ino != was->st_ino ||
+		    sibs[c].st_size != was->st_size || sibs[c].st_mode != was->st_mode ||
+		    sibs[c].st_mtim.tv_sec != was->st_mtim.tv_sec ||
+		    sibs[c].st_mtim.tv_nsec != was->st_mtim.tv_nsec ||
+		    sibs[c].st_ctim.tv_sec != was->st_ctim.tv_sec ||
+		    sibs[c].st_ctim.tv_nsec != was->st_ctim.tv_nsec)
 			return;
 	}
 	kiln_index_stamp(rec, &wk->st, sibs);
@@ -143,6 +160,28 @@ static bool same_content(const struct work *wk)
 	       memcmp(pe->rec.sha256, wk->src.sha256, 32) == 0;
 }
 
+/* Remove the sibling SIB of coding C on a file's failure; one that cannot
+ * be removed is said (KILN_EVENT_REMOVE_FAILED) and fails the run: a
+ * FOREIGN one (not kiln's, and stale) as a stale sibling left alone, one
+ * this run wrote as a removal that failed. */
+static void remove_reporting(struct kiln_tree *t, const char *sib, int c, bool foreign)
+{
+	struct kiln_error err = { KILN_ERR_IO, 0, "cannot remove", "" };
+
+	if (kiln_sibling_remove(t->root, sib) == 0) {
+		kiln_tree_event(t, KILN_EVENT_REMOVED, sib, c, NULL);
+		return;
+	}
+	if (errno == ENOENT)
+		return;
+	err.errnum = errno;
+	if (foreign)
+		kiln_ledger_foreign_stale(&t->ledger);
+	else
+		kiln_ledger_remove_failed(&t->ledger);
+	kiln_tree_event(t, KILN_EVENT_REMOVE_FAILED, sib, c, &err);
+}
+
 /*
  * After a failure (wk->r says which): remove what this run wrote for the
  * file, then keep or drop what earlier runs left, as the comment at the
@@ -160,8 +199,8 @@ static void settle(struct work *wk)
 		if (!wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (kiln_sibling_remove(t->root, sib) == 0)
-			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+		/* one that stays is journaled: the next run removes it */
+		remove_reporting(t, sib, (int)c, false);
 		free(sib);
 	}
 	/* a stale file kiln did not write, which this run was about to
@@ -171,8 +210,7 @@ static void settle(struct work *wk)
 		if (!wk->foreign[c] || wk->foreign_decodes[c] || wk->written[c] ||
 		    !(sib = kiln_path_join(t->root, wk->e->rel, kiln_codecs[c]->info.suffix)))
 			continue;
-		if (kiln_sibling_remove(t->root, sib) == 0)
-			kiln_tree_event(t, KILN_EVENT_REMOVED, sib, (int)c, NULL);
+		remove_reporting(t, sib, (int)c, true);
 		free(sib);
 	}
 	if (!pe || t->opt->dry_run)
@@ -252,7 +290,9 @@ static void reuse(struct work *wk)
 		if (t->opt->force || !wk->src.hashed || !wk->pe)
 			continue;
 		if (kiln_prev_reusable(t, wk->e->rel, wk->pe, (kiln_coding)c, wk->recipe[c], &wk->st,
-				       wk->src.sha256, wk->src.buf, wk->src.fd, &n, wk->prev_sha[c])) {
+				       wk->src.sha256, wk->src.buf, wk->src.fd, &n, wk->prev_sha[c],
+				       &wk->seen[c])) {
+			wk->seen_ok[c] = true;
 			wk->have[c] = HAVE_PREVIOUS;
 			wk->size[c] = (size_t)n;
 		} else if ((n = kiln_prev_tried(wk->pe, (kiln_coding)c, wk->recipe[c], size,
@@ -392,6 +432,8 @@ static bool commit(struct work *wk)
 			r->error.suffix = suffix;
 			return false;
 		}
+		/* its status now, right after the rename, is the one kiln left */
+		wk->seen_ok[c] = kiln_beneath_lstat(t->root, sib, &wk->seen[c]) == 0;
 		free(sib);
 		wk->written[c] = true;
 	}

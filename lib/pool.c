@@ -14,7 +14,10 @@
  * worker that took K alone, stale siblings under the ledger's lock, failure
  * flags as atomics); the dictionary plan (dict.c), read-only while the pool
  * runs, each entry's deltas written by its own worker; the temporary-file
- * registry (tempfile.c, under its lock, for the signal handler).  Each
+ * registry (tempfile.c, under its lock, for the signal handler); the run
+ * journal (journal.c, under its lock: each sibling's line before its
+ * rename); the content cache (cache.c, whose entries are written through
+ * temporary files and renamed, so that workers never see half of one).  Each
  * worker owns its encoder states (reused from file to file) and its
  * temporary-file slot.  Because every file is encoded independently from
  * its own bytes (and, for a delta, a dictionary fixed before the pool

@@ -37,25 +37,6 @@ static bool file_sha256(struct kiln_tree *t, const char *path, uint64_t *size, u
 	return ret == KILN_OK;
 }
 
-/* Does the regular file SIB decode with coding C to the SRC_SIZE bytes of
- * SRC_FD?  1 yes, 0 no, -1 unknown (no source, or SIB cannot be read). */
-static int decodes_to_source(const char *root, const char *sib, kiln_coding c, int src_fd,
-			     uint64_t src_size)
-{
-	int fd, ret = -1;
-	struct stat st;
-	kiln_status s;
-
-	if (src_fd < 0 || (fd = kiln_beneath_open(root, sib, O_RDONLY | O_NONBLOCK, 0)) < 0)
-		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		s = kiln_codecs[c]->verify_fd(fd, (uint64_t)st.st_size, src_fd, src_size);
-		ret = s == KILN_OK ? 1 : s == KILN_ERR_VERIFY ? 0 : -1;
-	}
-	close(fd);
-	return ret;
-}
-
 /*
  * SIB, a sibling of coding C that kiln did not write (or no longer holds
  * what it wrote), is left in place: point it out.  One that does not decode
@@ -81,7 +62,7 @@ static void point_out(struct kiln_tree *t, const char *sib, kiln_coding c, int s
 		src_size = (uint64_t)sst.st_size;
 	}
 	free(src);
-	if (S_ISREG(st.st_mode) && decodes_to_source(t->root, sib, c, src_fd, src_size) == 0) {
+	if (S_ISREG(st.st_mode) && kiln_sibling_decodes(t->root, sib, c, src_fd, src_size) == 0) {
 		kiln_ledger_foreign_stale(&t->ledger);
 		kiln_tree_event(t, KILN_EVENT_FOREIGN_STALE, sib, (int)c, NULL);
 	} else if (always || (t->opt->codings & (1u << c))) {
@@ -236,7 +217,7 @@ bool kiln_prev_foreign_at(struct kiln_tree *t, const struct kiln_prev_entry *pe,
 	    kiln_state_owns(pe, c, size, sha))
 		goto out;
 	foreign = true;
-	*decodes = decodes_to_source(t->root, sib, c, src_fd, src_size) == 1;
+	*decodes = kiln_sibling_decodes(t->root, sib, c, src_fd, src_size) == 1;
 out:
 	free(sib);
 	return foreign;
@@ -337,7 +318,7 @@ static bool decodes(struct kiln_tree *t, kiln_coding c, int fd, const struct sta
 bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_prev_entry *pe,
 			kiln_coding c, const char *recipe, const struct stat *src_st,
 			const uint8_t src_sha[32], const uint8_t *src, int src_fd,
-			uint64_t *size, uint8_t sha256[32])
+			uint64_t *size, uint8_t sha256[32], struct stat *seen)
 {
 	const struct kiln_coding_record *cr = pe ? &pe->rec.coding[c] : NULL;
 	uint64_t src_size = (uint64_t)src_st->st_size;
@@ -369,7 +350,7 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 		 * Without a stamp that still holds, only its digest proves it:
 		 * its size and mtime may be kept by whatever wrote it. */
 		struct kiln_stat ks = kiln_stat_of(&st);
-		bool doubt = !kiln_index_matches(&pe->rec, &ks, (int)c);
+		bool doubt = t->opt->reread || !kiln_index_matches(&pe->rec, &ks, (int)c);
 		for (size_t i = 0; !doubt && i < pe->njv; i++)
 			doubt = pe->jv[i].coding == c && memcmp(pe->jv[i].sha256, cr->sha256, 32) != 0;
 		if (!doubt) {
@@ -405,7 +386,7 @@ bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_
 	*size = (uint64_t)st.st_size;
 	/* hard-linked elsewhere, and not its source's: written again, as a
 	 * new inode */
-	ok = kiln_sibling_fix_meta_fd(fd, &st, src_st, t->opt->dry_run);
+	ok = kiln_sibling_fix_meta_fd(fd, &st, src_st, t->opt->dry_run) && fstat(fd, seen) == 0;
 out:
 	if (fd >= 0)
 		close(fd);

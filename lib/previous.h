@@ -6,8 +6,9 @@
  * temporary files.  This module decides, against the tree as it is now,
  * which of them is still good (reused as it is), which must go (removed,
  * but only while it still holds the bytes kiln wrote), and which record is
- * carried over unchanged because its file could not be read.  Every removal
- * in a tree run goes through here.
+ * carried over unchanged because its file could not be read.  It decides
+ * what of the earlier runs goes; the removal itself, here as everywhere,
+ * is sibling.c's.
  */
 #ifndef KILN_PREVIOUS_H
 #define KILN_PREVIOUS_H
@@ -69,12 +70,15 @@ void kiln_prev_remove_all(struct kiln_tree *t, const struct kiln_prev_entry *pe)
  * and, with --verify, decoding to the source (SRC[0..size) in memory, or
  * read from SRC_FD when SRC is NULL)?  Then *size and sha256 get its size
  * and digest, and its mode and mtime are brought back to the source's if
- * they moved.  Any thread.
+ * they moved; *seen gets its status as it was checked (on the descriptor
+ * read, once its mode and mtime are settled), which a stamp (index.h)
+ * must still find.  With --reread its record's stamp is not trusted: its
+ * digest proves it.  Any thread.
  */
 bool kiln_prev_reusable(struct kiln_tree *t, const char *rel, const struct kiln_prev_entry *pe,
 			kiln_coding c, const char *recipe, const struct stat *src_st,
 			const uint8_t src_sha[32], const uint8_t *src, int src_fd,
-			uint64_t *size, uint8_t sha256[32]);
+			uint64_t *size, uint8_t sha256[32], struct stat *seen);
 
 /* The size a coding was encoded to and not kept, for this content and
  * recipe, per the manifest; 0 when unknown. */

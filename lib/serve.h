@@ -8,7 +8,10 @@
  * digests.  serve_table.c reads it into a table, sorted by path, with one
  * representation per coding (identity first) and its strong ETag made
  * from the digest; a sibling whose file is not on disk with its recorded
- * size is left out of the table at load.  serve_negotiate.c decides, with
+ * size is left out of the table at load, and so is an asset whose source
+ * is not there; a source not of its recorded size keeps no sibling.  The
+ * source is the proof its siblings are its own: the HTTP side looks at it
+ * again (kiln_srv_source_now()) before it sends one.  serve_negotiate.c decides, with
  * no I/O, what a request gets: the URL path decoded into a manifest key
  * (or refused), the representation its Accept-Encoding allows, and the
  * conditional and Range answers.  serve_mhd.c is the HTTP side
@@ -32,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* One representation of an asset: the source (coding -1) or a sibling. */
@@ -69,6 +73,26 @@ struct kiln_srv_asset {
 	char *use_as_dictionary;
 	struct kiln_srv_delta *deltas; /* owned, sorted by dict */
 	size_t ndeltas;
+	/* The source as the load found it (opened beneath the top, no link
+	 * followed): a source whose bytes are no longer the manifest's has
+	 * siblings that are not its own (kiln_srv_source_now()). */
+	uint64_t src_dev, src_ino;
+	struct timespec src_mtime;
+	bool changed;         /* already at load: not of the recorded size (or,
+	                         verified, digest): no sibling, no delta */
+	/* The HTTP side's memo of the last check of the source: the second
+	 * (CLOCK_MONOTONIC_COARSE) times 4 plus what it found (0 as loaded,
+	 * 1 changed, 2 gone); 0 before the first. */
+	_Atomic int64_t src_memo;
+};
+
+/* A file the manifest records that the load did not find as recorded (a
+ * source, sibling or delta): looked for again at each poll (a tree copied
+ * file by file, rsync, may bring its manifest before the files). */
+struct kiln_srv_absent {
+	char *rel;            /* owned */
+	uint64_t size;
+	uint8_t sha256[32];
 };
 
 /* A loaded manifest. */
@@ -80,6 +104,10 @@ struct kiln_srv_table {
 	size_t nsiblings;     /* representations besides identity */
 	size_t ndeltas;       /* dictionary deltas on disk as recorded */
 	size_t missing;       /* recorded files left out: not on disk as recorded */
+	size_t nchanged;      /* sources not as recorded: sent as they are */
+	struct kiln_srv_absent *absent; /* the files left out (at most
+	                         ABSENT_MAX of them); owned */
+	size_t nabsent;
 	bool verify;          /* loaded with their digests checked */
 	/* the manifest file as loaded, to notice a new one */
 	uint64_t m_dev, m_ino, m_size;
@@ -106,14 +134,34 @@ struct kiln_srv_table {
 kiln_status kiln_srv_table_load(const char *root, const char *manifest, const char *url_prefix,
 				bool verify, struct kiln_srv_table **out, struct kiln_error *err);
 
-/* Does the manifest file of ROOT (MANIFEST, or ROOT/kiln-manifest.json when
- * NULL) differ (device, inode, size, mtime) from the one T was loaded
- * from?  A manifest gone counts as unchanged. */
-bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest);
+/* Should T be loaded again: does the manifest file of ROOT (MANIFEST, or
+ * ROOT/kiln-manifest.json when NULL) differ (device, inode, size, mtime)
+ * from the one T was loaded from, does ROOT name another directory than
+ * T's top (a link flipped to a release hard-linked from the last one, whose
+ * manifest is the same file), or, with ABSENT, is a file the load did not
+ * find as recorded there now (an open(2) each)?  A manifest gone counts as
+ * unchanged.  Two stat(2) without ABSENT. */
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest,
+			  bool absent);
 
 /* Take and drop a reference; the last drop frees T.  Thread-safe. */
 void kiln_srv_table_ref(struct kiln_srv_table *t);
 void kiln_srv_table_unref(struct kiln_srv_table *t);
+
+/*
+ * The source of A now against what the load found (its device, inode,
+ * size and mtime, by a new open beneath T's top, no link followed):
+ * KILN_SRV_SOURCE_AS_LOADED, _CHANGED (its bytes may not be the
+ * manifest's: only the file as it is may be sent, never a sibling), or
+ * _GONE (nothing may be sent: 404).  *SB gets its status when not gone.
+ * Thread-safe; one open(2) and fstat(2).
+ */
+enum { KILN_SRV_SOURCE_AS_LOADED, KILN_SRV_SOURCE_CHANGED, KILN_SRV_SOURCE_GONE };
+int kiln_srv_source_now(const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+			struct stat *sb);
+
+/* Is SB the source A's load found (and A not changed already at load)? */
+bool kiln_srv_source_same(const struct kiln_srv_asset *a, const struct stat *sb);
 
 /* The asset whose rel is KEY[0..len), or NULL.  Thread-safe for readers. */
 const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const char *key,
@@ -124,10 +172,13 @@ const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const
  * into a key of at most CAP - 1 bytes in OUT (NUL-terminated, *LEN bytes).
  * Returns 1 for a file key, 2 for a directory ("/", or a path ending in
  * '/': OUT is the directory's key with its '/', "" for the top), 0 when
- * the path can name nothing in the tree: not starting with '/', a %
- * not followed by two hex digits, an encoded NUL, '/' or '\\', a raw or
- * decoded byte below 0x20 or 0x7f, an empty, "." or ".." component, a
- * component starting with '.' other than ".well-known", or too long.
+ * the path names nothing that may be sent: not starting with '/', a %
+ * not followed by two hex digits, an encoded NUL or '/', an empty, "."
+ * or ".." component, a component starting with '.' other than
+ * ".well-known" (RFC 8615: a dotfile or dot-directory, .git, .env, is
+ * never sent even when the manifest lists it), or too long.  Every other
+ * byte, decoded or not, is a name byte (a backslash, a control byte:
+ * POSIX names may hold them, and kiln serves what it compressed).
  */
 int kiln_srv_url_key(const char *raw, char *out, size_t cap, size_t *len);
 

@@ -15,11 +15,13 @@
  * opened beneath the tree's top with no link followed and checked against
  * the table (a regular file of the recorded size) before a byte is sent;
  * the first request of a representation keeps it open with its responses
- * built (struct cached), and later ones check the open file (fstat) and
- * queue them.  A response holds its own descriptor: a deploy that replaces
- * files never makes a response mix two versions.
+ * built (struct cached; up to the daemon's keep_max of them), and later
+ * ones check the open file (fstat) and queue them.  No sibling is sent
+ * while its source is not the file the load found (source_state()).  A
+ * response holds its own descriptor: a deploy that replaces files never
+ * makes a response mix two versions.
  */
-#include "serve.h"
+#include "serve_mhd.h"
 
 #include "beneath.h"
 #include "codec.h"
@@ -44,38 +46,6 @@
 /* Longest Accept-Encoding or If-None-Match value read (all fields of the
  * name joined); the rest is ignored. */
 #define FIELD_MAX 2048
-/*
- * A connection's memory (MHD_OPTION_CONNECTION_MEMORY_LIMIT): the request
- * line and header fields must fit in about half of it (a request that does
- * not is refused: 431 or 414, or the connection closed), with the header
- * block of the answer.  libmicrohttpd zeroes a connection's whole memory
- * between two requests, and the unused half of its read buffer once a
- * request is read: with 32 KiB that was 48 KiB of memset per request,
- * half of kiln serve's user CPU and more than L1 holds.  16 KiB takes a
- * request of about 7.5 KB (nginx's default limit is 8 KB a line).
- */
-#define REQUEST_MEMORY 16384
-
-struct kiln_httpd {
-	char *root;
-	char *manifest; /* the manifest's path, or NULL: ROOT's own */
-	struct kiln_httpd_options opt;
-	struct MHD_Daemon *d;
-	pthread_mutex_t lock; /* guards table */
-	struct kiln_srv_table *table;
-	unsigned port;
-};
-
-static struct kiln_srv_table *table_get(struct kiln_httpd *h)
-{
-	struct kiln_srv_table *t;
-
-	pthread_mutex_lock(&h->lock);
-	t = h->table;
-	kiln_srv_table_ref(t);
-	pthread_mutex_unlock(&h->lock);
-	return t;
-}
 
 /* The fields a request's answer depends on, and what it got (for the
  * access log). */
@@ -198,6 +168,29 @@ static enum MHD_Result redirect(struct MHD_Connection *c, struct fields *f, cons
 	return ok;
 }
 
+/* Never called: a 304 has no body (below). */
+static ssize_t no_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls;
+	(void)pos;
+	(void)buf;
+	(void)max;
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/*
+ * A 304 response for REP.  libmicrohttpd (0.9.75) sends a 304 with the
+ * Content-Length of the response it is given and no body; an empty one
+ * would say "Content-Length: 0", which RFC 9110 section 8.6 forbids unless
+ * the representation is empty (a 304's Content-Length, if any, is the
+ * 200's).  So the response is one of the representation's size whose
+ * body is never read.
+ */
+static struct MHD_Response *not_modified(const struct kiln_srv_rep *rep)
+{
+	return MHD_create_response_from_callback(rep->size, 4096, no_body, NULL, NULL);
+}
+
 /* The headers every answer about representation REP of A carries. */
 static void rep_headers(struct MHD_Response *r, const struct kiln_httpd *h,
 			const struct kiln_srv_asset *a, const struct kiln_srv_rep *rep,
@@ -268,6 +261,7 @@ static int open_rep(const struct kiln_srv_table *t, const struct kiln_srv_rep *r
 struct cached {
 	struct MHD_Response *ok, *not_modified;
 	int fd;               /* owned by OK, which closes it */
+	_Atomic size_t *kept; /* the daemon's count of them, or NULL */
 	time_t mtime;
 	char lastmod[30];
 	/* the second (CLOCK_MONOTONIC_COARSE) the file was last found right */
@@ -285,7 +279,7 @@ static time_t coarse_now(void)
 	return ts.tv_sec;
 }
 
-static void cached_free(void *p)
+void kiln_srv_cached_free(void *p)
 {
 	struct cached *c = p;
 
@@ -293,6 +287,8 @@ static void cached_free(void *p)
 		MHD_destroy_response(c->ok);
 	if (c->not_modified)
 		MHD_destroy_response(c->not_modified);
+	if (c->kept)
+		atomic_fetch_sub(c->kept, 1);
 	free(c);
 }
 
@@ -325,19 +321,31 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	}
 	if ((fd = open_rep(t, rep, &sb, status)) < 0)
 		return false;
+	if (rep == &a->rep[0] && !kiln_srv_source_same(a, &sb)) {
+		close(fd); /* another file than the load found: not cached */
+		return false;
+	}
+	/* the daemon's tally, the only field of it a request changes */
+	_Atomic size_t *kept = &((struct kiln_httpd *)h)->kept;
+	if (atomic_fetch_add(kept, 1) >= h->keep_max) {
+		atomic_fetch_sub(kept, 1);
+		close(fd);
+		return true; /* as many kept open as may be: the slow path */
+	}
 	if (rep->size == 0 || !(c = calloc(1, sizeof(*c))) ||
 	    !(c->ok = MHD_create_response_from_fd64(rep->size, fd))) {
+		atomic_fetch_sub(kept, 1);
 		free(c);
 		close(fd);
 		return true; /* the slow path answers */
 	}
+	c->kept = kept;
 	c->fd = fd;
 	c->mtime = sb.st_mtim.tv_sec;
 	atomic_init(&c->checked, coarse_now()); /* open_rep() just checked it */
 	kiln_srv_format_date(c->mtime, c->lastmod);
-	if (!(c->not_modified = MHD_create_response_from_buffer(0, (void *)"",
-								 MHD_RESPMEM_PERSISTENT))) {
-		cached_free(c);
+	if (!(c->not_modified = not_modified(rep))) {
+		kiln_srv_cached_free(c);
 		return true;
 	}
 	MHD_add_response_header(c->ok, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
@@ -347,7 +355,7 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	rep_headers(c->ok, h, a, rep, c->lastmod);
 	rep_headers(c->not_modified, h, a, rep, c->lastmod);
 	if (!atomic_compare_exchange_strong(&rep->cache, &expect, c)) {
-		cached_free(c); /* another request made it first */
+		kiln_srv_cached_free(c); /* another request made it first */
 		c = expect;
 	}
 	*out = c;
@@ -390,7 +398,7 @@ static enum MHD_Result send_opened(const struct kiln_httpd *h, struct MHD_Connec
 	if (f->has_inm ? kiln_srv_etag_listed(f->inm, rep->etag)
 		       : f->ims && (ims = kiln_srv_parse_date(f->ims)) >= 0 && sb->st_mtim.tv_sec <= ims) {
 		close(fd);
-		if (!(r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)))
+		if (!(r = not_modified(rep)))
 			return MHD_NO;
 		rep_headers(r, h, a, rep, lastmod);
 		ok = MHD_queue_response(c, MHD_HTTP_NOT_MODIFIED, r);
@@ -459,21 +467,83 @@ static const struct kiln_srv_rep *delta_wanted(const struct kiln_srv_asset *a,
 }
 
 /*
+ * What A's source is now (KILN_SRV_SOURCE_*), looked at again at most once
+ * a second (as the open files are, struct cached): its siblings are sent
+ * only while it is the file the load found.
+ */
+static int source_state(const struct kiln_srv_table *t, struct kiln_srv_asset *a)
+{
+	int64_t now = coarse_now(), memo = atomic_load_explicit(&a->src_memo, memory_order_relaxed);
+	struct stat sb;
+	int state;
+
+	if (a->changed)
+		return KILN_SRV_SOURCE_CHANGED;
+	if (now && memo >> 2 == now)
+		return (int)(memo & 3);
+	state = kiln_srv_source_now(t, a, &sb);
+	atomic_store_explicit(&a->src_memo, now * 4 + state, memory_order_relaxed);
+	return state;
+}
+
+/*
+ * Answer with A's source as it is now, its bytes no longer (or not known
+ * to be) the manifest's: identity only, with an ETag made from its status
+ * as nginx makes one ("mtime-size" in hex), so that no cache takes it for
+ * the recorded representation.  FD is the source opened and checked (*SB
+ * its status), or -1 to open it here.
+ */
+static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Connection *c,
+				    const struct kiln_srv_table *t,
+				    const struct kiln_srv_asset *a, int fd, struct stat *sb,
+				    struct fields *f)
+{
+	struct kiln_srv_rep now = { .coding = -1, .rel = a->rel };
+
+	if (fd < 0) {
+		fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
+		if (fd >= 0 && (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0)
+			return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
+	}
+	now.size = (uint64_t)sb->st_size;
+	snprintf(now.etag, sizeof(now.etag), "\"%llx-%llx\"", (unsigned long long)sb->st_mtim.tv_sec,
+		 (unsigned long long)sb->st_size);
+	return send_opened(h, c, a, &now, fd, sb, f);
+}
+
+/*
  * Answer with the representation of A that request F gets: the delta it
  * can take, else the smallest sibling it accepts, else the source; a
  * representation whose file is not as the manifest says is passed over
- * for the next (the source's: 404 when gone, 503 when of another size).
- * Without a Range, from the representation's cache while it holds.
+ * for the next.  While the source is not the file the load found, none
+ * of its siblings: the source as it is (send_changed()), or 404 when it
+ * is gone.  Without a Range, from the representation's cache while it
+ * holds.
  */
 static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connection *c,
-				  const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
-				  struct fields *f)
+				  const struct kiln_srv_table *t, struct kiln_srv_asset *a,
+				  struct fields *f, bool *gone)
 {
 	unsigned accept = kiln_srv_accepted(f->has_ae ? f->ae : NULL), status = MHD_HTTP_NOT_FOUND;
-	const struct kiln_srv_rep *rep = delta_wanted(a, f);
+	const struct kiln_srv_rep *rep;
 	struct stat sb;
 	int fd;
 
+	switch (source_state(t, a)) {
+	case KILN_SRV_SOURCE_GONE:
+		if (gone) {
+			*gone = true; /* answer() looks for a new table first */
+			return MHD_YES;
+		}
+		return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
+	case KILN_SRV_SOURCE_CHANGED:
+		return send_changed(h, c, t, a, -1, &sb, f);
+	}
+	rep = delta_wanted(a, f);
 	for (;;) {
 		struct cached *k = NULL;
 		bool usable = true;
@@ -487,11 +557,34 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 			if (k)
 				return send_cached(c, rep, k, f);
 		}
+		if (rep == &a->rep[0]) {
+			/* the source, opened by name: sent as recorded only when it
+			 * is still the file the load found (its replacement may have
+			 * the recorded size) */
+			fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
+			if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+				close(fd);
+				fd = -1;
+			}
+			if (fd < 0 && gone && (errno == ENOENT || errno == ENOTDIR)) {
+				*gone = true;
+				return MHD_YES;
+			}
+			if (fd < 0)
+				return plain(c, f, errno == EMFILE || errno == ENFILE
+							   ? MHD_HTTP_SERVICE_UNAVAILABLE
+							   : MHD_HTTP_NOT_FOUND,
+					     "not found\n");
+			if (!kiln_srv_source_same(a, &sb)) {
+				atomic_store_explicit(&a->src_memo,
+						      coarse_now() * 4 + KILN_SRV_SOURCE_CHANGED,
+						      memory_order_relaxed);
+				return send_changed(h, c, t, a, fd, &sb, f);
+			}
+			return send_opened(h, c, a, rep, fd, &sb, f);
+		}
 		if (usable && (fd = open_rep(t, rep, &sb, &status)) >= 0)
 			return send_opened(h, c, a, rep, fd, &sb, f);
-		if (rep->coding < 0 && !rep->token) /* the source: nothing left */
-			return plain(c, f, status, status == MHD_HTTP_NOT_FOUND ? "not found\n"
-										 : "changing, try again\n");
 		if (rep->coding >= 0)
 			accept &= ~(1u << rep->coding);
 		rep = NULL;
@@ -502,7 +595,7 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 			       struct fields *f)
 {
 	struct kiln_srv_table *t;
-	const struct kiln_srv_asset *a;
+	struct kiln_srv_asset *a;
 	char key[KEY_MAX + sizeof("/index.html")];
 	size_t len;
 	int kind;
@@ -517,14 +610,29 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 		return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
 	}
 	kind = kiln_srv_url_key(url + plen - 1, key, KEY_MAX, &len);
-	t = table_get(h);
+	t = kiln_srv_table_get(h);
 	if (kind == 2) {
 		memcpy(key + len, "index.html", sizeof("index.html"));
 		len += sizeof("index.html") - 1;
 	}
-	a = kind ? kiln_srv_find(t, key, len) : NULL;
+	/* the asset's memos are its own: the table is otherwise read-only */
+	a = kind ? (struct kiln_srv_asset *)kiln_srv_find(t, key, len) : NULL;
 	if (a) {
-		ok = send_asset(h, c, t, a, f);
+		bool gone = false;
+		struct kiln_srv_table *n;
+
+		ok = send_asset(h, c, t, a, f, &gone);
+		/* its file gone: a deploy may have removed the table's release
+		 * right after it put the new one in place (the poll would see
+		 * it only later), so the new table is loaded now, once */
+		if (gone && (n = kiln_srv_reload_now(h, t))) {
+			kiln_srv_table_unref(t);
+			t = n;
+			a = (struct kiln_srv_asset *)kiln_srv_find(t, key, len);
+		}
+		if (gone)
+			ok = a ? send_asset(h, c, t, a, f, NULL)
+			       : plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
 	} else if (kind == 1 && (memcpy(key + len, "/index.html", sizeof("/index.html")),
 				 kiln_srv_find(t, key, len + sizeof("/index.html") - 1))) {
 		ok = redirect(c, f, url); /* a directory, named without its '/' */
@@ -588,7 +696,7 @@ static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
 	}
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
 {
@@ -607,6 +715,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		 * (answered at the first, pipelined requests went unanswered:
 		 * serve_hostile.py) */
 		*req_cls = &started;
+		atomic_fetch_add(&h->inflight, 1);
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -635,160 +744,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return ok;
 }
 
-static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+void kiln_srv_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
+	struct kiln_httpd *h = cls;
+
 	(void)toe;
 	if (*req_cls == &corked)
 		cork(c, 0);
+	if (*req_cls)
+		atomic_fetch_sub(&h->inflight, 1);
 }
 
-/* The URL as it came: decoded by kiln_srv_url_key(), never here. */
-static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
-{
-	(void)cls;
-	(void)c;
-	return strlen(s);
-}
-
-kiln_status kiln_httpd_start(const char *root, const struct kiln_httpd_options *opt,
-			     struct kiln_httpd **out, struct kiln_error *err)
-{
-	struct kiln_httpd *h = calloc(1, sizeof(*h));
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
-	kiln_status st;
-	const union MHD_DaemonInfo *info;
-
-	*out = NULL;
-	if (!h || !(h->root = strdup(root)) ||
-	    (opt->manifest_path && !(h->manifest = strdup(opt->manifest_path)))) {
-		if (h)
-			free(h->root);
-		free(h);
-		return KILN_ERR_NOMEM;
-	}
-	h->opt = *opt;
-	pthread_mutex_init(&h->lock, NULL);
-	if (!h->opt.url_prefix)
-		h->opt.url_prefix = "/";
-	if (h->opt.url_prefix[0] != '/' || h->opt.url_prefix[strlen(h->opt.url_prefix) - 1] != '/') {
-		err->status = st = KILN_ERR_INVALID;
-		err->errnum = 0;
-		err->what = "--url-prefix: begins and ends with '/'";
-		err->suffix = "";
-		goto fail;
-	}
-	if ((st = kiln_srv_table_load(root, h->manifest, h->opt.url_prefix, h->opt.verify, &h->table,
-				      err)) != KILN_OK)
-		goto fail;
-	h->table->cache_free = cached_free;
-	if (inet_pton(AF_INET, opt->address, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)opt->port);
-	} else if (inet_pton(AF_INET6, opt->address, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)opt->port);
-		flags |= MHD_USE_IPv6;
-	} else {
-		err->status = st = KILN_ERR_INVALID;
-		err->errnum = 0;
-		err->what = "--listen: not a numeric IPv4 or IPv6 address";
-		err->suffix = "";
-		goto fail;
-	}
-	h->d = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_THREAD_POOL_SIZE,
-		(unsigned)(opt->threads ? opt->threads : 1), MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)(opt->max_connections ? opt->max_connections : 1024),
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout ? opt->timeout : 30),
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-		MHD_OPTION_END);
-	if (!h->d) {
-		err->status = st = KILN_ERR_IO;
-		err->errnum = errno;
-		err->what = "cannot listen on the --listen address";
-		err->suffix = "";
-		goto fail;
-	}
-	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = info ? info->port : opt->port;
-	*out = h;
-	return KILN_OK;
-fail:
-	kiln_srv_table_unref(h->table);
-	pthread_mutex_destroy(&h->lock);
-	free(h->manifest);
-	free(h->root);
-	free(h);
-	return st;
-}
-
-void kiln_httpd_info(struct kiln_httpd *h, struct kiln_httpd_info *info)
-{
-	struct kiln_srv_table *t = table_get(h);
-
-	info->port = h->port;
-	info->assets = t->n;
-	info->siblings = t->nsiblings;
-	info->deltas = t->ndeltas;
-	info->missing = t->missing;
-	info->codings = t->codings;
-	kiln_srv_table_unref(t);
-}
-
-kiln_status kiln_httpd_reload(struct kiln_httpd *h, bool if_changed, bool *reloaded,
-			      struct kiln_error *err)
-{
-	struct kiln_srv_table *t, *old;
-	kiln_status st;
-
-	*reloaded = false;
-	if (if_changed) {
-		t = table_get(h);
-		bool stale = kiln_srv_table_stale(t, h->root, h->manifest);
-		kiln_srv_table_unref(t);
-		if (!stale)
-			return KILN_OK;
-	}
-	if ((st = kiln_srv_table_load(h->root, h->manifest, h->opt.url_prefix, h->opt.verify, &t,
-				      err)) != KILN_OK)
-		return st; /* the old table goes on serving */
-	t->cache_free = cached_free;
-	pthread_mutex_lock(&h->lock);
-	old = h->table;
-	h->table = t;
-	pthread_mutex_unlock(&h->lock);
-	kiln_srv_table_unref(old);
-	*reloaded = true;
-	return KILN_OK;
-}
-
-void kiln_httpd_stop(struct kiln_httpd *h, unsigned grace_ms)
-{
-	if (!h)
-		return;
-	if (h->d) {
-		MHD_socket s = MHD_quiesce_daemon(h->d); /* no new connections */
-		for (unsigned waited = 0; waited < grace_ms; waited += 50) {
-			const union MHD_DaemonInfo *i =
-				MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-			if (!i || i->num_connections == 0)
-				break;
-			usleep(50 * 1000);
-		}
-		MHD_stop_daemon(h->d);
-		if (s != MHD_INVALID_SOCKET)
-			close(s);
-	}
-	kiln_srv_table_unref(h->table);
-	pthread_mutex_destroy(&h->lock);
-	free(h->manifest);
-	free(h->root);
-	free(h);
-}

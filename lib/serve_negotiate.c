@@ -40,7 +40,11 @@ int kiln_srv_url_key(const char *raw, char *out, size_t cap, size_t *len)
 
 			if (clen == 0 && !(c == '\0' && n == comp && (n == 0 || out[n - 1] == '/')))
 				return 0; /* an empty component ("//") */
-			if ((clen == 1 && cs[0] == '.') || (clen == 2 && cs[0] == '.' && cs[1] == '.'))
+			/* ".", "..", and a dotfile or dot-directory (.git, .env,
+			 * .htpasswd: what a tree holds but never publishes), all
+			 * but RFC 8615's .well-known */
+			if (clen && cs[0] == '.' &&
+			    !(clen == 11 && memcmp(cs, ".well-known", 11) == 0))
 				return 0;
 			if (c == '\0')
 				break;

@@ -8,7 +8,9 @@
  * needs: each representation's file, size and ETag, the media type, and a
  * check that each recorded sibling is on disk with its recorded size, so
  * that a sibling the table offers is one that was there at load (the file
- * is checked again when a request opens it).
+ * is checked again when a request opens it); each source's status at load,
+ * which its siblings are offered against; and the files it did not find,
+ * for the poll to look for again.
  */
 #include "serve.h"
 
@@ -29,6 +31,10 @@
 #include <unistd.h>
 
 #define MANIFEST_NAME "kiln-manifest.json"
+/* Most files left out at load that each poll looks for again (a tree
+ * still being copied in may miss them all; past this many, a new manifest
+ * or SIGHUP brings them in). */
+#define ABSENT_MAX 4096
 
 static void set_err(struct kiln_error *err, kiln_status st, int errnum, const char *what)
 {
@@ -83,6 +89,31 @@ static bool on_disk(const struct kiln_srv_table *t, const char *rel, uint64_t si
 	return ok;
 }
 
+/* REL (SIZE bytes, SHA) was not found as recorded: counted, and kept to
+ * be looked for again at each poll (false: out of memory). */
+static bool absent(struct kiln_srv_table *t, const char *rel, uint64_t size,
+		   const uint8_t sha[32])
+{
+	struct kiln_srv_absent *x;
+
+	t->missing++;
+	if (t->nabsent == ABSENT_MAX)
+		return true;
+	if (!(t->nabsent & (t->nabsent + 1))) { /* 0, 1, 3, 7...: grow */
+		x = realloc(t->absent, (t->nabsent * 2 + 1) * sizeof(*x));
+		if (!x)
+			return false;
+		t->absent = x;
+	}
+	x = &t->absent[t->nabsent];
+	if (!(x->rel = strdup(rel)))
+		return false;
+	x->size = size;
+	memcpy(x->sha256, sha, 32);
+	t->nabsent++;
+	return true;
+}
+
 static void rep_free(const struct kiln_srv_table *t, struct kiln_srv_rep *r)
 {
 	void *c = atomic_load(&r->cache);
@@ -135,8 +166,10 @@ static bool dicts_of(struct kiln_srv_table *t, const struct kiln_record *r,
 			return false;
 		memmove(p, p + 1, strlen(p)); /* "/REL..." -> "REL..." */
 		if (!on_disk(t, p, d->size, d->sha256)) {
+			bool ok = absent(t, p, d->size, d->sha256);
 			free(p);
-			t->missing++;
+			if (!ok)
+				return false;
 			continue;
 		}
 		x->rep = (struct kiln_srv_rep){ .coding = -1, .token = kiln_codec_dcz.name,
@@ -154,26 +187,53 @@ static void table_free(struct kiln_srv_table *t)
 	for (size_t i = 0; i < t->n; i++)
 		asset_free(t, &t->v[i]);
 	free(t->v);
+	for (size_t i = 0; i < t->nabsent; i++)
+		free(t->absent[i].rel);
+	free(t->absent);
 	if (t->topfd >= 0)
 		close(t->topfd);
 	free(t);
 }
 
-/* Entry PE of the manifest into *A (zeroed): 1; 0 when T verifies and the
- * source is not on disk as recorded (the asset is left out); -1 when out
- * of memory. */
+/*
+ * The source of R as it is now, opened beneath T's top: its status into
+ * *SB; false when it is not there as a regular file.  *SAME: of the
+ * recorded size and, when T verifies, digest.
+ */
+static bool source_at_load(const struct kiln_srv_table *t, const struct kiln_record *r,
+			   struct stat *sb, bool *same)
+{
+	int fd = kiln_beneath_openat(t->topfd, r->rel, O_RDONLY | O_NONBLOCK);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, sb) == 0 && S_ISREG(sb->st_mode);
+	close(fd);
+	*same = ok && (uint64_t)sb->st_size == r->size &&
+		(!t->verify || on_disk(t, r->rel, r->size, r->sha256));
+	return ok;
+}
+
+/* Entry PE of the manifest into *A (zeroed): 1; 0 when the source is not
+ * on disk (the asset is left out, to be looked for again); -1 when out of
+ * memory.  A source not as recorded is kept without its siblings. */
 static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		     const char *url_prefix, struct kiln_srv_asset *a)
 {
 	const struct kiln_record *r = &pe->rec;
 	struct kiln_srv_rep *id = &a->rep[0];
+	struct stat sb;
+	bool same;
 
 	if (!(a->rel = strdup(r->rel)))
 		return -1;
-	if (t->verify && !on_disk(t, r->rel, r->size, r->sha256)) {
-		t->missing++;
-		return 0;
-	}
+	if (!source_at_load(t, r, &sb, &same))
+		return absent(t, r->rel, r->size, r->sha256) ? 0 : -1;
+	a->src_dev = (uint64_t)sb.st_dev;
+	a->src_ino = (uint64_t)sb.st_ino;
+	a->src_mtime = sb.st_mtim;
+	a->changed = !same;
 	a->type = kiln_media_type(r->rel);
 	a->immutable = r->fp.why != KILN_WHY_NONE;
 	id->coding = -1;
@@ -181,6 +241,10 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 	id->size = r->size;
 	etag_of(r->sha256, id->etag);
 	a->nreps = 1;
+	if (a->changed) {
+		t->nchanged++;
+		return 1;
+	}
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		const struct kiln_coding_record *cr = &r->coding[c];
 		struct kiln_srv_rep *rep = &a->rep[a->nreps];
@@ -193,9 +257,11 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		strcpy(rep->rel, r->rel);
 		strcat(rep->rel, k->info.suffix);
 		if (!on_disk(t, rep->rel, cr->size, cr->sha256)) {
+			bool ok = absent(t, rep->rel, cr->size, cr->sha256);
 			free(rep->rel);
 			rep->rel = NULL;
-			t->missing++;
+			if (!ok)
+				return -1;
 			continue;
 		}
 		rep->coding = (kiln_coding)c;
@@ -207,6 +273,29 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 		t->codings |= 1u << c;
 	}
 	return dicts_of(t, r, url_prefix, a) ? 1 : -1;
+}
+
+bool kiln_srv_source_same(const struct kiln_srv_asset *a, const struct stat *sb)
+{
+	return !a->changed && S_ISREG(sb->st_mode) && (uint64_t)sb->st_dev == a->src_dev &&
+	       (uint64_t)sb->st_ino == a->src_ino && (uint64_t)sb->st_size == a->rep[0].size &&
+	       sb->st_mtim.tv_sec == a->src_mtime.tv_sec &&
+	       sb->st_mtim.tv_nsec == a->src_mtime.tv_nsec;
+}
+
+int kiln_srv_source_now(const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+			struct stat *sb)
+{
+	int fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
+	bool there;
+
+	if (fd < 0)
+		return KILN_SRV_SOURCE_GONE;
+	there = fstat(fd, sb) == 0 && S_ISREG(sb->st_mode);
+	close(fd);
+	if (!there)
+		return KILN_SRV_SOURCE_GONE;
+	return kiln_srv_source_same(a, sb) ? KILN_SRV_SOURCE_AS_LOADED : KILN_SRV_SOURCE_CHANGED;
 }
 
 /* Is the manifest read into *ST from MANIFEST (NULL: the tree's own, at
@@ -343,9 +432,10 @@ fail:
 	return rc;
 }
 
-bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest)
+bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, const char *manifest,
+			  bool absent)
 {
-	struct stat sb;
+	struct stat sb, top;
 	char *p = manifest ? strdup(manifest) : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
 	bool changed;
 
@@ -358,6 +448,12 @@ bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, cons
 		   (uint64_t)sb.st_size != t->m_size || sb.st_mtim.tv_sec != t->m_mtime.tv_sec ||
 		   sb.st_mtim.tv_nsec != t->m_mtime.tv_nsec);
 	free(p);
+	/* ROOT now another directory (a release hard-linked from the last) */
+	if (!changed && stat(root, &sb) == 0 && fstat(t->topfd, &top) == 0)
+		changed = sb.st_dev != top.st_dev || sb.st_ino != top.st_ino;
+	/* a file left out at load there now: only a new load can offer it */
+	for (size_t i = 0; absent && !changed && i < t->nabsent; i++)
+		changed = on_disk(t, t->absent[i].rel, t->absent[i].size, t->absent[i].sha256);
 	return changed;
 }
 

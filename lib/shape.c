@@ -304,7 +304,7 @@ static void prove(struct member *v, size_t n, unsigned alpha, int a, const struc
 		      (orphans && orphan(m, alpha))) ||
 		    (esbuild && !(m->alpha & KILN_ALPHA_B32) && !has_lower(m->rel + m->start, m->len)))
 			continue;
-		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
+		out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len, 0 };
 	}
 }
 
@@ -344,7 +344,7 @@ static int dir_stem_cmp(const void *a, const void *b)
 
 static bool take(struct kiln_fp *out, const struct member *m)
 {
-	out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len };
+	out[m->i] = (struct kiln_fp){ KILN_WHY_TREE, (uint32_t)m->start, (uint32_t)m->len, 0 };
 	return true;
 }
 

@@ -1,6 +1,7 @@
 /* sibling.c - see sibling.h. */
 #include "sibling.h"
 #include "beneath.h"
+#include "codec.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -92,4 +93,21 @@ bool kiln_sibling_fix_meta(const char *root, const char *path, const struct stat
 int kiln_sibling_remove(const char *root, const char *path)
 {
 	return kiln_beneath_unlink(root, path);
+}
+
+int kiln_sibling_decodes(const char *root, const char *path, kiln_coding c, int src_fd,
+			 uint64_t src_size)
+{
+	int fd, ret = -1;
+	struct stat st;
+	kiln_status s;
+
+	if (src_fd < 0 || (fd = kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0)) < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		s = kiln_codecs[c]->verify_fd(fd, (uint64_t)st.st_size, src_fd, src_size);
+		ret = s == KILN_OK ? 1 : s == KILN_ERR_VERIFY ? 0 : -1;
+	}
+	close(fd);
+	return ret;
 }

@@ -54,13 +54,20 @@ kiln_status kiln_sibling_write(struct kiln_temps *reg, const char *final_path,
 bool kiln_sibling_name_fits(const char *rel, const char *suffix);
 
 
-/* Remove the sibling (or dictionary delta, or a snippet kiln wrote at the
- * top) PATH, beneath ROOT (no link
+/* Remove the sibling (or dictionary delta) PATH, beneath ROOT (no link
  * followed on the way): 0, or -1 with errno (ENOENT when it is not there,
  * or is behind a link, outside the tree).  The caller has made sure the
  * file is kiln's to remove (its digest on record, or its name kiln's).
  * The one place a sibling is removed. */
 int kiln_sibling_remove(const char *root, const char *path);
+
+/* Does the sibling PATH (beneath ROOT, no link followed; a regular file)
+ * decode with coding C to the SRC_SIZE bytes of the source open as
+ * SRC_FD?  Both are read in chunks (pread: SRC_FD's offset is not moved),
+ * so memory does not grow with their size.  1 yes, 0 no, -1 unknown (no
+ * source, SIB not a regular file or unreadable).  Any thread. */
+int kiln_sibling_decodes(const char *root, const char *path, kiln_coding c, int src_fd,
+			 uint64_t src_size);
 
 /* Give the sibling PATH (beneath ROOT, no link followed) its source SRC's
  * mode and mtime; false when it cannot be opened or changed (fchmod or

@@ -135,13 +135,15 @@ static void put_dict_maps(FILE *f, const struct dict_maps *m)
 
 static char *negotiating_http(const struct kiln_serve *s)
 {
-	size_t longest, count, len = 0;
-	char name[40], *text = NULL, *body = kiln_nginx_cc_body(s, &longest, &count);
+	size_t longest, count, sib_longest, len = 0;
+	char name[40], sib_name[40], *text = NULL, *body = kiln_nginx_cc_body(s, &longest, &count);
+	char *sib = body ? kiln_nginx_sib_map(s, sib_name, &sib_longest) : NULL;
 	struct dict_maps dm;
-	bool dm_ok = body && dict_maps(s, &dm);
+	bool dm_ok = sib && dict_maps(s, &dm);
 	FILE *f = dm_ok && kiln_nginx_digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
 
 	if (!f) {
+		free(sib);
 		if (dm_ok) {
 			free(dm.uad);
 			free(dm.dict);
@@ -158,14 +160,21 @@ static char *negotiating_http(const struct kiln_serve *s)
 	      "# run: reload nginx after a deploy, or new fingerprinted files are\n"
 	      "# revalidated (no-cache) until then.\n",
 	      f);
-	kiln_nginx_put_hash_sizes(f, s, longest, count);
+	if (!s->opt->cache_control)
+		longest = count = 0;
+	kiln_nginx_put_hash_sizes(f, s, longest > sib_longest ? longest : sib_longest, count);
 	fprintf(f, "\nmap $uri $%s {\n    default \"" KILN_CACHE_REVALIDATE "\";\n%s}\n", name,
 		s->opt->cache_control ? body : "");
+	kiln_nginx_put_sib_map(f, sib_name, sib);
+	fputs("\n# A request with a Range header: \"r\" (it gets the source, below).\n"
+	      "map $http_range $kiln1_ranged {\n    default r;\n    \"\" \"\";\n}\n",
+	      f);
 	kiln_nginx_put_accept_maps(f);
 	put_dict_maps(f, &dm);
 	free(dm.uad);
 	free(dm.dict);
 	free(body);
+	free(sib);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;
@@ -206,19 +215,22 @@ static void put_dcz(FILE *f, const char *dict_name)
 		dict_name, KILN_DICT_ID_HEX, kiln_codec_dcz.suffix, tok, tok);
 }
 
-static void put_negotiation(FILE *f, const char *dict_name)
+static void put_negotiation(FILE *f, const char *dict_name, const char *sib_name)
 {
 	fputs("# A sibling asked for by its own name while its source is there:\n"
 	      "# 404, so that rules written for the source's URL (auth_basic,\n"
-	      "# deny) cannot be walked around.\n"
+	      "# deny) cannot be walked around; and one whose source is gone, or\n"
+	      "# any name with a sibling's suffix that is no asset (the map).\n"
 	      "# (A named capture: nginx escapes numbered ones, spaces and all.)\n"
 	      "set $kiln_direct \"\";\n"
 	      "if ($request_filename ~ \"",
 	      f);
 	kiln_nginx_put_direct_regex(f);
 	fputs("\") { }\n"
-	      "if (-f $kiln_direct) { return 404; }\n\n",
+	      "if (-f $kiln_direct) { return 404; }\n",
 	      f);
+	kiln_nginx_put_sib_guard(f, sib_name, "");
+	fputs("\n", f);
 	fputs("# Which siblings exist now, beside a source that exists: $kiln_have\n"
 	      "# holds their digits after an \"s\" for the source.\n"
 	      "set $kiln_have \"\";\n"
@@ -230,8 +242,12 @@ static void put_negotiation(FILE *f, const char *dict_name)
 	/* ("if ($kiln_have)" would be false for "0") */
 	fputs("if ($kiln_have ~ \"^s.\") { set $kiln_vary Accept-Encoding; }\n", f);
 	put_dcz(f, dict_name);
-	fputs("\n# The smallest accepted sibling: the latest coding both have.\n"
-	      "set $kiln_pick \"$kiln_have:",
+	fputs("\n# The smallest accepted sibling: the latest coding both have.  Not\n"
+	      "# for a Range request (\"r\" first), which gets the source: nginx\n"
+	      "# would answer an unsatisfiable range of a sibling with a 416 that\n"
+	      "# carries the sibling's Content-Encoding (add_header runs before the\n"
+	      "# range check), and dcz is not sent with a Range either.\n"
+	      "set $kiln_pick \"$kiln1_ranged$kiln_have:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++)
 		fprintf(f, "$" KILN_NGINX_ACCEPT_VAR "%u", c);
@@ -266,13 +282,15 @@ static void put_negotiation(FILE *f, const char *dict_name)
 
 static char *negotiating_location(const struct kiln_serve *s)
 {
-	size_t longest, count, len = 0;
-	char name[40], *text = NULL, *body = kiln_nginx_cc_body(s, &longest, &count);
+	size_t longest, count, sib_longest, len = 0;
+	char name[40], sib_name[40], *text = NULL, *body = kiln_nginx_cc_body(s, &longest, &count);
+	char *sib = body ? kiln_nginx_sib_map(s, sib_name, &sib_longest) : NULL;
 	struct dict_maps dm;
-	bool dm_ok = body && dict_maps(s, &dm);
+	bool dm_ok = sib && dict_maps(s, &dm);
 	FILE *f = dm_ok && kiln_nginx_digest_name(s, "cc", body, name) ? open_memstream(&text, &len) : NULL;
 
 	free(body);
+	free(sib);
 	if (dm_ok) {
 		free(dm.uad);
 		free(dm.dict);
@@ -289,8 +307,10 @@ static char *negotiating_location(const struct kiln_serve *s)
 	      "# URL prefix the run was given (--url-prefix) falls in.\n"
 	      "# add_header here replaces those inherited from outer blocks: repeat\n"
 	      "# yours in the same block.\n\n"
-	      "gzip off;\n"
-	      "\n# kiln's own files are never sent.\n"
+	      "gzip off;\n",
+	      f);
+	kiln_nginx_put_no_links(f);
+	fputs("\n# kiln's own files are never sent.\n"
 	      "if ($uri ~ \"",
 	      f);
 	kiln_nginx_put_own_regex(f, s);
@@ -309,7 +329,7 @@ static char *negotiating_location(const struct kiln_serve *s)
 	if (s->opt->cache_control)
 		fputs("add_header Cache-Control $kiln_cache_control;\n", f);
 	fputs("\n", f);
-	put_negotiation(f, dm.dict_name);
+	put_negotiation(f, dm.dict_name, sib_name);
 	fputs("\nsendfile on;\ntcp_nopush on;\n", f);
 	if (fclose(f) != 0) {
 		free(text);

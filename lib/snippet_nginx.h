@@ -54,13 +54,32 @@ char *kiln_nginx_cc_body(const struct kiln_serve *s, size_t *longest, size_t *co
  * out of memory. */
 char *kiln_nginx_uad_body(const struct kiln_serve *s);
 
-/* map_hash_bucket_size and map_hash_max_size, when the Cache-Control
- * map's LONGEST key and COUNT need more than nginx's defaults. */
+/* map_hash_bucket_size and map_hash_max_size, when the maps' LONGEST key
+ * and COUNT (of the largest) need more than nginx's defaults. */
 void kiln_nginx_put_hash_sizes(FILE *f, const struct kiln_serve *s, size_t longest, size_t count);
 
 /* The regular expression (inside a double-quoted nginx string) that
  * matches a $uri naming one of kiln's own files. */
 void kiln_nginx_put_own_regex(FILE *f, const struct kiln_serve *s);
+
+/*
+ * The entries of the map $NAME of $uri that says which URL paths end in a
+ * sibling suffix of the table and are not an asset of the manifest (a
+ * sibling by its own URL, whether its source is there or deleted since
+ * kiln ran): 1, and "" for the assets whose own names end so (a .tar.gz
+ * the tree holds as a file of its own).  A malloc'ed string, *LONGEST its
+ * longest key; NULL when out of memory.
+ */
+char *kiln_nginx_sib_map(const struct kiln_serve *s, char name[40], size_t *longest);
+
+/* The map $NAME with BODY (kiln_nginx_sib_map()), and its comment. */
+void kiln_nginx_put_sib_map(FILE *f, const char *name, const char *body);
+
+/* disable_symlinks beneath the tree's top, for the location {} file. */
+void kiln_nginx_put_no_links(FILE *f);
+
+/* The guard of the location {} file: a URL path $NAME maps to 1 is 404. */
+void kiln_nginx_put_sib_guard(FILE *f, const char *name, const char *indent);
 
 /* The regular expression that matches a file path ending in a sibling
  * suffix of the table, capturing the rest as $kiln_direct. */

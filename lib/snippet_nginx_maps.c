@@ -280,10 +280,11 @@ static size_t pow2_at_least(size_t n)
 
 void kiln_nginx_put_hash_sizes(FILE *f, const struct kiln_serve *s, size_t longest, size_t count)
 {
+	(void)s;
 	/* nginx's defaults (64-byte buckets, 2048 of them at most) hold keys
 	 * of up to 46 bytes, about 2,000 of them: only past that does the
 	 * file set the sizes, since two such files in one http {} conflict */
-	if (s->opt->cache_control && (longest > 40 || count > 1000)) {
+	if (longest > 40 || count > 1000) {
 		/* nginx needs buckets that hold the longest key, and a hash
 		 * large enough to place every key */
 		fprintf(f, "#\n# It sets the map hash sizes its keys need: remove your own\n"
@@ -313,6 +314,89 @@ void kiln_nginx_put_own_regex(FILE *f, const struct kiln_serve *s)
 	fprintf(f, "\\.kiln-[^/]*\\.tmp|\\.kiln-journal-[^/]*|kiln-manifest\\.shard-[^/]*\\.json)"
 		   "|\\.[0-9a-f]{%d}\\%s)\\z",
 		KILN_DICT_ID_HEX, kiln_codec_dcz.suffix);
+}
+
+/* Does REL end in a sibling suffix of the table? */
+static bool sibling_named(const char *rel)
+{
+	size_t n = strlen(rel);
+
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		size_t k = strlen(kiln_codecs[c]->info.suffix);
+		if (n > k && strcmp(rel + n - k, kiln_codecs[c]->info.suffix) == 0)
+			return true;
+	}
+	return false;
+}
+
+char *kiln_nginx_sib_map(const struct kiln_serve *s, char name[40], size_t *longest)
+{
+	size_t len = 0;
+	char *text = NULL;
+	FILE *f = open_memstream(&text, &len);
+
+	*longest = 0;
+	if (!f)
+		return NULL;
+	fputs("    \"~(?:", f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++) {
+		if (c)
+			fputc('|', f);
+		kiln_nginx_put_regex_literal(f, kiln_codecs[c]->info.suffix);
+	}
+	fputs(")\\z\" 1;\n", f);
+	/* exact keys win over the regular expression, whatever their order */
+	for (size_t i = 0; i < s->n; i++) {
+		const char *rel = s->assets[i].rel;
+		size_t n = strlen(s->url_prefix) + strlen(rel);
+		char *key;
+
+		if (!sibling_named(rel) || n > KILN_NGINX_MAX_KEY)
+			continue;
+		if (!(key = malloc(n + 1))) {
+			fclose(f);
+			free(text);
+			return NULL;
+		}
+		strcpy(key, s->url_prefix);
+		strcat(key, rel);
+		fputs("    ", f);
+		kiln_nginx_put_quoted(f, key);
+		fputs(" \"\";\n", f);
+		if (n > *longest)
+			*longest = n;
+		free(key);
+	}
+	if (fclose(f) != 0 || !kiln_nginx_digest_name(s, "sib", text, name)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+void kiln_nginx_put_sib_map(FILE *f, const char *name, const char *body)
+{
+	fprintf(f, "\n# URL paths that end in a sibling's suffix but are no asset of the\n"
+		   "# manifest: a sibling asked for by its own URL, also when its source\n"
+		   "# was deleted since kiln ran (nginx cannot tell it from a file of its\n"
+		   "# own, the manifest can).  Exact paths win over the expression.\n"
+		   "map $uri $%s {\n    default \"\";\n%s}\n",
+		name, body);
+}
+
+void kiln_nginx_put_no_links(FILE *f)
+{
+	fputs("\n# No link is followed beneath the tree's top (the top itself may be\n"
+	      "# one, current -> releases/N): a file or directory replaced by a\n"
+	      "# link to outside the tree is never sent (403).\n"
+	      "set $kiln_root $document_root;\n"
+	      "disable_symlinks on from=$kiln_root;\n",
+	      f);
+}
+
+void kiln_nginx_put_sib_guard(FILE *f, const char *name, const char *indent)
+{
+	fprintf(f, "%sif ($%s) { return 404; }\n", indent, name);
 }
 
 /* (A named capture: nginx escapes numbered ones, spaces and all.) */

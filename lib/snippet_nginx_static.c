@@ -72,16 +72,18 @@ static bool in_run(const struct kiln_serve *s, unsigned c)
  * its Use-As-Dictionary map (when it has a dictionary asset) and the Vary
  * map made from that one. */
 struct names {
-	char cc[40], uad[40], vary[40];
+	char cc[40], uad[40], vary[40], sib[40];
 	bool has_uad;
+	size_t sib_longest;
 };
 
 static bool map_names(const struct kiln_serve *s, struct names *n, char **cc_body, char **uad_body,
-		      size_t *longest, size_t *count)
+		      char **sib_body, size_t *longest, size_t *count)
 {
 	*cc_body = kiln_nginx_cc_body(s, longest, count);
 	*uad_body = *cc_body ? kiln_nginx_uad_body(s) : NULL;
-	if (*uad_body && kiln_nginx_digest_name(s, "cc", *cc_body, n->cc) &&
+	*sib_body = *uad_body ? kiln_nginx_sib_map(s, n->sib, &n->sib_longest) : NULL;
+	if (*sib_body && kiln_nginx_digest_name(s, "cc", *cc_body, n->cc) &&
 	    kiln_nginx_digest_name(s, "uad", *uad_body, n->uad) &&
 	    kiln_nginx_digest_name(s, "vary", *uad_body, n->vary)) {
 		n->has_uad = **uad_body != '\0';
@@ -89,6 +91,7 @@ static bool map_names(const struct kiln_serve *s, struct names *n, char **cc_bod
 	}
 	free(*cc_body);
 	free(*uad_body);
+	free(*sib_body);
 	return false;
 }
 
@@ -118,6 +121,15 @@ static void put_odd(FILE *f, const struct kiln_serve *s, const struct names *n, 
 		indent, indent);
 }
 
+/* Does every coding of the run have a static module of nginx's own build? */
+static bool own_modules_only(const struct kiln_serve *s)
+{
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (in_run(s, c) && !kiln_codecs[c]->nginx_static_own)
+			return false;
+	return true;
+}
+
 static void put_modules(FILE *f, const struct kiln_serve *s, unsigned accepted, const char *on,
 			const char *indent)
 {
@@ -130,14 +142,15 @@ static void put_modules(FILE *f, const struct kiln_serve *s, unsigned accepted, 
 char *kiln_nginx_static_location(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
-	char *text = NULL, *cc_body, *uad_body;
+	char *text = NULL, *cc_body, *uad_body, *sib_body;
 	struct names n;
 	FILE *f;
 
-	if (!map_names(s, &n, &cc_body, &uad_body, &longest, &count))
+	if (!map_names(s, &n, &cc_body, &uad_body, &sib_body, &longest, &count))
 		return NULL;
 	free(cc_body);
 	free(uad_body);
+	free(sib_body);
 	if (!(f = open_memstream(&text, &len)))
 		return NULL;
 	kiln_snippet_header(f, s, "nginx", "# ");
@@ -168,12 +181,33 @@ char *kiln_nginx_static_location(const struct kiln_serve *s)
 	put_modules(f, s, ~0u, "on", "");
 	fputs("# Vary: Accept-Encoding on every response of a file that has a\n"
 	      "# sibling; the siblings for HTTP/1.0 and proxied requests too.\n"
-	      "gzip_vary on;\ngzip_http_version 1.0;\ngzip_proxied any;\n"
-	      "\n# kiln's own files are never sent.\n"
+	      "gzip_vary on;\ngzip_http_version 1.0;\ngzip_proxied any;\n",
+	      f);
+	if (own_modules_only(s))
+		kiln_nginx_put_no_links(f);
+	else
+		fputs("\n# Links are followed: the brotli_static module finds no sibling\n"
+		      "# under disable_symlinks with from= (measured: Debian's 1.0.0~rc),\n"
+		      "# and without from= a link on the way to the tree's top (current\n"
+		      "# -> releases/N) would refuse the whole tree.  Keep links to outside\n"
+		      "# out of the tree, or use kiln's other nginx form or kiln serve.\n",
+		      f);
+	fputs("\n# kiln's own files are never sent.\n"
 	      "if ($uri ~ \"",
 	      f);
 	kiln_nginx_put_own_regex(f, s);
-	fputs("\") { return 404; }\n\n", f);
+	fputs("\") { return 404; }\n", f);
+	fputs("\n# A source deleted since kiln ran: the modules do not look at it, and\n"
+	      "# its siblings are not its own any more: 404.  (Only \"if\" blocks\n"
+	      "# that match for a source on disk or to answer: a matching one loses\n"
+	      "# the block's try_files.)\n"
+	      "set $kiln_gone $request_filename;\n"
+	      "if (-f $request_filename) { set $kiln_gone \"$request_filename/.kiln-none\"; }\n",
+	      f);
+	for (unsigned c = 0; c < kiln_ncodecs; c++)
+		if (in_run(s, c))
+			fprintf(f, "if (-f $kiln_gone%s) { return 404; }\n", kiln_codecs[c]->info.suffix);
+	fputs("\n", f);
 	if (s->opt->cache_control)
 		fprintf(f, "add_header Cache-Control $%s;\n", n.cc);
 	if (n.has_uad)
@@ -198,7 +232,8 @@ char *kiln_nginx_static_location(const struct kiln_serve *s)
 	}
 	fputs("}\n\n# A sibling asked for by its own name while its source is there:\n"
 	      "# 404, so that rules written for the source's URL (auth_basic,\n"
-	      "# deny) cannot be walked around.\n"
+	      "# deny) cannot be walked around; and one whose source is gone, or\n"
+	      "# any name with a sibling's suffix that is no asset (the map).\n"
 	      "location ~ \"(?:",
 	      f);
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
@@ -209,6 +244,7 @@ char *kiln_nginx_static_location(const struct kiln_serve *s)
 	fputs(")\\z\" {\n    set $kiln_direct \"\";\n    if ($request_filename ~ \"", f);
 	kiln_nginx_put_direct_regex(f);
 	fputs("\") { }\n    if (-f $kiln_direct) { return 404; }\n", f);
+	kiln_nginx_put_sib_guard(f, n.sib, "    ");
 	put_odd(f, s, &n, "    ");
 	fputs("}\n\nsendfile on;\ntcp_nopush on;\n", f);
 	if (fclose(f) != 0) {
@@ -221,15 +257,16 @@ char *kiln_nginx_static_location(const struct kiln_serve *s)
 char *kiln_nginx_static_http(const struct kiln_serve *s)
 {
 	size_t longest, count, len = 0;
-	char *text = NULL, *cc_body, *uad_body;
+	char *text = NULL, *cc_body, *uad_body, *sib_body;
 	struct names n;
 	FILE *f;
 
-	if (!map_names(s, &n, &cc_body, &uad_body, &longest, &count))
+	if (!map_names(s, &n, &cc_body, &uad_body, &sib_body, &longest, &count))
 		return NULL;
 	if (!(f = open_memstream(&text, &len))) {
 		free(cc_body);
 		free(uad_body);
+		free(sib_body);
 		return NULL;
 	}
 	kiln_snippet_header(f, s, "nginx http {}", "# ");
@@ -241,10 +278,13 @@ char *kiln_nginx_static_http(const struct kiln_serve *s)
 	      "# run: reload nginx after a deploy, or new fingerprinted files are\n"
 	      "# revalidated (no-cache) until then.\n",
 	      f);
-	kiln_nginx_put_hash_sizes(f, s, longest, count);
+	if (!s->opt->cache_control)
+		longest = count = 0;
+	kiln_nginx_put_hash_sizes(f, s, longest > n.sib_longest ? longest : n.sib_longest, count);
 	if (s->opt->cache_control)
 		fprintf(f, "\nmap $uri $%s {\n    default \"" KILN_CACHE_REVALIDATE "\";\n%s}\n",
 			n.cc, cc_body);
+	kiln_nginx_put_sib_map(f, n.sib, sib_body);
 	if (n.has_uad)
 		fprintf(f, "\n# Dictionary transport (RFC 9842): the Use-As-Dictionary header of\n"
 			   "# each fingerprinted asset, and Vary: Available-Dictionary with it.\n"
@@ -268,6 +308,7 @@ char *kiln_nginx_static_http(const struct kiln_serve *s)
 	kiln_nginx_put_accept_maps(f);
 	free(cc_body);
 	free(uad_body);
+	free(sib_body);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;

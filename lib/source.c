@@ -5,10 +5,12 @@
 #include "error.h"
 
 #include "hash.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct kiln_stat kiln_stat_of(const struct stat *st)
@@ -200,4 +202,26 @@ kiln_status kiln_file_digest_beneath(const char *root, const char *path, uint64_
 				     uint8_t sha256[32])
 {
 	return digest_fd(kiln_beneath_open(root, path, O_RDONLY | O_NONBLOCK, 0), size, sha256);
+}
+
+bool kiln_src_cmp_next(struct kiln_src_cmp *c, const uint8_t *p, size_t n)
+{
+	uint8_t buf[65536];
+
+	if (n > c->len - c->off)
+		return false;
+	while (n > 0) {
+		size_t k = n < sizeof(buf) ? n : sizeof(buf);
+		ssize_t r = kiln_pread_full(c->fd, buf, k, c->off);
+		if (r != (ssize_t)k) {
+			c->io_error = r < 0;
+			return false;
+		}
+		if (memcmp(buf, p, k) != 0)
+			return false;
+		c->off += k;
+		p += k;
+		n -= k;
+	}
+	return true;
 }

@@ -83,4 +83,16 @@ kiln_status kiln_file_digest_beneath(const char *root, const char *path, uint64_
 /* True if FD still has ST's inode, size, mtime and ctime. */
 bool kiln_source_unchanged(int fd, const struct stat *st);
 
+/* Reading a source back in order, to compare it with decoded bytes. */
+struct kiln_src_cmp {
+	int fd;
+	uint64_t off, len;
+	bool io_error; /* a read failed (rather than a mismatch) */
+};
+
+/* True if the next N bytes of the source (read from C->fd at C->off, which
+ * then moves on) are P[0..n), and they lie within C->len. */
+/* Thread-safe for distinct C (pread(2), no shared offset). */
+bool kiln_src_cmp_next(struct kiln_src_cmp *c, const uint8_t *p, size_t n);
+
 #endif

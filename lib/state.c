@@ -341,8 +341,9 @@ int kiln_state_entry(const char *key, json_t *e, int version, struct kiln_intern
 		const char *tok = json_string_value(json_object_get(e, "fingerprint"));
 		size_t at = kiln_token_find(r->rel, tok, strlen(tok));
 		if (at != SIZE_MAX)
-			r->fp = (struct kiln_fp){ r->fp.why, (uint32_t)at, (uint32_t)strlen(tok) };
+			r->fp = (struct kiln_fp){ r->fp.why, (uint32_t)at, (uint32_t)strlen(tok), 0 };
 	}
+	r->fp.changed = json_is_true(json_object_get(e, "bytes_changed"));
 	pe->in_manifest = true;
 	return 1;
 }

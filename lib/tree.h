@@ -94,8 +94,9 @@ struct kiln_tree {
 	/* Main, before the pool (immutable.c), read-only afterwards: per walk
 	 * entry, why it is immutable; NULL when none is. */
 	struct kiln_fp *fp;
-	/* Main, after the pool (dict.c): per walk entry, its dictionary
-	 * deltas, walk.n lists or NULL. */
+	/* Per walk entry, its dictionary deltas (walk.n lists, or NULL):
+	 * entry k's by the worker that took k (dict.c, the pipeline's last
+	 * step), read by main after the pool, which hands them to the ledger. */
 	struct kiln_dict_list *dicts;
 	/* Main, before the pool (dict.c), read-only while it runs, freed
 	 * after it: what each file's deltas are made against. */

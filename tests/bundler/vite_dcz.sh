@@ -103,18 +103,7 @@ dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
 mv "$T/n/nginx.conf" "$T/n/nginx.r2.conf"
 mv "$T/n/nginx.r1.conf" "$T/n/nginx.conf"
 main2=$(grep -o 'assets/index-[A-Za-z0-9_-]*\.js' "$T/r2/index.html" | head -n 1)
-cat >"$T/switch.sh" <<SW
-#!/bin/sh
-kill $NGINX_PID || exit 1
-for i in \$(seq 50); do kill -0 $NGINX_PID 2>/dev/null || break; sleep 0.1; done
-cp "$T/n/nginx.r2.conf" "$T/n/nginx.conf" || exit 1
-"$NGINX" -p "$T/n" -e "$T/n/error.log" -c "$T/n/nginx.conf" || exit 1
-for i in \$(seq 50); do
-	curl -s "$U/index.html" | grep -q "$main2" && exit 0
-	sleep 0.1
-done
-exit 1
-SW
+nginx_switch_script "$T/switch.sh" "$T/n" "$T/n/nginx.r2.conf" "$U/index.html" "$main2"
 sed 's|\([^ ]*\) \([^ ]*\) |/\1 /\2 |' "$T/changed" >"$T/pairs"
 check "Chromium: every changed asset of release 2 sent as dcz against release 1's, and run" \
 	timeout 200 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$T/n/access.log" \

@@ -11,6 +11,9 @@
 # not problems; --no-wait exits 1 at once, nothing done.  A run on a tree
 # inside a kiln tree waits for a run on the outer one.  A run whose top is
 # a link flipped to another tree during it goes on in the one it began in.
+# A sibling someone overwrites in place (its size and mtime kept) while a
+# run that checked it goes on is not vouched for by that run's index: the
+# next run reads it again and replaces it.
 . "$(dirname "$0")/lib.sh"
 SHIM=${FAULT_SHIM:?FAULT_SHIM must name the fault shim}
 
@@ -301,5 +304,34 @@ check "two at once: both succeed ($ra, $rb)" test "$ra" -eq 0 -a "$rb" -eq 0
 check "two at once: the tree matches its manifest" "$KILN" check -q "$D"
 check "two at once: every sibling decodes" siblings_decode "$D"
 check "two at once: nothing left" test -z "$(kiln_leftovers "$D")"
+
+# A sibling overwritten in place during a run that already checked it (it
+# reuses the .gz, writes a .br, each rename slowed down): its size and
+# mtime kept, the bytes garbage.  The run's index must not vouch for it.
+D=$T/edited
+rm -rf "$D"; mkdir -p "$D"
+seq 1 4000 | sed 's/^/var e = /' >"$D/e.js"
+"$KILN" -q "$D"
+sleep 1.1 # past the racy window: the .gz's stamp is trusted from here on
+env LD_PRELOAD="$SHIM" KILN_FAULT_SLOW_MS=2500 "$KILN" -q --brotli "$D" &
+pid=$!
+for n in $(seq 1 500); do
+	[ -n "$(find "$D" -name '.kiln-*.tmp' -print -quit)" ] && break
+	sleep 0.02
+done
+python3 - "$D/e.js.gz" <<'PY'
+import os, sys
+p = sys.argv[1]
+st = os.stat(p)
+with open(p, "r+b") as f:
+    f.write(b"\x00" * st.st_size)
+os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+PY
+wait "$pid"
+check "edited during a run: the run succeeds" test $? -eq 0
+sleep 1.1
+"$KILN" -q --brotli "$D"
+check "edited during a run: the next run replaces it" siblings_decode "$D"
+check "edited during a run: the tree matches its manifest" "$KILN" check -q "$D"
 
 finish

@@ -3,19 +3,22 @@
 # class: after every run, every sibling on disk decodes to its current
 # source and the manifest records exactly the siblings on disk
 # (tests/e2e/audit.py, which decodes with Python's own decoders), whatever
-# changed between runs.
-#  1. a coding dropped or added back, on the in-memory and the streamed path;
-#  2. a directory or file kiln cannot read keeps its record; a file that
-#     vanishes between the walk and its open loses its siblings;
-#  3. manifest keys are one-to-one (invalid UTF-8 and '%' in names);
-#  5. `kiln check --json` prints the problems it found;
-#  6. a run killed right after putting a sibling in place (the rest of 6,
-#     signals, is in signals.sh);
-#  8. what the randomized sequence test found: a top directory kiln cannot
-#     write (no journal, so no sibling), a manifest it cannot read (the tree
-#     is left alone), clean on a directory it cannot search, and running out
-#     of memory while the record is read.
-# (4 and 7, sizes and the two paths side by side, are in paths.sh.)
+# changed between runs:
+#  - codings: one dropped or added back, on the in-memory and the streamed
+#    path;
+#  - read errors: a directory or file kiln cannot read keeps its record; a
+#    file that vanishes between the walk and its open loses its siblings;
+#  - names: manifest keys are one-to-one (invalid UTF-8 and '%' in names);
+#  - check --json: `kiln check --json` prints the problems it found;
+#  - a kill: a run killed right after putting a sibling in place (signals
+#    are in signals.sh);
+#  - places kiln cannot write or read: a top directory kiln cannot write
+#    (no journal, so no sibling), a manifest it cannot read (the tree is
+#    left alone), clean on a directory it cannot search, and running out of
+#    memory while the record is read;
+#  - sources that stop being files: a source replaced by a link or a FIFO,
+#    and clean on a damaged sibling.
+# (Sizes and the two paths side by side are in paths.sh.)
 . "$(dirname "$0")/lib.sh"
 AUDIT=$(dirname "$0")/audit.py
 audit() { /usr/bin/python3 "$AUDIT" "$@"; }
@@ -41,7 +44,7 @@ only_lines() { # only_lines FILE EXPECTED: FILE's "kiln: " lines are exactly EXP
 }
 
 # ---------------------------------------------------------------------------
-# 1. Dropping and adding codings.  One file above --stream-size (streamed)
+# Codings dropped and added.  One file above --stream-size (streamed)
 # and one below (in memory), through every transition: a coding dropped or
 # added with the source unchanged, and with the source changed in the same
 # run.  Each step says which codings the files must have afterwards.
@@ -89,7 +92,7 @@ check "codings: kiln clean exits 0" [ $? -eq 0 ]
 check "codings: kiln clean leaves only the sources" [ "$(tree_digest "$D")" = "$want" ]
 
 # ---------------------------------------------------------------------------
-# 2. A read error never makes kiln forget siblings.  As root everything is
+# Read errors: one never makes kiln forget siblings.  As root everything is
 # readable: the runs that must fail to read run as nobody, on a tree nobody
 # owns.
 U=$T/unread
@@ -185,7 +188,7 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-# 3. Manifest keys are one-to-one: names that a percent-encoding of invalid
+# Names: manifest keys are one-to-one: names that a percent-encoding of invalid
 # UTF-8 would confuse each get an entry of their own.
 N=$T/names
 mkdir -p "$N"
@@ -217,7 +220,7 @@ check "names: kiln clean exits 0" [ $? -eq 0 ]
 check "names: kiln clean leaves only the sources" [ "$(tree_digest "$N")" = "$before" ]
 
 # ---------------------------------------------------------------------------
-# 5. `kiln check --json` reports problems: one JSON object on stdout with
+# check --json: `kiln check --json` reports problems: one JSON object on stdout with
 # "problems" (each with "path", "kind" and, when there is one, "detail")
 # and "problem_count".  A problem about a sibling names it by its own path,
 # or by its source's path and its "coding".
@@ -285,7 +288,7 @@ EOF
 )"
 
 # ---------------------------------------------------------------------------
-# 6. (The rest is in signals.sh.)  SIGKILL at the worst moment: right after
+# A kill (signals are in signals.sh): SIGKILL at the worst moment: right after
 # the Nth sibling is renamed into place (the fault shim kills the process
 # there).  The next run must still know that sibling as kiln's: reuse it
 # while its source is unchanged, replace it once changed, remove it once its
@@ -354,7 +357,7 @@ check "foreign orphan: check agrees (exit 0)" [ $? -eq 0 ]
 check "foreign orphan: audit" /usr/bin/python3 "$(dirname "$0")/audit.py" "$T/fo"
 
 # ---------------------------------------------------------------------------
-# 8. What the randomized sequence test (sequence.py) found, each as a class.
+# Places kiln cannot write or read, each as a class.
 if [ "$(id -u)" -eq 0 ]; then
 	# (a) A top directory kiln cannot write: no journal, so no sibling may be
 	# put in place (none could be recorded); the stale ones still go.
@@ -487,7 +490,7 @@ if [ -n "${FAULT_SHIM:-}" ]; then
 fi
 
 # ---------------------------------------------------------------------------
-# 9. What a new user's review found.
+# Sources that stop being files, and siblings damaged before a clean.
 # (a) A source replaced by a symbolic link (not followed) or a FIFO is no
 # source any more: its siblings go, as for a deleted file.
 L=$T/link-source

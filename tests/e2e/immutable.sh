@@ -3,6 +3,8 @@
 # real binary: each kind of evidence (the name, the tree's shapes, a
 # bundler's manifest at the top or given with --fingerprints, a rename
 # across --previous releases, --immutable) and --mutable over them all;
+# bytes changed under a name read as a fingerprint (against the last run's
+# record, or an earlier release) revalidated, and kept so;
 # the manifest's "immutable" and "fingerprint", -v, every snippet's
 # Cache-Control and Use-As-Dictionary following the same decision; bad
 # --fingerprints files reported with the run going on; shards and merge
@@ -84,6 +86,14 @@ ln -s "$T/vite.json" "$T/vite-link.json"
 "$KILN" -q --fingerprints "$T/vite-link.json" "$D"
 check "--fingerprints through a link (a path given outside the tree)" \
 	[ "$(why "$D" solo/app-KQXWPZvr.js)" = "bundler KQXWPZvr" ]
+echo '{"name": "My docs", "pages": {"/": ["solo/app-KQXWPZvr.js"]}}' >"$D/manifest.json"
+"$KILN" -v "$D" 2>"$T/top.log"
+check "-v: a manifest.json at the top that is none kiln reads" \
+	grep -qx "$D/manifest.json: not a bundler manifest kiln reads (Vite, webpack, esbuild, Next.js)" "$T/top.log"
+check "... proves nothing (a \"pages\" key is not Next.js's manifest)" [ "$(why "$D" solo/app-KQXWPZvr.js)" = "- -" ]
+check "... and without -v nothing is said" sh -c '! "$1" "$2" 2>&1 | grep -q "manifest.json: not"' - "$KILN" "$D"
+rm "$D/manifest.json"
+"$KILN" -q "$D"
 echo '{"name": "a web app manifest", "icons": [{"src": "a.png"}]}' >"$T/pwa.json"
 echo 'not json' >"$T/bad.json"
 "$KILN" -q --fingerprints "$T/pwa.json" --fingerprints "$T/bad.json" --fingerprints "$T/none.json" \
@@ -125,7 +135,9 @@ cat >"$V/.vite/manifest.json" <<'JSON'
  "_vendor-Qm7pL2vX.js": {"file": "assets/vendor-Qm7pL2vX.js", "name": "vendor"},
  "src/app.ts": {"file": "assets/app-KQXWPZvr.js", "name": "app", "src": "src/app.ts"}}
 JSON
-"$KILN" -q "$V"
+"$KILN" -v "$V" 2>"$T/vm.log"
+check "-v says what the manifest proves and decides (3 chunks, a style sheet, a map)" \
+	grep -qx "$V/.vite/manifest.json: Vite manifest: proves 5 files, decides 1 directory" "$T/vm.log"
 check "with Vite's manifest, not" [ "$(why "$V" assets/qr-QRCODEzx.svg)" = "- -" ]
 check "... nor a copy whose name alone would be taken: the manifest decides its directory" \
 	[ "$(why "$V" assets/extra-Pq8wR3tZ.js)" = "- -" ]
@@ -134,7 +146,8 @@ check "... their source maps too" [ "$(why "$V" assets/app-KQXWPZvr.js.map)" = "
 check "... and the name's stay the name's" [ "$(why "$V" assets/index-B2x9_kQ1.js)" = "name B2x9_kQ1" ]
 # an earlier build's manifest (older than the outputs) decides nothing
 touch -d '-1 hour' "$V/.vite/manifest.json"
-"$KILN" -q "$V"
+"$KILN" -v "$V" 2>"$T/vm.log"
+check "-v says it is stale, and why" grep -q "^$V/.vite/manifest.json: Vite manifest: proves 5 files; stale: decides nothing (assets/[^ ]* is newer than it: a later build's)$" "$T/vm.log"
 check "a stale manifest decides nothing: the copy is its name's again" \
 	[ "$(why "$V" assets/extra-Pq8wR3tZ.js)" = "name Pq8wR3tZ" ]
 check "... and it still proves what it proves" [ "$(why "$V" assets/index-DPJWWXvr.css)" = "bundler DPJWWXvr" ]
@@ -170,6 +183,56 @@ check "a year renamed: not" [ "$(why "$R2" d/sale-SALE2025.html)" = "- -" ]
 check "a counter renamed: not" [ "$(why "$R2" d/chapter-00000042.html)" = "- -" ]
 check "one character of a token changed: not" [ "$(why "$R2" d/page-KQXWPZvq.html)" = "- -" ]
 check "release 1 alone: the lone name is not" [ "$(why "$R1" lone/app-KQXWPZvr.js)" = "- -" ]
+
+# ---- bytes changed under a name read as a fingerprint: revalidated, told
+# once, and kept so while the name stays (re-runs, the index's shortcut,
+# --reread, shards and merge)
+changed() { # changed TREE PATH: the manifest's "bytes_changed" ("-" when none)
+	$PY - "$1/kiln-manifest.json" "$2" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["files"][sys.argv[2]].get("bytes_changed", "-"))
+PY
+}
+B=$T/bytes
+mkdir -p "$B/assets"
+text "$B/assets/app-Kq7wPz3x.js" 3000 one
+text "$B/assets/vendor-Qm7pL2vX.js" 3000 vendor
+"$KILN" -q "$B"
+check "before: immutable by its name" [ "$(why "$B" assets/app-Kq7wPz3x.js)" = "name Kq7wPz3x" ]
+echo "// edited in place" >>"$B/assets/app-Kq7wPz3x.js"
+"$KILN" "$B" 2>"$T/b.log"
+check "bytes changed: the run succeeds" [ $? -eq 0 ]
+check "... and says so" grep -qx "kiln: $B/assets/app-Kq7wPz3x.js: warning: bytes changed under a name read as a fingerprint; revalidated" "$T/b.log"
+check "... once" [ "$(grep -c 'bytes changed' "$T/b.log")" = 1 ]
+check "... no longer immutable" [ "$(why "$B" assets/app-Kq7wPz3x.js)" = "- -" ]
+check "... marked in the manifest" [ "$(changed "$B" assets/app-Kq7wPz3x.js)" = True ]
+check "... the unchanged one stays" [ "$(why "$B" assets/vendor-Qm7pL2vX.js)" = "name Qm7pL2vX" ]
+check "... no snippet serves it immutable" not grep -q 'Kq7wPz3x' "$B/kiln.nginx.http.conf"
+check "... the manifest matches the JSON Schema" \
+	$PY "$(dirname "$0")/check_manifest.py" "$B/kiln-manifest.json" "$B" "$(dirname "$0")/../data/manifest.schema.json"
+for how in "" --reread; do
+	"$KILN" $how "$B" 2>"$T/b.log"
+	check "a re-run ($how) keeps it revalidated" [ "$(why "$B" assets/app-Kq7wPz3x.js)/$(changed "$B" assets/app-Kq7wPz3x.js)" = "- -/True" ]
+	check "... and says nothing more" not grep -q 'bytes changed' "$T/b.log"
+done
+for k in 1 2; do "$KILN" -q --shard "$k/2" "$B" || fail "shard $k"; done
+"$KILN" merge -q "$B"
+check "shards and merge keep it" [ "$(why "$B" assets/app-Kq7wPz3x.js)/$(changed "$B" assets/app-Kq7wPz3x.js)" = "- -/True" ]
+# across releases: the same path with other bytes in the earlier one
+P1=$T/bp1 P2=$T/bp2
+mkdir -p "$P1/assets" "$P2/assets"
+text "$P1/assets/app.9b8e7d6c.js" 3000 dirty-one
+text "$P2/assets/app.9b8e7d6c.js" 3000 dirty-two
+text "$P1/assets/lib-Qm7pL2vX.js" 3000 lib
+cp "$P1/assets/lib-Qm7pL2vX.js" "$P2/assets/"
+"$KILN" --previous "$P1" "$P2" 2>"$T/b.log"
+check "--previous: the run succeeds" [ $? -eq 0 ]
+check "... a name with other bytes in the earlier release is revalidated" \
+	[ "$(why "$P2" assets/app.9b8e7d6c.js)/$(changed "$P2" assets/app.9b8e7d6c.js)" = "- -/True" ]
+check "... and told" grep -q "$P2/assets/app.9b8e7d6c.js: warning: bytes changed" "$T/b.log"
+check "... the same bytes stay immutable" [ "$(why "$P2" assets/lib-Qm7pL2vX.js)" = "name Qm7pL2vX" ]
+check "... and a later run without --previous keeps it so" \
+	sh -c '"$1" -q "$2" && [ "$(grep -c bytes_changed "$2/kiln-manifest.json")" = 1 ]' - "$KILN" "$P2"
 
 # ---- shards and merge write the reasons one run writes
 cp -a "$D" "$T/one"

@@ -188,6 +188,26 @@ nginx_stop() {
 	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
 }
 
+# nginx_switch_script OUT DIR CONF URL PATTERN: write to OUT a script
+# (for browser_dcz.py's --switch) that stops nginx_start's nginx in DIR,
+# starts it again on the same port with the configuration CONF, and waits
+# until URL's body holds PATTERN.  The next release, served mid-visit.
+nginx_switch_script() {
+	local out=$1 d=$2 conf=$3 url=$4 pattern=$5
+	cat >"$out" <<SW
+#!/bin/sh
+kill $NGINX_PID || exit 1
+for i in \$(seq 50); do kill -0 $NGINX_PID 2>/dev/null || break; sleep 0.1; done
+cp "$conf" "$d/nginx.conf" || exit 1
+"$NGINX" -p "$d" -e "$d/error.log" -c "$d/nginx.conf" || exit 1
+for i in \$(seq 50); do
+	curl -s "$url" | grep -q "$pattern" && exit 0
+	sleep 0.1
+done
+exit 1
+SW
+}
+
 # serve_to_chromium NAME DIR: DIR (a bundler's output, after kiln) served
 # by nginx_start's nginx with kiln's snippets (config and logs in $T/NAME),
 # then checked as checks of the caller's: serve_check.py asks every asset

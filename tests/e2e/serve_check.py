@@ -30,7 +30,8 @@ AE_VALUES, or the --ae values; "(none)" stands for no header):
 then once per asset a Range request "bytes=0-9" without Accept-Encoding
 (206 and the first 10 source bytes), and per representation received
 (coding): If-None-Match with its ETag and the same Accept-Encoding answers
-304; the same ETag sent with an Accept-Encoding that selects another
+304 (with the 200's ETag, Vary and Cache-Control, and no Content-Length or
+the 200's: RFC 9110 section 8.6); the same ETag sent with an Accept-Encoding that selects another
 representation answers 200 with that one; representations have different
 ETags (compared weakly) and each keeps one ETag.
 
@@ -189,6 +190,12 @@ def ae_headers(ae):
     return [] if ae is None else [("Accept-Encoding", ae)]
 
 
+def dotted(rel):
+    """Does REL (bytes) have a component starting with '.' other than
+    .well-known (a dotfile or dot-directory)?"""
+    return any(c.startswith(b".") and c != b".well-known" for c in rel.split(b"/"))
+
+
 class AssetCheck:
     """All the checks of one asset; failures collected in order."""
 
@@ -223,6 +230,8 @@ class AssetCheck:
         for cd in a.kept:
             if not os.path.isfile(a.sibling_path(cd)):
                 self.fail(None, "the manifest lists a %s sibling, not on disk" % cd)
+        if self.o.no_dotfiles and dotted(a.rel):
+            return self.check_refused()
         self.sizes = a.sizes()
         self.reps = {}  # coding (None: identity) -> (etag, ae)
         self.rep_resp = {}  # coding -> the first 200 response of it
@@ -235,6 +244,20 @@ class AssetCheck:
         self.check_range()
         self.check_conditional()
         self.check_direct()
+        return self.fails
+
+    def check_refused(self):
+        """A dotfile (--no-dotfiles): 404 whatever is accepted, and so
+        are its siblings by their own URLs."""
+        targets = [(self.target(), ae) for ae in self.values]
+        targets += [(R.url_path(self.c.prefix, os.path.relpath(self.a.sibling_path(cd),
+                                                               os.fsencode(self.o.tree))), None)
+                    for cd in self.a.kept]
+        for target, ae in targets:
+            r = self.c.request("GET", target, ae_headers(ae))
+            if r.status != 404:
+                self.fail(ae, "a dotfile's %s: status %s, want 404" % (
+                    target, r.status if r.status is not None else r.error))
         return self.fails
 
     def check_direct(self):
@@ -400,6 +423,11 @@ class AssetCheck:
                     if r.get(h) != full.get(h):
                         self.fail(ae, "If-None-Match %s: the 304 has %s %r, the 200 %r" % (
                             etag, h, r.get(h), full.get(h)))
+                # RFC 9110 8.6: a 304 has no Content-Length, or the 200's
+                cl = r.all("content-length")
+                if cl and cl != [full.get("content-length")]:
+                    self.fail(ae, "If-None-Match %s: the 304 has Content-Length %r, the 200 %r" % (
+                        etag, ", ".join(cl), full.get("content-length")))
             for other, (_, oae) in self.reps.items():
                 if other == coding:
                     continue
@@ -510,6 +538,8 @@ def main(argv):
                     help="the whole Accept-Encoding list for K assets only")
     ap.add_argument("--ae", action="append", metavar="VALUE",
                     help="Accept-Encoding values to use instead of the list ((none): no header)")
+    ap.add_argument("--no-dotfiles", action="store_true",
+                    help="a dotfile or dot-directory but .well-known must be 404 (kiln serve)")
     ap.add_argument("--jobs", type=int, default=4, help="assets checked at once (default 4)")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     o = ap.parse_args(argv)

@@ -5,7 +5,9 @@
 # seeded mutation fuzzer), with a secret planted outside the tree and
 # reachable through links that replace assets after kiln ran: nothing
 # outside the tree is ever sent, and the server goes on serving the rest
-# right (serve_check.py on a sample, after).
+# right (serve_check.py on a sample, after).  Then its limits
+# (serve_limits.py): slow senders from one address past --max-connections,
+# and a tree larger than its descriptor limit.
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
@@ -39,5 +41,37 @@ if kiln_serve_start "$T/site" --timeout 3; then
 	check "SIGTERM after it all: exit 0 ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
 else
 	fail "kiln serve starts"
+fi
+
+# ---- Limits.  More slow senders from one address than --max-connections:
+# the limit per address (128 by default) leaves room for another one.
+if kiln_serve_start "$T/site" --max-connections 150 --timeout 10; then
+	check "170 slow senders from 127.0.0.1, --max-connections 150: 127.0.0.2 is answered" \
+		$PY "$E2E/serve_limits.py" --port "$PORT" --tree "$T/site" --slow 170
+	kiln_serve_stop
+fi
+# A tree of 600 files under a descriptor limit of 256: a quarter of it
+# kept open, the rest opened for each request, the connections lowered to
+# what is left; every file served, the limit never reached.
+mkdir -p "$T/many"
+for i in $(seq 600); do printf 'line %s of file %s\n' $(seq 40) "$i" >"$T/many/f$i.txt"; done
+cp "$T/site/index.html" "$T/many/"
+"$KILN" -q "$T/many"
+printf '#!/bin/sh\nulimit -n 256\nexec "%s" "$@"\n' "$KILN" >"$T/kiln-256" && chmod +x "$T/kiln-256"
+if KILN=$T/kiln-256 kiln_serve_start "$T/many"; then
+	check "ulimit -n 256: the startup line says the connections it lowered to" \
+		grep -q '; [0-9]* connections at most, for the descriptor limit' "$SERVE_ERR"
+	check "ulimit -n 256: 601 files with gzip, each its bytes, under 256 descriptors" \
+		$PY "$E2E/serve_limits.py" --port "$PORT" --tree "$T/many" --sweep --pid "$SERVE_PID" --fd-limit 256
+	check "... and it still serves the page" eval "curl -s 'http://127.0.0.1:$PORT/' | cmp -s - '$T/many/index.html'"
+	# every place to keep a file open taken (by a scan of every file): the
+	# poll loads the table anew, so the old one's files close
+	fds=$(ls "/proc/$SERVE_PID/fd" | wc -l)
+	for _ in $(seq 50); do [ "$(ls "/proc/$SERVE_PID/fd" | wc -l)" -lt 50 ] && break; sleep 0.1; done
+	check "... the files kept open closed by the next poll ($fds descriptors, then $(ls "/proc/$SERVE_PID/fd" | wc -l))" \
+		[ "$(ls "/proc/$SERVE_PID/fd" | wc -l)" -lt 50 ]
+	check "... without a 'reloaded' line" not grep -q '^kiln: reloaded' "$SERVE_ERR"
+	check "... and the page again" eval "curl -s 'http://127.0.0.1:$PORT/' | cmp -s - '$T/many/index.html'"
+	kiln_serve_stop
 fi
 finish

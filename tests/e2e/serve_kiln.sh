@@ -150,9 +150,60 @@ if kiln_serve_start "$T/live"; then
 	code=$(get /settings.js -H 'Accept-Encoding: gzip, br')
 	check "a sibling of another size: not sent; the source ($code)" \
 		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/live/settings.js' && [ -z \"\$(header content-encoding)\" ]"
+	# a source changed since the manifest: its siblings are not its own
+	# any more; it is sent as it is, with an ETag of its own (the source's
+	# status is looked at again at most once a second)
+	etag_rec=$(get /data.json -H 'Accept-Encoding: gzip' >/dev/null; header etag)
 	printf '/* more */' >>"$T/live/data.json"
-	code=$(get /data.json)
-	check "a source of another size than the manifest's: 503 ($code), not its bytes" [ "$code" = 503 ]
+	sleep 1.1
+	code=$(get /data.json -H 'Accept-Encoding: gzip, br, zstd')
+	check "a source of another size than the manifest's: 200 ($code), its bytes as they are now, no Content-Encoding" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/live/data.json' && [ -z \"\$(header content-encoding)\" ]"
+	etag_now=$(header etag)
+	check "... with an ETag from its status, not the manifest's ($etag_now)" \
+		eval "[ '$etag_now' = \"\\\"\$(stat -c '%Y %s' '$T/live/data.json' | awk '{printf \"%x-%x\", \$1, \$2}')\\\"\" ] && [ '$etag_now' != '$etag_rec' ]"
+	code=$(get /data.json -H "If-None-Match: $etag_now")
+	check "... and a 304 for that ETag ($code)" [ "$code" = 304 ]
+	code=$(get /data.json -H 'Range: bytes=0-3')
+	check "... and a Range on it ($code)" eval "[ $code = 206 ] && head -c 4 '$T/live/data.json' | cmp -s - '$T/body'"
+	# the same size, renamed in (a new inode): the recorded ETag would lie
+	V=assets/vendor-Dq4x_Z8k.js
+	code=$(get /$V -H 'Accept-Encoding: br'); etag_rec=$(header etag)
+	check "($V as its .br first: $code)" cmp -s "$T/body" "$T/live/$V.br"
+	tr 'a-z' 'A-Z' <"$T/live/$V" >"$T/new.js" && mv "$T/new.js" "$T/live/$V"
+	sleep 1.1
+	code=$(get /$V -H 'Accept-Encoding: br, gzip')
+	check "a source of the recorded size renamed in: 200 ($code), the new bytes, no Content-Encoding" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/live/$V' && [ -z \"\$(header content-encoding)\" ]"
+	code=$(get /$V)
+	check "... the identity request too, under another ETag than the recorded $etag_rec" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/live/$V' && [ \"\$(header etag)\" != '$etag_rec' ]"
+	# a source deleted: its siblings are left, none of them is sent
+	code=$(get /index.html -H 'Accept-Encoding: br')
+	check "(index.html as its .br first: $code)" cmp -s "$T/body" "$T/live/index.html.br"
+	mv "$T/live/index.html" "$T/index.html.away"
+	sleep 1.1
+	for ae in br gzip zstd 'br, gzip, zstd' identity; do
+		code=$(get /index.html -H "Accept-Encoding: $ae")
+		check "a source deleted, Accept-Encoding $ae: 404 ($code)" [ "$code" = 404 ]
+	done
+	code=$(get / -H 'Accept-Encoding: br')
+	check "... and its directory: 404 ($code)" [ "$code" = 404 ]
+	code=$(get /index.html.br)
+	check "... and its sibling by its own URL: 404 ($code)" [ "$code" = 404 ]
+	# ... and so after a restart (the load looks at each source), until it
+	# is back: the poll looks again for what the load did not find
+	if kiln_serve_start "$T/live"; then
+		check "a restart with the source deleted: the startup line counts it" \
+			grep -Eq '; [0-9]+ recorded files? not on disk' "$SERVE_ERR"
+		code=$(get /index.html -H 'Accept-Encoding: br')
+		check "... Accept-Encoding br: 404 ($code), not its sibling" [ "$code" = 404 ]
+		mv "$T/index.html.away" "$T/live/index.html"
+		for _ in $(seq 40); do grep -q '^kiln: reloaded' "$SERVE_ERR" && break; sleep 0.1; done
+		check "the source back: reloaded by the poll, without a new manifest" grep -q '^kiln: reloaded' "$SERVE_ERR"
+		code=$(get /index.html -H 'Accept-Encoding: br')
+		check "... and its .br sent again ($code)" eval "[ $code = 200 ] && cmp -s '$T/body' '$T/live/index.html.br'"
+	fi
 	ln -sf "$T/outside.txt" "$T/live/small.txt"
 	code=$(get /small.txt)
 	check "a source replaced by a link to outside: 404 ($code)" [ "$code" = 404 ]
@@ -166,9 +217,11 @@ if kiln_serve_start "$T/live"; then
 	# is not and the last one goes on serving.
 	rm -f "$T/live/small.txt"
 	mkdir "$T/live/guide" && printf '<!doctype html><title>guide</title>%s\n' $(seq 200) >"$T/live/guide/index.html"
+	reloads() { grep -c '^kiln: reloaded' "$SERVE_ERR"; }
+	n0=$(reloads)
 	"$KILN" -q --brotli --zstd "$T/live"
-	for _ in $(seq 40); do grep -q '^kiln: reloaded' "$SERVE_ERR" && break; sleep 0.1; done
-	check "a new manifest: reloaded by the poll" grep -q '^kiln: reloaded' "$SERVE_ERR"
+	for _ in $(seq 40); do [ "$(reloads)" -gt "$n0" ] && break; sleep 0.1; done
+	check "a new manifest: reloaded by the poll" [ "$(reloads)" -gt "$n0" ]
 	code=$(get /data.json -H 'Accept-Encoding: gzip')
 	check "... and the changed source served again, its new .gz ($code)" \
 		eval "[ $code = 200 ] && gzip -dc '$T/body' | cmp -s - '$T/live/data.json'"
@@ -178,35 +231,63 @@ if kiln_serve_start "$T/live"; then
 	check "... and /guide/ is its index.html ($code)" \
 		eval "[ $code = 200 ] && brotli -dc <'$T/body' | cmp -s - '$T/live/guide/index.html'"
 	cp "$T/live/kiln-manifest.json" "$T/good-manifest.json"
-	printf '{ broken' >"$T/live/kiln-manifest.json.new" && mv "$T/live/kiln-manifest.json.new" "$T/live/kiln-manifest.json"
+	{ printf '{ broken'; head -c 4000000 /dev/zero | tr '\0' ' '; } >"$T/live/kiln-manifest.json.new" &&
+		mv "$T/live/kiln-manifest.json.new" "$T/live/kiln-manifest.json"
 	for _ in $(seq 40); do grep -q 'goes on serving' "$SERVE_ERR" && break; sleep 0.1; done
 	check "a broken manifest: told once" [ "$(grep -c 'goes on serving' "$SERVE_ERR")" = 1 ]
+	# (and not read again while it stays: 4 MB a second otherwise)
+	r0=$(awk '/^rchar/ {print $2}' "/proc/$SERVE_PID/io"); sleep 2.5
+	r1=$(awk '/^rchar/ {print $2}' "/proc/$SERVE_PID/io")
+	check "... and not read again while it stays ($((r1 - r0)) bytes read in 2.5 s)" [ $((r1 - r0)) -lt 1000000 ]
 	code=$(get /data.json -H 'Accept-Encoding: gzip')
 	check "... and the last one goes on serving ($code)" \
 		eval "[ $code = 200 ] && gzip -dc '$T/body' | cmp -s - '$T/live/data.json'"
 	cp "$T/good-manifest.json" "$T/live/kiln-manifest.json"
 	kill -HUP "$SERVE_PID"
-	for _ in $(seq 40); do [ "$(grep -c '^kiln: reloaded' "$SERVE_ERR")" -ge 2 ] && break; sleep 0.1; done
-	check "SIGHUP: reloaded" [ "$(grep -c '^kiln: reloaded' "$SERVE_ERR")" -ge 2 ]
+	for _ in $(seq 40); do [ "$(reloads)" -ge $((n0 + 2)) ] && break; sleep 0.1; done
+	check "SIGHUP: reloaded" [ "$(reloads)" -ge $((n0 + 2)) ]
 	kiln_serve_stop
 fi
 
-# ---- 4b. Deploys under load: a link flipped between two releases, SIGHUP
-# each time, while threads ask every asset: no failed request, no body
-# that is not the representation its ETag names, every body a release's.
+# ---- 4b. Deploys under load, while threads ask every asset (a Range now
+# and then) and wrk asks the page: no failed request, no body that is not
+# the representation its ETag names, every body a release's.  A link
+# flipped between two releases with SIGHUP; a directory swapped by
+# renames and the old one removed at once; hard-linked releases (cp -al,
+# every other one unchanged: its manifest the same file) flipped and the
+# old one removed at once; the tree rebuilt in place (sources renamed
+# over, then kiln).  No signal but for the first: the poll, or the
+# request that finds its file gone, loads the new manifest.
 cp -a "$T/site" "$T/rel-a" && cp -a "$T/site" "$T/rel-b"
 for f in settings.js data.json index.html assets/app.3f9a2c7b.js; do
 	printf '\n/* release b */\n' >>"$T/rel-b/$f"
 done
 "$KILN" -q --brotli --zstd "$T/rel-a" && "$KILN" -q --brotli --zstd "$T/rel-b"
-ln -sfn "$T/rel-a" "$T/current"
-if kiln_serve_start "$T/current" --poll 0 --threads 4; then
-	check "serve_deploy.py: 5 flips a second under 8 threads, every response whole and a release's" \
-		$PY "$E2E/serve_deploy.py" --port "$PORT" --link "$T/current" --a "$T/rel-a" --b "$T/rel-b" \
-		--pid "$SERVE_PID" --seconds 3
+# deploy_check MODE DIR SERVE-OPTIONS...
+deploy_check() {
+	local mode=$1 dir=$2 wpid
+	shift 2
+	kiln_serve_start "$dir" --threads 4 "$@" || return
+	wrk -t1 -c4 -d3s "http://127.0.0.1:$PORT/index.html" >"$T/wrk-$mode.out" 2>&1 &
+	wpid=$!
+	check "serve_deploy.py --mode $mode: deploys under 8 threads, every response whole and a release's" \
+		$PY "$E2E/serve_deploy.py" --port "$PORT" --link "$dir" --a "$T/rel-a" --b "$T/rel-b" \
+		--pid "$SERVE_PID" --seconds 3 --mode "$mode" --kiln "$KILN" \
+		--flips-per-second "$([ "$mode" = inplace ] && echo 2 || echo 5)"
+	wait "$wpid"
+	check "... and wrk alongside: no socket error, no status but 2xx ($(grep -o '[0-9]* requests in' "$T/wrk-$mode.out"))" \
+		eval "grep -q ' requests in ' '$T/wrk-$mode.out' && ! grep -q 'Non-2xx\|Socket errors' '$T/wrk-$mode.out'"
 	kiln_serve_stop
 	check "... and it exits 0 on SIGTERM after ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
-fi
+}
+ln -sfn "$T/rel-a" "$T/current"
+deploy_check flip "$T/current" --poll 0
+cp -a "$T/rel-a" "$T/swapped"
+deploy_check swap "$T/swapped"
+cp -a "$T/rel-a" "$T/hl.rel0" && ln -sfn "$T/hl.rel0" "$T/hl"
+deploy_check hardlink "$T/hl"
+cp -a "$T/rel-a" "$T/inplace"
+deploy_check inplace "$T/inplace"
 
 # ---- 5. --no-cache-control: none at all.
 if kiln_serve_start "$T/site" --no-cache-control; then
@@ -221,12 +302,16 @@ cp -a "$T/site" "$T/ver"
 printf 'X' | dd of="$T/ver/settings.js.br" bs=1 seek=10 conv=notrunc 2>/dev/null
 printf 'X' | dd of="$T/ver/small.txt" bs=1 seek=3 conv=notrunc 2>/dev/null
 if kiln_serve_start "$T/ver" --verify; then
-	check "--verify: the startup line counts the two files" grep -q '; 2 recorded files not on disk as recorded, not served' "$SERVE_ERR"
+	check "--verify: the startup line counts the two files" \
+		grep -q '; 1 recorded file not on disk as recorded, not served; 1 source changed since the manifest, sent as they are' "$SERVE_ERR"
 	code=$(get /settings.js -H 'Accept-Encoding: gzip, br')
 	check "--verify: a sibling with other bytes is not sent; the .gz ($code)" \
 		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/ver/settings.js.gz'"
 	code=$(get /small.txt)
-	check "--verify: a source with other bytes: 404 ($code)" [ "$code" = 404 ]
+	check "--verify: a source with other bytes: 200 ($code), as it is" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/ver/small.txt'"
+	code=$(get /small.txt -H 'Accept-Encoding: gzip, br, zstd')
+	check "... never a sibling ($code)" eval "[ $code = 200 ] && [ -z \"\$(header content-encoding)\" ]"
 	kiln_serve_stop
 fi
 
@@ -282,6 +367,25 @@ check "a --manifest that is not there: exit 1, said so" \
 "$KILN" serve --manifest '' "$T/art" 2>/dev/null
 check "--manifest '': a usage error ($?)" [ $? = 2 ]
 
+# ---- 5d. Dotfiles and dot-directories are never sent, though the manifest
+# lists them; .well-known (RFC 8615) is served.
+mkdir -p "$T/dot/.git" "$T/dot/.well-known" "$T/dot/sub/.cache" && cp "$T/site/index.html" "$T/dot/"
+echo '[core] secret' >"$T/dot/.git/config"; echo 'PASSWORD=1' >"$T/dot/.env"
+printf 'user:secret %s\n' $(seq 100) >"$T/dot/sub/.htpasswd"; printf 'x %s\n' $(seq 100) >"$T/dot/sub/.cache/x.js"
+printf 'Contact: mailto:a@example.org %s\n' $(seq 50) >"$T/dot/.well-known/security.txt"
+"$KILN" -q "$T/dot"
+check "(the manifest lists the dotfiles)" grep -q '".env"' "$T/dot/kiln-manifest.json"
+if kiln_serve_start "$T/dot"; then
+	for u in /.git/config /.env /sub/.htpasswd /sub/.htpasswd.gz /sub/.cache/x.js /%2eenv; do
+		code=$(get "$u" -H 'Accept-Encoding: gzip')
+		check "a dotfile, $u: 404 ($code)" eval "[ $code = 404 ] && ! grep -q secret '$T/body'"
+	done
+	code=$(get /.well-known/security.txt)
+	check "/.well-known/security.txt: 200 ($code), its bytes" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/dot/.well-known/security.txt'"
+	kiln_serve_stop
+fi
+
 # ---- 6. SIGTERM lets a response in flight finish: 2 MB sent at 1 MB/s,
 # the signal after half a second; the body whole, the exit 0.
 mkdir -p "$T/big" && head -c 2000000 /dev/urandom >"$T/big/big.bin" && cp "$T/site/index.html" "$T/big/"
@@ -294,5 +398,17 @@ if kiln_serve_start "$T/big"; then
 	wait "$cpid"
 	check "SIGTERM during a 2 s response: curl got it all ($?), the server exited 0 ($SERVE_STATUS)" \
 		eval "[ '$SERVE_STATUS' = 0 ] && cmp -s '$T/big.got' '$T/big/big.bin'"
+fi
+# ... and does not wait for an idle keep-alive connection.
+if kiln_serve_start "$T/big"; then
+	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+	printf 'GET /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' >&3
+	sleep 0.3
+	t0=$(date +%s%N)
+	kiln_serve_stop
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	exec 3<&-
+	check "SIGTERM with an idle keep-alive connection open: exit 0 ($SERVE_STATUS) in $ms ms, not the 5 s grace" \
+		eval "[ '$SERVE_STATUS' = 0 ] && [ $ms -lt 2000 ]"
 fi
 finish

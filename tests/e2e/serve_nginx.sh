@@ -48,6 +48,30 @@ serving() { NGINX_SERVER=$3 nginx_start "$T/$1" "$2"; }
 nginx_t() { NGINX_SERVER=$3 NGINX_HTTP=${4-"include $2/kiln.nginx.http.conf;"} nginx_conf "$1" "$2" 8; }
 at_root() { printf '        location / {\n            include %s/kiln.nginx.conf;\n        }\n' "$1"; }
 
+# links_outside TREE: a sibling, a source and a directory of the served
+# TREE replaced by links to outside it: nothing of outside is sent (the
+# source itself may be, 200, when only its sibling is a link).  Put back.
+links_outside() {
+	local tree=$1 u ae code
+	rm -rf "$T/outside" && mkdir -p "$T/outside/assets" && echo 'SECRET-OUTSIDE' >"$T/outside/secret.txt"
+	cp "$tree/assets/"* "$T/outside/assets/" 2>/dev/null
+	echo 'SECRET-OUTSIDE' >>"$T/outside/assets/app.3f9a2c7b.js"
+	gzip -kf "$T/outside/secret.txt" && chmod -R a+rX "$T/outside"
+	cp -a "$tree/settings.js.gz" "$tree/small.txt" "$T/"
+	ln -sf "$T/outside/secret.txt.gz" "$tree/settings.js.gz" && rm -f "$tree/settings.js.br"
+	ln -sf "$T/outside/secret.txt" "$tree/small.txt"
+	mv "$tree/assets" "$T/assets.away" && ln -s "$T/outside/assets" "$tree/assets"
+	for u in settings.js small.txt assets/app.3f9a2c7b.js assets/app.3f9a2c7b.js.gz; do
+		for ae in gzip identity; do
+			code=$(curl -s --compressed -o "$T/body" -w '%{http_code}' -H "Accept-Encoding: $ae" "http://127.0.0.1:$PORT/$u")
+			check "a link to outside the tree on the way to /$u ($ae): nothing of outside sent ($code)" \
+				eval "! grep -q SECRET-OUTSIDE '$T/body' && [ $code != 200 -o '$u' = settings.js ]"
+		done
+	done
+	rm "$tree/assets" && mv "$T/assets.away" "$tree/assets"
+	rm "$tree/settings.js.gz" "$tree/small.txt" && mv "$T/settings.js.gz" "$T/small.txt" "$tree/"
+}
+
 sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 	local name=$1; shift
 	$PY "$E2E/serve_check.py" "$@" >"$T/$name.out" 2>&1 || { grep -m 30 FAIL "$T/$name.out" >&2; tail -n 1 "$T/$name.out" >&2; return 1; }
@@ -55,6 +79,8 @@ sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 
 # ---- 1. The serving tree, every coding of the form, served at /.
 bash "$E2E/serve_tree.sh" "$T/site" || fail "serve_tree.sh"
+# (and a file of its own whose name ends in a sibling's suffix)
+mkdir -p "$T/site/files" && tar -C "$T/site" -czf "$T/site/files/bundle.tar.gz" docs
 "$KILN" -q "${CODINGS[@]}" "$T/site"
 check "kiln ${CODINGS[*]} on the serving tree" [ $? -eq 0 ]
 check "... writes the $FORM form of the snippet" is_form "$T/site"
@@ -79,6 +105,24 @@ if serving n1 "$T/site" "$(at_root "$T/site")"; then
 	check "Chromium: the page ran, each script and stylesheet in the smallest coding, 304s and cache hits on the second visit" \
 		$PY "$E2E/browser.py" --url "http://127.0.0.1:$PORT/" --tree "$T/site" --log "$LOG" \
 		--log-format nginx --out "$T/browser.json"
+	# an unsatisfiable Range with a sibling accepted: a 416 with no
+	# Content-Encoding (the HTML nginx sends is not br), and a satisfiable
+	# one the first bytes of what the headers say; or (the static form:
+	# the static modules send a sibling whole, as RFC 9110 lets a server
+	# ignore Range) 200 with all of it
+	named() { # the file the Content-Encoding of $T/h names
+		case $(tr -d '\r' <"$T/h" | awk -F': ' 'tolower($1) == "content-encoding" {print $2}') in
+		gzip) echo "$T/site/settings.js.gz" ;; br) echo "$T/site/settings.js.br" ;;
+		zstd) echo "$T/site/settings.js.zst" ;; '') echo "$T/site/settings.js" ;; *) echo /nonexistent ;; esac
+	}
+	for ae in br gzip 'gzip, br, zstd'; do
+		code=$(curl -s -o "$T/body" -D "$T/h" -w '%{http_code}' -H "Accept-Encoding: $ae" -H 'Range: bytes=999999-' "http://127.0.0.1:$PORT/settings.js")
+		check "Range past the end, Accept-Encoding $ae: 416 ($code) with no Content-Encoding, or all of what it names" \
+			eval "{ [ $code = 416 ] && ! grep -qi '^content-encoding' '$T/h'; } || { [ $code = 200 ] && cmp -s '$T/body' \"\$(named)\"; }"
+		code=$(curl -s -o "$T/body" -D "$T/h" -w '%{http_code}' -H "Accept-Encoding: $ae" -H 'Range: bytes=0-9' "http://127.0.0.1:$PORT/settings.js")
+		check "Range bytes=0-9, Accept-Encoding $ae: 206 ($code) and the first bytes of what Content-Encoding names, or 200 and all" \
+			eval "{ [ $code = 206 ] && head -c 10 \"\$(named)\" | cmp -s - '$T/body'; } || { [ $code = 200 ] && cmp -s '$T/body' \"\$(named)\"; }"
+	done
 	# (but the favicon.ico Chromium asks for, which the tree does not have)
 	no_errors() { ! grep -v 'favicon\.ico' "$1" | grep -q '\[\(error\|crit\|alert\|emerg\)\]'; }
 	check "nginx logged no error" no_errors "$T/n1/error.log"
@@ -109,16 +153,20 @@ fi
 # app's fallback (try_files) still works beside the snippet.
 if [ -n "$NGINX_PID" ]; then
 	rm "$T/old/data.json"
-	code=$(curl -s -o "$T/body" -w '%{http_code}' -H 'Accept-Encoding: gzip, deflate, br, zstd' "http://127.0.0.1:$PORT/data.json")
-	if [ "$FORM" = static ]; then
-		# nginx's static modules do not look at the source (docs/serving.md)
-		check "the static form: a source gone, its siblings left: the sibling, until kiln runs again ($code)" \
-			eval "[ $code = 200 ] && cmp -s '$T/body' '$T/old/data.json.br'"
-	else
-		check "a source gone, its siblings left: 404, not a sibling ($code)" [ "$code" = 404 ]
-	fi
+	for ae in 'gzip, deflate, br, zstd' gzip br; do
+		code=$(curl -s -o "$T/body" -w '%{http_code}' -H "Accept-Encoding: $ae" "http://127.0.0.1:$PORT/data.json")
+		check "a source gone, its siblings left, Accept-Encoding $ae: 404, not a sibling ($code)" [ "$code" = 404 ]
+	done
+	for sfx in gz br; do
+		code=$(curl -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/data.json.$sfx")
+		check "... and its .$sfx by its own URL: 404 ($code)" [ "$code" = 404 ]
+	done
 	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/settings.js.gz")
 	check "a sibling by its own URL, beside its source: 404 ($code)" [ "$code" = 404 ]
+	code=$(curl -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/files/bundle.tar.gz")
+	check "a .tar.gz asset of its own (no source beside it): 200 ($code), its bytes" \
+		eval "[ $code = 200 ] && cmp -s '$T/body' '$T/old/files/bundle.tar.gz'"
+	[ "$FORM" = negotiating ] && links_outside "$T/old"
 fi
 spa=$(printf '        location / {\n            try_files $uri /index.html;\n            include %s/kiln.nginx.conf;\n        }\n' "$T/site")
 if serving n2b "$T/site" "$spa"; then
@@ -168,6 +216,7 @@ check "... with no module to load (gzip_static alone)" \
 if NGINX_MAIN= serving n4b "$T/gz" "$(at_root "$T/gz")"; then
 	check "a gzip-only run, nginx without the brotli module: serve_check" \
 		sc check4b --base "http://127.0.0.1:$PORT/" --tree "$T/gz"
+	links_outside "$T/gz"
 fi
 nginx_stop
 

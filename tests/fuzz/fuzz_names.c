@@ -85,7 +85,7 @@ static void round_trip(const char *path)
 	if (kiln_fingerprint_span(path, &start, &len))
 		r.fp = (struct kiln_fp){ KILN_WHY_NAME,
 					 (uint32_t)kiln_token_find(path, path + start, len),
-					 (uint32_t)len };
+					 (uint32_t)len, 0 };
 	text = kiln_manifest_dump(&opt, &(struct kiln_manifest_item){ &r, r.fp }, 1, NULL, 0, NULL, 0,
 				  NULL);
 	if (!text)

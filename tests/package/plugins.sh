@@ -138,7 +138,9 @@ build() {
 # js FILE EXPR: EXPR about s, FILE's JSON, is true.
 js() { node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.exit(eval(process.argv[2]) ? 0 : 1)' "$1" "$2"; }
 siblings() { find "$1" \( -type f -o -type l \) \( -name '*.gz' -o -name '*.br' -o -name '*.zst' \) | sort; }
-digest() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+# (not kiln's index beside the manifest: it holds each file's inode and
+# ctime, which a build from an emptied directory changes, and nothing served)
+digest() { (cd "$1" && find . -type f ! -name '.kiln-manifest.json.index' -print0 | sort -z | xargs -0 sha256sum); }
 # The scripts under DIR with the app's text in them that have a .gz.
 text_scripts() { find "$1" -name '*.js' -type f -exec grep -l 'glaze' {} + | while read -r f; do [ -f "$f.gz" ] && echo "$f"; done; }
 entries() { find "$1" -type f 2>/dev/null | wc -l; }

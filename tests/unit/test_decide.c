@@ -100,5 +100,19 @@ int main(void)
 	kiln_decide(&o, 1000, (size_t[]){ 600, 650, 590 }, keep);
 	CHECK(keep[KILN_CODING_GZIP] && !keep[KILN_CODING_BR] && keep[ZST]);
 
+	/* a dictionary delta: under the ratio, strictly smaller than every
+	 * kept sibling, never the size of another kept delta */
+	o = opts(GZ | BR, 0.95);
+	CHECK(kiln_decide_delta(&o, 1000, 100, (uint64_t[]){ 300, 250 }, 2, NULL, 0));
+	CHECK(!kiln_decide_delta(&o, 1000, 250, (uint64_t[]){ 300, 250 }, 2, NULL, 0));
+	CHECK(!kiln_decide_delta(&o, 1000, 260, (uint64_t[]){ 300, 250 }, 2, NULL, 0));
+	CHECK(kiln_decide_delta(&o, 1000, 249, (uint64_t[]){ 300, 250 }, 2, (uint64_t[]){ 248 }, 1));
+	CHECK(!kiln_decide_delta(&o, 1000, 248, (uint64_t[]){ 300, 250 }, 2, (uint64_t[]){ 248 }, 1));
+	/* no sibling kept (the source did not shrink enough for one): the
+	 * ratio alone */
+	CHECK(kiln_decide_delta(&o, 1000, 950, NULL, 0, NULL, 0));
+	CHECK(!kiln_decide_delta(&o, 1000, 951, NULL, 0, NULL, 0));
+	CHECK(!kiln_decide_delta(&o, 100, 100, NULL, 0, NULL, 0));
+
 	return check_exit("test_decide");
 }

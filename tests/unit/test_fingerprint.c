@@ -103,6 +103,8 @@ static const char *const no[] = {
 	"codec-H264HEVC.svg", "promo-Q3FY24aa.jpg", "sku-X7K2PQ9Z.jpg", "x-PRUint16.svg",
 	/* hexadecimal that is no hash: a colour, a UUID's last group; a page */
 	"palette-ff00aa11.css", "uploads/550e8400-e29b-41d4-a716-4466554400ab.jpg",
+	/* ... an id after a timestamp (Unsplash's photos) */
+	"img/photo-1506744038136-46273834b3fb.jpg", "1699999999-3f9a2c7b1d4e.png",
 	"posts/My-First-Post-3f9a2c7b1d4e.html", "api/struct.B2x9_kQ1.html",
 	/* an image whose token is of too few pieces: one number, one run of
 	 * lowercase letters ("Xk9mqzpL" would be a script's hash) */
@@ -146,6 +148,13 @@ static void test_hashlike(void)
 	CHECK(kiln_token_other("p/palette-ff00aa11.css", 10, 8));
 	CHECK(kiln_token_other("550e8400-e29b-41d4-a716-4466554400ab.jpg", 24, 12));
 	CHECK(!kiln_token_other("p/palette-3f9a2c7b.css", 10, 8));
+	/* an id after a number of 10 digits or more: a timestamp's, not a
+	 * hash's; 9 digits or a word before it leave a hash */
+	CHECK(kiln_token_other("photo-1506744038136-46273834b3fb.jpg", 20, 12));
+	CHECK(kiln_token_other("1506744038-3f9a2c7b.js", 11, 8));
+	CHECK(!kiln_token_other("a-150674403-3f9a2c7b.js", 12, 8));
+	CHECK(!kiln_token_other("a1506744038136-3f9a2c7b.js", 15, 8));
+	CHECK(kiln_fingerprinted("js/chunk-150674403-3f9a2c7b.js"));
 }
 
 /* The previous rule's test of a token's change: a new hash, not a counter,
@@ -342,15 +351,40 @@ static void test_vite(void)
 	kiln_proofs_free(&p);
 
 	/* hashes of other lengths and alphabets, as Vite's config and manifest
-	 * say ([hash:6], [hash:12], hashCharacters: 'base36'); not 5 */
+	 * say ([hash:6], [hash:12], hashCharacters: 'base36'); not 5; base36
+	 * (lower case: it could be a chosen name) only as the pattern of three
+	 * outputs */
 	CHECK(read_text("{\"a.js\": {\"file\": \"assets/a-aB3dE9.js\", \"name\": \"a\"},"
 			" \"b.js\": {\"file\": \"assets/b-aB3dE9xQ7mKp.js\", \"name\": \"b\"},"
 			" \"c.js\": {\"file\": \"assets/c-k3x9q2mz.js\", \"name\": \"c\"},"
 			" \"d.js\": {\"file\": \"assets/d-aB3dE.js\", \"name\": \"d\"},"
+			" \"f.js\": {\"file\": \"assets/f-q8m2x7kd.js\", \"name\": \"f\"},"
 			" \"e.js\": {\"file\": \"assets/e-edidli90.js\", \"name\": \"e\"}}", &p, &format));
 	CHECK(proven(&p, "assets/a-aB3dE9.js", "aB3dE9") && proven(&p, "assets/b-aB3dE9xQ7mKp.js", "aB3dE9xQ7mKp") &&
 	      proven(&p, "assets/c-k3x9q2mz.js", "k3x9q2mz") && !proven(&p, "assets/d-aB3dE.js", "") &&
+	      proven(&p, "assets/f-q8m2x7kd.js", "q8m2x7kd") &&
 	      proven(&p, "assets/e-edidli90.js", "edidli90")); /* base36 reading as a word and a number */
+	kiln_proofs_free(&p);
+	/* two base36 outputs, or one, prove no pattern */
+	CHECK(read_text("{\"c.js\": {\"file\": \"assets/c-k3x9q2mz.js\", \"name\": \"c\"},"
+			" \"e.js\": {\"file\": \"assets/e-edidli90.js\", \"name\": \"e\"}}", &p, &format));
+	CHECK(count_proven(&p) == 0 && listed(&p, "assets/c-k3x9q2mz.js"));
+	kiln_proofs_free(&p);
+
+	/* a version a name pattern wrote, in a build of one output (Vite's
+	 * manifest, the plugins' account of Vite's and Rollup's bundle):
+	 * "[name].es2017.js" is no hash; beside hashes of another length
+	 * neither (of their length it would be taken as their pattern's) */
+	CHECK(read_text("{\"index.html\": {\"file\": \"assets/index.es2017.js\", \"name\": \"index\","
+			" \"src\": \"index.html\", \"isEntry\": true}}", &p, &format));
+	CHECK(count_proven(&p) == 0 && listed(&p, "assets/index.es2017.js"));
+	kiln_proofs_free(&p);
+	CHECK(read_text("{\"index.html\": {\"file\": \"assets/index.v20240301.js\", \"name\": \"index\"},"
+			" \"_v.js\": {\"file\": \"assets/vendor-B2x9_kQ1.js\", \"name\": \"vendor\"},"
+			" \"w.js\": {\"file\": \"assets/w.build7.js\", \"name\": \"w\"}}", &p, &format));
+	CHECK(count_proven(&p) == 2 && proven(&p, "assets/vendor-B2x9_kQ1.js", "B2x9_kQ1") &&
+	      proven(&p, "assets/vendor-B2x9_kQ1.js.map", "B2x9_kQ1") &&
+	      !proven(&p, "assets/index.v20240301.js", ""));
 	kiln_proofs_free(&p);
 
 	/* a pattern's literal is the same in every output: no hash (of 8
@@ -370,8 +404,12 @@ static void test_webpack(void)
 	CHECK(read_text("{\"main.js\": \"/static/main.12345678.js\", \"main.js.map\": "
 			"\"/static/main.12345678.js.map\", \"index.html\": \"/index.html\", "
 			"\"logo-maskable.png\": \"https://cdn.example/logo-maskable.png?v=1\", "
-			"\"787.cda612ba.chunk.js\": \"/static/787.cda612ba.chunk.js\"}", &p, &format));
+			"\"787.cda612ba.chunk.js\": \"/static/787.cda612ba.chunk.js\", "
+			"\"app.js\": \"/static/app.3f9a2c7b.js\"}", &p, &format));
 	CHECK(strcmp(format, "webpack manifest") == 0);
+	CHECK(proven(&p, "static/app.3f9a2c7b.js", "3f9a2c7b"));
+	/* digits alone could be a version: proven only beside hashes of their
+	 * length */
 	CHECK(proven(&p, "static/main.12345678.js", "12345678"));
 	CHECK(proven(&p, "static/main.12345678.js.map", "12345678"));
 	CHECK(!listed(&p, "index.html") && !listed(&p, "logo-maskable.png") &&
@@ -393,7 +431,18 @@ static void test_webpack(void)
 			"\"index.html\": \"/index.html\"}, \"entrypoints\": [\"static/css/main.00000000.css\"]}",
 			&p, &format));
 	CHECK(strcmp(format, "asset manifest") == 0 && p.n == 1 &&
-	      proven(&p, "static/css/main.00000000.css", "00000000"));
+	      !proven(&p, "static/css/main.00000000.css", ""));
+	kiln_proofs_free(&p);
+	CHECK(read_text("{\"files\": {\"main.css\": \"/static/css/main.00000000.css\", "
+			"\"main.js\": \"/static/js/main.5e1b9c0d.js\"}}", &p, &format));
+	CHECK(p.n == 2 && proven(&p, "static/css/main.00000000.css", "00000000"));
+	kiln_proofs_free(&p);
+
+	/* a flat manifest of versions someone wrote ("app.js" ->
+	 * "app.v20240301.js"): no hash */
+	CHECK(read_text("{\"app.js\": \"/js/app.v20240301.js\", \"sw.js\": \"/js/sw.build42a.js\"}",
+			&p, &format));
+	CHECK(p.n == 0 || count_proven(&p) == 0);
 	kiln_proofs_free(&p);
 
 	/* webpack's stats: info.immutable, and the hash where info says; an
@@ -431,6 +480,11 @@ static void test_others(void)
 	      proven(&p, "out/logo-QZWTKRBX.png", "QZWTKRBX"));
 	CHECK(listed(&p, "out/about.js") && !proven(&p, "out/about.js", ""));
 	kiln_proofs_free(&p);
+	/* esbuild's single entry named by a pattern's version: no hash */
+	CHECK(read_text("{\"inputs\": {}, \"outputs\": {\"out/main-es2017.js\": {\"entryPoint\": "
+			"\"src/main.ts\", \"inputs\": {}}}}", &p, &format));
+	CHECK(count_proven(&p) == 0 && listed(&p, "out/main-es2017.js"));
+	kiln_proofs_free(&p);
 
 	/* Next.js: everything under static/ */
 	CHECK(read_text("{\"pages\": {\"/\": [\"static/chunks/main-c67a75d1b6f99dc8.js\", "
@@ -440,6 +494,16 @@ static void test_others(void)
 	CHECK(strcmp(format, "Next.js build manifest") == 0 && p.n == 4);
 	CHECK(proven(&p, "static/chunks/main-c67a75d1b6f99dc8.js", "c67a75d1b6f99dc8") &&
 	      proven(&p, "static/Xq1-build_id/_buildManifest.js", ""));
+	kiln_proofs_free(&p);
+
+	/* a "pages" key alone is no Next.js manifest: a site's own
+	 * manifest.json of pages proves nothing */
+	CHECK(!read_text("{\"name\": \"My docs\", \"pages\": {\"/\": [\"static/css/site.css\", "
+			 "\"static/img/hero.jpg\"], \"/about\": [\"static/css/site.css\"]}}", &p, &format) ||
+	      count_proven(&p) == 0);
+	kiln_proofs_free(&p);
+	CHECK(!read_text("{\"pages\": {\"/\": [\"static/css/site.css\"]}, \"lowPriorityFiles\": []}",
+			 &p, &format) || count_proven(&p) == 0);
 	kiln_proofs_free(&p);
 
 	/* Angular's ngsw.json lists every file with a hash of its bytes, which

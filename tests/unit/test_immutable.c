@@ -7,16 +7,22 @@
  * bundler's manifest (a complete one decides its directories: what it
  * does not list, or says it did not hash, is not immutable by its name;
  * stale, it decides nothing); --immutable globs; --mutable over every kind
- * of evidence.  Which token is a hash comes from how each name was made
- * here, not from kiln's output.
+ * of evidence; bytes changed under a name (against the last run's record,
+ * its mark carried, or an earlier release's file of the same path).
+ * Which token is a hash comes from how each name was made here, not from
+ * kiln's output.
  */
+#include "hash.h"
 #include "immutable.h"
+#include "manifest.h"
 #include "release.h"
+#include "state.h"
 #include "walk.h"
 
 #include "check.h"
 #include "scratch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,13 +78,25 @@ static bool is(const struct kiln_tree *t, const char *rel, unsigned why, const c
 	return at && fp.start == (size_t)(at - rel) && fp.len == strlen(token);
 }
 
+static unsigned changes_told;
+static char manifest_told[1024]; /* what the last manifest read was said to prove */
+
+static void on_event(void *user, kiln_event ev, const char *path, int coding,
+		     const struct kiln_error *err)
+{
+	(void)user, (void)path, (void)coding;
+	changes_told += ev == KILN_EVENT_BYTES_CHANGED;
+	if (ev == KILN_EVENT_FINGERPRINTS)
+		snprintf(manifest_told, sizeof(manifest_told), "%s", err && err->what ? err->what : "");
+}
+
 /* Decide the tree DIR/SITE (its earlier release DIR/PREV when PREV, the
  * manifest FINGERPRINTS when given) into *T, with OPT's globs. */
 static bool decide(struct kiln_tree *t, struct kiln_run **run, struct kiln_options *opt,
 		   const char *site, const char *prev, const char *fingerprints)
 {
 	static const char *previous[1], *fps[1];
-	struct kiln_callbacks cb = { 0 };
+	struct kiln_callbacks cb = { .on_event = on_event };
 	struct kiln_error err = { 0 };
 
 	opt->jobs = 1;
@@ -172,13 +190,39 @@ static void test_renames(void)
 	/* ... a whole name of 16 hex digits or more is webpack's [hash] */
 	put("p3/r1/3f9a2c7b1d4e5f6a.svg", "svg ");
 	put("p3/r2/1234567890123456.svg", "svg two "); /* no letter: not the name's */
+	put("p3/r2/5e8d1c0b9a7f6e2d.svg", "svg three "); /* ... but a sample beside it */
 	put("p3/r1/one/app-KQXWPZvr.js", "app ");
 	put("p3/r2/one/app-DPJWWXvr.js", "app two ");
+	/* digits alone are counters as often: an invoice's, a build's number */
+	put("p3/r1/docs/invoice-48213907.pdf", "invoice ");
+	put("p3/r2/docs/invoice-93017264.pdf", "invoice two ");
+	put("p3/r1/dl/build-10234567.zip", "build ");
+	put("p3/r2/dl/build-10298812.zip", "build two ");
+	/* ... and webpack's hash of digits alone where the tree shows its
+	 * shape (another of its hashes beside it) */
+	put("p3/r1/js/main-87654321.js", "main ");
+	put("p3/r2/js/main-12345678.js", "main two ");
+	put("p3/r2/js/app-3f9a2c7b.js", "app ");
+	put("p3/r1/js2/main-87654321.js", "main ");
+	put("p3/r2/js2/main-12345678.js", "main two ");
+	put("p3/r2/js2/app.3f9a2c7b.js", "app "); /* another shape: '.' */
 	kiln_options_init(&opt);
 	if (!decide(&t, &run, &opt, "p3/r2", "p3/r1", NULL))
 		return;
 	CHECK(is(&t, "one/app-DPJWWXvr.js", KILN_WHY_PREVIOUS, "DPJWWXvr"));
 	CHECK(is(&t, "1234567890123456.svg", KILN_WHY_PREVIOUS, "1234567890123456"));
+	CHECK(is(&t, "docs/invoice-93017264.pdf", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "dl/build-10298812.zip", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "js/main-12345678.js", KILN_WHY_PREVIOUS, "12345678"));
+	CHECK(!is(&t, "js2/main-12345678.js", KILN_WHY_PREVIOUS, "12345678"));
+	done(&t, run, &opt);
+	/* without the sample, a whole name of digits alone pairs with none */
+	put("p4/r1/3f9a2c7b1d4e5f6a.svg", "svg ");
+	put("p4/r2/1234567890123456.svg", "svg two ");
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "p4/r2", "p4/r1", NULL))
+		return;
+	CHECK(is(&t, "1234567890123456.svg", KILN_WHY_NONE, ""));
 	done(&t, run, &opt);
 }
 
@@ -203,6 +247,10 @@ static void test_manifests(void)
 		return;
 	CHECK(is(&t, "assets/index-DPJWWXvr.js", KILN_WHY_BUNDLER, "DPJWWXvr"));
 	CHECK(is(&t, "assets/vendor-Qm7pL2vX.js", KILN_WHY_NAME, "Qm7pL2vX"));
+	/* told: what it proves (the index chunk: vendor's is only listed) and
+	 * the one directory it decides */
+	CHECK_MSG(strcmp(manifest_told, "Vite manifest: proves 1 file, decides 1 directory") == 0, "%s",
+		  manifest_told);
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NONE, ""));
 	CHECK(is(&t, "other/extra-Xk9mQ2pL.js", KILN_WHY_NAME, "Xk9mQ2pL"));
 	done(&t, run, &opt);
@@ -215,6 +263,8 @@ static void test_manifests(void)
 	CHECK(is(&t, "assets/index-DPJWWXvr.js", KILN_WHY_NAME, "DPJWWXvr") ||
 	      is(&t, "assets/index-DPJWWXvr.js", KILN_WHY_BUNDLER, "DPJWWXvr"));
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NAME, "B2x9_kQ1"));
+	CHECK_MSG(strncmp(manifest_told, "Vite manifest: proves 1 file; stale: decides nothing (", 54) == 0 &&
+		  strstr(manifest_told, "is newer than it"), "%s", manifest_told);
 	done(&t, run, &opt);
 	/* listing an output that is not there: the same */
 	put_n("vite2.json", "{\"index.html\": {\"file\": \"assets/index-DPJWWXvr.js\", "
@@ -224,6 +274,33 @@ static void test_manifests(void)
 	if (!decide(&t, &run, &opt, "m", NULL, "vite2.json"))
 		return;
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NAME, "B2x9_kQ1"));
+	CHECK_MSG(strstr(manifest_told, "stale: decides nothing (it lists assets/gone-Kq7wPz3x.js, which "
+				       "the tree does not hold)"), "%s", manifest_told);
+	done(&t, run, &opt);
+	/* Next.js's manifest is read at the top only as build-manifest.json;
+	 * a site's manifest.json with a "pages" key proves nothing */
+	put("nx/static/css/site.css", "site ");
+	put("nx/static/img/hero.jpg", "hero ");
+	put("nx/static/chunks/main-c67a75d1b6f99dc8.js", "main ");
+	put_n("nx/manifest.json", "{\"name\": \"My docs\", \"pages\": {\"/\": [\"static/css/site.css\", "
+		"\"static/img/hero.jpg\"]}}", 1);
+	put_n("nx/asset-manifest.json", "{\"pages\": {\"/\": [\"static/css/site.css\"]}, "
+		"\"polyfillFiles\": [], \"lowPriorityFiles\": [], \"rootMainFiles\": []}", 1);
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "nx", NULL, NULL))
+		return;
+	CHECK(is(&t, "static/css/site.css", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "static/img/hero.jpg", KILN_WHY_NONE, ""));
+	done(&t, run, &opt);
+	put_n("nx/build-manifest.json", "{\"pages\": {\"/\": [\"static/chunks/main-c67a75d1b6f99dc8.js\", "
+		"\"static/css/site.css\"]}, \"polyfillFiles\": [], \"lowPriorityFiles\": [], "
+		"\"rootMainFiles\": []}", 1);
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "nx", NULL, NULL))
+		return;
+	CHECK(is(&t, "static/css/site.css", KILN_WHY_BUNDLER, ""));
+	CHECK(is(&t, "static/chunks/main-c67a75d1b6f99dc8.js", KILN_WHY_NAME, "c67a75d1b6f99dc8"));
+	CHECK(is(&t, "static/img/hero.jpg", KILN_WHY_NONE, ""));
 	done(&t, run, &opt);
 	/* webpack's stats: an output webpack says it did not hash is not
 	 * immutable, whatever its name */
@@ -238,6 +315,101 @@ static void test_manifests(void)
 	CHECK(is(&t, "static/js/main.3f9a2c7b.js", KILN_WHY_NAME, "3f9a2c7b"));
 	CHECK(is(&t, "static/js/copied.8e1d0a4f.js", KILN_WHY_NONE, ""));
 	done(&t, run, &opt);
+}
+
+/* The record of REL as a run that read TIMES copies of TEXT would have
+ * left it, its mark CHANGED. */
+static struct kiln_record record_of(const char *rel, const char *text, int times, bool changed)
+{
+	struct kiln_record r = { .rel = (char *)rel, .outcome = KILN_OUTCOME_SMALL };
+	size_t n = strlen(text) * (size_t)times;
+	char *bytes = malloc(n + 1);
+
+	for (int i = 0; bytes && i < times; i++)
+		memcpy(bytes + strlen(text) * (size_t)i, text, strlen(text));
+	r.size = n;
+	CHECK(bytes && kiln_sha256(bytes, n, r.sha256) == KILN_OK);
+	free(bytes);
+	r.fp.changed = changed;
+	return r;
+}
+
+/* Bytes changed under a name read as a fingerprint: against the last
+ * run's record (its size, its sha256, its mark carried) and against an
+ * earlier release's file of the same path; a bundler's account and a
+ * glob stand. */
+static void test_bytes_changed(void)
+{
+	static const char *const immutable[] = { "g/*" };
+	struct kiln_callbacks cb = { .on_event = on_event };
+	struct kiln_error err = { 0 };
+	struct kiln_record rec[6];
+	struct kiln_manifest_item items[6];
+	struct kiln_options opt;
+	struct kiln_run *run;
+	struct kiln_tree t;
+	const char *previous[1];
+	char *text;
+
+	put("bc/site/a/size-Kq7wPz3x.js", "new, longer ");  /* another size */
+	put("bc/site/a/same-Dm2xQv8n.js", "unchanged ");     /* the same bytes */
+	put("bc/site/a/hash-Qm7pL2vX.js", "bytes one ");     /* the same size, other bytes */
+	put("bc/site/a/mark-Xk9mQ2pL.js", "marked ");        /* its record's mark */
+	put("bc/site/g/glob-B2x9_kQ1.js", "glob two ");      /* --immutable */
+	put("bc/site/a/rel-Hb3wQx9m.js", "release two ");    /* other bytes in the release */
+	put("bc/site/a/kept-Tq5wRx2m.js", "kept ");          /* the same in the release */
+	put("bc/prev/a/rel-Hb3wQx9m.js", "release one ");
+	put("bc/prev/a/kept-Tq5wRx2m.js", "kept ");
+	rec[0] = record_of("a/size-Kq7wPz3x.js", "old ", 50, false);
+	rec[1] = record_of("a/same-Dm2xQv8n.js", "unchanged ", 50, false);
+	rec[2] = record_of("a/hash-Qm7pL2vX.js", "bytes two ", 50, false);
+	rec[3] = record_of("a/mark-Xk9mQ2pL.js", "marked ", 50, true);
+	rec[4] = record_of("g/glob-B2x9_kQ1.js", "glob one ", 50, false);
+	rec[5] = record_of("a/kept-Tq5wRx2m.js", "kept ", 50, false);
+	for (size_t i = 0; i < 6; i++)
+		items[i] = (struct kiln_manifest_item){ &rec[i], rec[i].fp };
+
+	kiln_options_init(&opt);
+	opt.jobs = 1;
+	opt.immutable = immutable;
+	opt.n_immutable = 1;
+	previous[0] = strdup(scratch_path(dir, "bc/prev"));
+	opt.previous = previous;
+	opt.n_previous = 1;
+	run = kiln_run_new(&opt, &cb);
+	CHECK(run != NULL);
+	if (!run)
+		return;
+	text = kiln_manifest_dump(&opt, items, 6, NULL, 0, NULL, 0, NULL);
+	CHECK(kiln_tree_begin(&t, run, scratch_path(dir, "bc/site"), &run->cb) == KILN_OK);
+	CHECK(text && kiln_state_parse(text, strlen(text), &t.state) == KILN_OK && t.state.n == 6);
+	for (size_t i = 0; i < t.state.n; i++)
+		t.state.v[i].seen = true;
+	CHECK(kiln_walk(t.root, t.opt, NULL, 0, &t.walk, &err) == KILN_OK);
+	CHECK(kiln_release_read(previous[0], t.opt, 1 << 20, &t.releases[0], &err) == KILN_OK);
+	changes_told = 0;
+	kiln_immutable_decide(&t);
+	CHECK(t.fp != NULL);
+	if (t.fp) {
+		CHECK(is(&t, "a/size-Kq7wPz3x.js", KILN_WHY_NONE, "") && of(&t, "a/size-Kq7wPz3x.js").changed);
+		CHECK(is(&t, "a/same-Dm2xQv8n.js", KILN_WHY_NAME, "Dm2xQv8n") &&
+		      !of(&t, "a/same-Dm2xQv8n.js").changed);
+		CHECK(is(&t, "a/hash-Qm7pL2vX.js", KILN_WHY_NONE, "") && of(&t, "a/hash-Qm7pL2vX.js").changed);
+		/* carried: no news, but not immutable again */
+		CHECK(is(&t, "a/mark-Xk9mQ2pL.js", KILN_WHY_NONE, "") && of(&t, "a/mark-Xk9mQ2pL.js").changed);
+		/* its name no hash, but the user's glob stands */
+		CHECK(is(&t, "g/glob-B2x9_kQ1.js", KILN_WHY_GLOB, "") && of(&t, "g/glob-B2x9_kQ1.js").changed);
+		/* against the earlier release */
+		CHECK(is(&t, "a/rel-Hb3wQx9m.js", KILN_WHY_NONE, "") && of(&t, "a/rel-Hb3wQx9m.js").changed);
+		CHECK(is(&t, "a/kept-Tq5wRx2m.js", KILN_WHY_NAME, "Tq5wRx2m") &&
+		      !of(&t, "a/kept-Tq5wRx2m.js").changed);
+		/* told once each, when seen: size, hash, glob, release */
+		CHECK_MSG(changes_told == 4, "%u told", changes_told);
+	}
+	free(text);
+	kiln_tree_end(&t);
+	kiln_run_free(run);
+	free((char *)previous[0]);
 }
 
 int main(void)
@@ -344,6 +516,7 @@ int main(void)
 	free((char *)previous[0]);
 	test_renames();
 	test_manifests();
+	test_bytes_changed();
 	if (!check_failures)
 		scratch_remove(dir);
 	return check_exit("test_immutable");

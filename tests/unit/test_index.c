@@ -155,9 +155,9 @@ static void test_round_trip(void)
 	stamp_from_disk(&r[1], gz, KILN_STAMP_TRUSTED);
 	CHECK(r[0].stamped == KILN_STAMP_SEEN && r[1].stamped == KILN_STAMP_TRUSTED);
 	/* written in the order they come, read back in the order of paths */
-	items[0] = (struct kiln_manifest_item){ &r[2], { 0, 0, 0 } };
-	items[1] = (struct kiln_manifest_item){ &r[0], { KILN_WHY_NAME, 0, 3 } };
-	items[2] = (struct kiln_manifest_item){ &r[1], { 0, 0, 0 } };
+	items[0] = (struct kiln_manifest_item){ &r[2], { 0, 0, 0, 0 } };
+	items[1] = (struct kiln_manifest_item){ &r[0], { KILN_WHY_NAME, 0, 3, 0 } };
+	items[2] = (struct kiln_manifest_item){ &r[1], { 0, 0, 0, 1 } };
 	CHECK(path && write_index(path, items, 3, since, digest) == KILN_OK);
 	CHECK(load(path, &st, got));
 	CHECK(st.loaded && st.n == 3 && memcmp(got, digest, 32) == 0);
@@ -167,6 +167,9 @@ static void test_round_trip(void)
 		CHECK(st.v[0].in_manifest && st.v[1].in_manifest && st.v[2].in_manifest);
 		/* the item's fingerprint, not the record's, as the manifest has it */
 		CHECK(st.v[0].rec.fp.why == KILN_WHY_NAME && st.v[0].rec.fp.len == 3);
+		/* bytes changed under its name: the mark a later run carries */
+		CHECK(!st.v[0].rec.fp.changed && st.v[1].rec.fp.changed &&
+		      st.v[1].rec.fp.why == KILN_WHY_NONE && !st.v[2].rec.fp.changed);
 		/* the stamp taken in the run, confirmed; a trusted one as it was;
 		 * none where none was */
 		CHECK(st.v[0].rec.stamped == KILN_STAMP_TRUSTED &&
@@ -221,7 +224,7 @@ static void test_damage(void)
 {
 	char *path = kiln_index_path(scratch_path(top, KILN_MANIFEST_NAME));
 	struct kiln_record r = { .rel = "c.txt", .size = 1, .outcome = KILN_OUTCOME_SMALL };
-	struct kiln_manifest_item item = { &r, { 0, 0, 0 } };
+	struct kiln_manifest_item item = { &r, { 0, 0, 0, 0 } };
 	uint8_t digest[32] = { 1 }, got[32], *bytes = NULL;
 	struct kiln_state st;
 	struct stat sb;

@@ -131,6 +131,8 @@ static json_t *expected_entry(const struct kiln_record *r, struct kiln_fp fp)
 	}
 	if (fp.why != KILN_WHY_NONE)
 		json_object_set_new(e, "immutable", json_string(kiln_why_name(fp.why)));
+	if (fp.changed)
+		json_object_set_new(e, "bytes_changed", json_true());
 	if (fp.len) {
 		char *tok = strndup(r->rel + fp.start, fp.len);
 		json_object_set_new(e, "fingerprint", json_string(tok));
@@ -249,7 +251,10 @@ static void test_text(void)
 		}
 		it[i].r = &r[i];
 		if (i % 5 == 0)
-			it[i].fp = (struct kiln_fp){ KILN_WHY_NAME, 0, 3 };
+			it[i].fp = (struct kiln_fp){ KILN_WHY_NAME, 0, 3, 0 };
+		/* bytes changed under a name: revalidated, or a glob's still */
+		if (i % 7 == 0)
+			it[i].fp = (struct kiln_fp){ i % 2 ? KILN_WHY_GLOB : KILN_WHY_NONE, 0, 0, 1 };
 		if (i % 11 == 0 && r[i].outcome == KILN_OUTCOME_COMPRESSED) {
 			r[i].dicts = d;
 			r[i].ndicts = 1 + i % 2;

@@ -116,6 +116,7 @@ static void test_reusable(const struct fixture *fx)
 {
 	kiln_coding gz = kiln_coding_find("gzip"), br = kiln_coding_find("br");
 	unsigned char sha[32], got[32], want[32];
+	struct stat seen;
 	struct kiln_prev_entry *pe;
 	struct stat src, st;
 	struct stage s;
@@ -131,12 +132,12 @@ static void test_reusable(const struct fixture *fx)
 	CHECK(pe != NULL && stat(hm_path("app.js"), &src) == 0);
 	if (!pe)
 		goto out;
-	CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got) &&
+	CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got, &seen) &&
 	      size == fx->app_n && memcmp(got, want, 32) == 0);
 	/* another recipe, or other content: not this record's */
-	CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r2", &src, sha, NULL, -1, &size, got));
+	CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r2", &src, sha, NULL, -1, &size, got, &seen));
 	sha[0] ^= 1;
-	CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got));
+	CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got, &seen));
 	sha[0] ^= 1;
 	/* the size a coding was tried at */
 	CHECK(kiln_prev_tried(pe, br, "b1", strlen(app), sha) == 4900);
@@ -149,7 +150,7 @@ static void test_reusable(const struct fixture *fx)
 	CHECK(chmod(hm_path("app.js.gz"), 0600) == 0);
 	CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
 			(struct timespec[2]){ { 1000, 0 }, { 1000, 0 } }, 0) == 0);
-	CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got));
+	CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size, got, &seen));
 	CHECK(stat(hm_path("app.js.gz"), &st) == 0 &&
 	      (st.st_mode & 07777) == (src.st_mode & 07777) &&
 	      st.st_mtim.tv_sec == src.st_mtim.tv_sec && st.st_mtim.tv_nsec == src.st_mtim.tv_nsec);
@@ -160,13 +161,13 @@ static void test_reusable(const struct fixture *fx)
 		junk[fx->app_n / 2] ^= 0x55;
 		hm_put("app.js.gz", junk, fx->app_n);
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
-					  got));
+					  got, &seen));
 		/* ... and with the source's mtime too: whatever wrote them may
 		 * keep a size and an mtime, so the digest still decides */
 		CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
 				(struct timespec[2]){ src.st_atim, src.st_mtim }, 0) == 0);
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
-					  got));
+					  got, &seen));
 		/* a stamp that holds (index.h) is what is checked, not the
 		 * bytes: made for these very bytes, it vouches for them */
 		CHECK(stat(hm_path("app.js.gz"), &st) == 0);
@@ -179,7 +180,7 @@ static void test_reusable(const struct fixture *fx)
 		pe->rec.stamp.sib[gz].ino = st.st_ino;
 		pe->rec.stamp.sib[gz].ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
 		CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
-					 got));
+					 got, &seen));
 		/* ... until the file is written to, in place, its size and
 		 * mtime kept: its ctime moves, and the digest decides again */
 		{
@@ -195,7 +196,7 @@ static void test_reusable(const struct fixture *fx)
 			CHECK(stat(hm_path("app.js.gz"), &st) == 0 && st.st_ino == pe->rec.stamp.sib[gz].ino);
 		}
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, -1, &size,
-					  got));
+					  got, &seen));
 		pe->rec.stamped = KILN_STAMP_NONE;
 	}
 	stage_end(&s);
@@ -207,16 +208,16 @@ static void test_reusable(const struct fixture *fx)
 	CHECK(pe && fd >= 0);
 	if (pe && fd >= 0) {
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, fd, &size,
-					  got));
+					  got, &seen));
 		CHECK(!kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha,
-					  (const uint8_t *)app, -1, &size, got));
+					  (const uint8_t *)app, -1, &size, got, &seen));
 		hm_put("app.js.gz", fx->app_gz, fx->app_n);
 		CHECK(utimensat(AT_FDCWD, hm_path("app.js.gz"),
 				(struct timespec[2]){ src.st_atim, src.st_mtim }, 0) == 0);
 		CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha, NULL, fd, &size,
-					 got));
+					 got, &seen));
 		CHECK(kiln_prev_reusable(&s.t, "app.js", pe, gz, "r1", &src, sha,
-					 (const uint8_t *)app, -1, &size, got));
+					 (const uint8_t *)app, -1, &size, got, &seen));
 	}
 	if (fd >= 0)
 		close(fd);

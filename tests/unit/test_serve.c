@@ -46,8 +46,20 @@ static void test_url_key(void)
 	CHECK(key("/caf%C3%A9.css", "caf\xc3\xa9.css") == 1);
 	CHECK(key("/a%25b", "a%b") == 1);
 	CHECK(key("/.well-known/x", ".well-known/x") == 1);
-	CHECK(key("/.a.js", ".a.js") == 1); /* a dotfile the manifest lists is an asset */
+	CHECK(key("/.well-known/security.txt", ".well-known/security.txt") == 1);
+	CHECK(key("/a/.well-known/", "a/.well-known/") == 2);
 	CHECK(key("/x%5cy", "x\\y") == 1);  /* a backslash is a name byte on POSIX */
+	CHECK(key("/x%01y", "x\001y") == 1); /* so is a control byte */
+	CHECK(key("/a.b/c..d", "a.b/c..d") == 1);
+	/* dotfiles and dot-directories, even when the manifest lists them */
+	CHECK(key("/.a.js", NULL) == 0);
+	CHECK(key("/.env", NULL) == 0);
+	CHECK(key("/.git/config", NULL) == 0);
+	CHECK(key("/a/.htpasswd", NULL) == 0);
+	CHECK(key("/%2egit/config", NULL) == 0);
+	CHECK(key("/.well-knownx/a", NULL) == 0);
+	CHECK(key("/.well-know/a", NULL) == 0);
+	CHECK(key("/a/.git/", NULL) == 0);
 	/* refused */
 	CHECK(key("", NULL) == 0);
 	CHECK(key("index.html", NULL) == 0);
@@ -277,9 +289,52 @@ static void test_table(void)
 		CHECK(a && a->nreps == 1 && !a->immutable);
 		CHECK(kiln_srv_find(t, "a.j", 3) == NULL);
 		CHECK(kiln_srv_find(t, "a.jsx", 5) == NULL);
-		CHECK(!kiln_srv_table_stale(t, dir, NULL));
+		CHECK(!kiln_srv_table_stale(t, dir, NULL, true));
+		/* the sibling left out is looked for again: there, the table
+		 * is stale (of another size, not yet) */
+		CHECK(t->nabsent == 1 && strcmp(t->absent[0].rel + 5, gzs) == 0);
+		{
+			char sib[64];
+			snprintf(sib, sizeof(sib), "b.css%s", gzs);
+			put(dir, sib, "GZGZ");
+			CHECK(!kiln_srv_table_stale(t, dir, NULL, true));
+			put(dir, sib, "GZG");
+			CHECK(kiln_srv_table_stale(t, dir, NULL, true));
+		}
+		/* the source now: as loaded, changed (a new file of the same
+		 * size renamed in), gone */
+		a = kiln_srv_find(t, "a.js", 4);
+		{
+			struct stat sb;
+			char p1[512], p2[512];
+			snprintf(p1, sizeof(p1), "%s/a.js", dir);
+			snprintf(p2, sizeof(p2), "%s/a.js.new", dir);
+			CHECK(a && kiln_srv_source_now(t, a, &sb) == KILN_SRV_SOURCE_AS_LOADED);
+			put(dir, "a.js.new", "9876543210");
+			CHECK(rename(p2, p1) == 0);
+			CHECK(a && kiln_srv_source_now(t, a, &sb) == KILN_SRV_SOURCE_CHANGED &&
+			      sb.st_size == 10);
+			CHECK(unlink(p1) == 0);
+			CHECK(a && kiln_srv_source_now(t, a, &sb) == KILN_SRV_SOURCE_GONE);
+		}
 		kiln_srv_table_unref(t);
 	}
+	/* loaded without its source: the asset is left out and looked for;
+	 * with a source of another size: kept, without its siblings */
+	put(dir, "b.css", "abcdefgh");
+	t = NULL;
+	CHECK(kiln_srv_table_load(dir, NULL, "/", false, &t, &err) == KILN_OK);
+	if (t) {
+		CHECK(t->n == 1 && !kiln_srv_find(t, "a.js", 4) && t->nabsent == 1 &&
+		      strcmp(t->absent[0].rel, "a.js") == 0);
+		a = kiln_srv_find(t, "b.css", 5);
+		CHECK(a && a->changed && a->nreps == 1 && t->nchanged == 1);
+		CHECK(!kiln_srv_table_stale(t, dir, NULL, true));
+		put(dir, "a.js", "0123456789");
+		CHECK(kiln_srv_table_stale(t, dir, NULL, true));
+		kiln_srv_table_unref(t);
+	}
+	put(dir, "b.css", "abcdef");
 	/* another tree's record */
 	{
 		char *p = strstr(m, "\"settings\"");
@@ -304,10 +359,10 @@ static void test_table(void)
 		t = NULL;
 		CHECK(kiln_srv_table_load(dir, path, "/", false, &t, &err) == KILN_OK && t && t->n == 2);
 		if (t) {
-			CHECK(!kiln_srv_table_stale(t, dir, path));
+			CHECK(!kiln_srv_table_stale(t, dir, path, true));
 			/* the tree's own manifest (the other tree's record above) is
 			 * another file */
-			CHECK(kiln_srv_table_stale(t, dir, NULL));
+			CHECK(kiln_srv_table_stale(t, dir, NULL, true));
 			kiln_srv_table_unref(t);
 		}
 		put(away, "kiln-manifest.json", m);

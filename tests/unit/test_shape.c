@@ -52,7 +52,7 @@ static void decide(struct tree *t)
 
 	for (size_t i = 0; i < t->n; i++)
 		if (kiln_fingerprint_span(t->rels[i], &start, &len))
-			t->fp[i] = (struct kiln_fp){ KILN_WHY_NAME, (uint32_t)start, (uint32_t)len };
+			t->fp[i] = (struct kiln_fp){ KILN_WHY_NAME, (uint32_t)start, (uint32_t)len, 0 };
 	CHECK(kiln_shape_prove((const char *const *)t->rels, t->n, t->fp));
 }
 

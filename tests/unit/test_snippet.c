@@ -206,10 +206,11 @@ static void test_nginx_forms(void)
 	struct kiln_dict_record d = { .dict_path = "assets/app.11111111aa.js", .size = 100 };
 	struct kiln_serve_asset a[] = {
 		{ "assets/app.3f9a2c7b.js", 3, true, true, "assets/app.*.js", NULL, 0 },
+		{ "files/bundle.tar.gz", 3, false, false, NULL, NULL, 0 },
 		{ "index.html", 3, false, false, NULL, NULL, 0 },
 	};
 	const char *own[] = { "kiln-manifest.json", NULL };
-	struct kiln_serve s = { &opt, "/", a, 2, 3, own };
+	struct kiln_serve s = { &opt, "/", a, 3, 3, own };
 	kiln_coding gz = kiln_coding_find("gzip"), br = kiln_coding_find("br"),
 		    zs = kiln_coding_find("zstd");
 	struct {
@@ -246,6 +247,32 @@ static void test_nginx_forms(void)
 			  "case %zu: brotli_static", i);
 		CHECK_MSG(in_directives(loc, "set $kiln_have") == !cases[i].is_static,
 			  "case %zu: the negotiation", i);
+		/* a name with a sibling's suffix that is no asset is 404 (the
+		 * map in http {}, its guard in the location), but the asset
+		 * files/bundle.tar.gz */
+		{
+			const char *m = strstr(http, "map $uri $kiln_sib_");
+			char guard[80];
+			CHECK_MSG(m && strstr(m, "    \"~(?:\\.gz|\\.br|\\.zst)\\z\" 1;\n") &&
+					  strstr(m, "    \"/files/bundle.tar.gz\" \"\";\n"),
+				  "case %zu: the map of sibling names", i);
+			snprintf(guard, sizeof(guard), "if ($%.25s) { return 404; }", m ? m + 10 : "");
+			CHECK_MSG(m && in_directives(loc, guard), "case %zu: its guard", i);
+		}
+		/* no link followed beneath the top, but where brotli_static
+		 * would find no sibling */
+		CHECK_MSG(in_directives(loc, "disable_symlinks on from=$kiln_root;") ==
+				  !(cases[i].is_static && (cases[i].codings & 1u << br)),
+			  "case %zu: disable_symlinks", i);
+		/* the negotiating form: a Range request gets the source */
+		CHECK_MSG(cases[i].is_static ||
+				  (in_directives(loc, "set $kiln_pick \"$kiln1_ranged$kiln_have:") &&
+				   strstr(http, "map $http_range $kiln1_ranged {\n    default r;\n") != NULL),
+			  "case %zu: Range", i);
+		/* the static form: the siblings of a source gone are 404 */
+		CHECK_MSG(!cases[i].is_static || !(cases[i].codings & 1u << gz) ||
+				  in_directives(loc, "if (-f $kiln_gone.gz) { return 404; }"),
+			  "case %zu: a source gone", i);
 		/* what the run asked of nginx is in the header */
 		CHECK((strstr(loc, "--nginx-brotli-static") != NULL) == cases[i].modules);
 		/* a module loaded apart is named in the comment */
@@ -285,7 +312,8 @@ static void test_nginx_forms(void)
 	CHECK(loc && http && in_directives(loc, "gzip_static on;"));
 	CHECK(loc && strstr(loc, "Use-As-Dictionary") == NULL && strstr(loc, "Cache-Control") == NULL);
 	CHECK(loc && in_directives(loc, "add_header Vary $kiln1_ae_vary;"));
-	CHECK(http && strstr(http, "match=") == NULL && strstr(http, "map $uri") == NULL);
+	CHECK(http && strstr(http, "match=") == NULL && strstr(http, "map $uri $kiln_cc") == NULL &&
+	      strstr(http, "map $uri $kiln_uad") == NULL);
 	free(loc);
 	free(http);
 }
