@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +67,7 @@ int kiln_journal_add(struct kiln_journal *j, const char *rel, kiln_coding c,
 	k = snprintf(line, cap, "%s %s %llu %s %llu %s ", kiln_codecs[c]->info.name,
 		     *recipe ? recipe : "-", (unsigned long long)size, hex,
 		     (unsigned long long)src_size, src_hex);
-	k += EVP_EncodeBlock((unsigned char *)line + k, (const unsigned char *)rel, (int)len);
+	k += (int)kiln_base64_encode(rel, len, line + k);
 	line[k++] = '\n';
 	/* under the lock, whole: a short write (a file size limit, a full
 	 * disk) is retried to learn its errno, and no other line can land in

@@ -780,9 +780,11 @@ const char *kiln_version(void);
 /*
  * The libraries kiln encodes, decodes and archives with, and their
  * versions as the library itself reports them at run time (or, where it has
- * no such call, as its headers said when kiln was built): for I = 0, 1, ...
- * sets *name and *version (static strings) and returns true, then false
- * past the last.
+ * no such call, as its headers said when kiln was built), then in the
+ * WebAssembly build the runtime it runs on ("emscripten", "3.1.6,
+ * WebAssembly, Node.js v20.19.0"): for I = 0, 1, ... sets *name and
+ * *version (static strings) and returns true, then false past the last.
+ * Thread-safe.
  */
 bool kiln_library(size_t i, const char **name, const char **version);
 

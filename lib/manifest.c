@@ -18,7 +18,6 @@
 #include "mime.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include <stdio.h>
 #include <pthread.h>
@@ -112,10 +111,10 @@ static bool put_sha(json_t *obj, const char *key, const uint8_t sha[32])
 static char *base64_of(const char *s)
 {
 	size_t len = strlen(s);
-	char *b64 = malloc(4 * ((len + 2) / 3) + 1);
+	char *b64 = malloc(KILN_BASE64_LEN(len) + 1);
 
 	if (b64)
-		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)s, (int)len);
+		kiln_base64_encode(s, len, b64);
 	return b64;
 }
 

@@ -32,8 +32,8 @@ static const char *const event_names[KILN_NEVENTS] = {
 	[KILN_EVENT_EXCLUDE_UNMATCHED] = "exclude glob matches no file",
 	[KILN_EVENT_DICT_DELTA] = "dictionary delta",
 	[KILN_EVENT_SNIPPET_LEFT_OUT] = "left out of a snippet",
-	[KILN_EVENT_SNIPPET_EDITED] = "a snippet this run does not write, changed since kiln wrote it: "
-				      "left in place, no longer kiln's",
+	[KILN_EVENT_SNIPPET_EDITED] = ("a snippet this run does not write, changed since kiln wrote "
+				       "it: left in place, no longer kiln's"),
 	[KILN_EVENT_PREVIOUS_UNUSED] = "no dictionary deltas from this release",
 	[KILN_EVENT_BEHIND_LINK] = "behind a link now, outside the tree: left alone",
 	[KILN_EVENT_WAITING] = "waiting for another kiln",

@@ -254,15 +254,14 @@ static bool proves_global(const struct global *g, int a)
 static void prove(struct member *v, size_t n, unsigned alpha, int a, const struct global *g,
 		  struct kiln_fp *out)
 {
-	size_t members = 0, all = 0, samples = 0, base32 = 0, cm[2] = { 0, 0 }, cs[2] = { 0, 0 };
+	size_t all = 0, samples = 0, base32 = 0, cm[2] = { 0, 0 }, cs[2] = { 0, 0 };
 
-	/* (MEMBERS leaves out the quiet ones, ALL does not) words are never taken, so they neither prove nor disprove; nor do
+	/* (CM leaves out the quiet ones, ALL does not) words are never taken, so they neither prove nor disprove; nor do
 	 * a bundler's code outputs of digits alone (webpack's all-digit
 	 * hashes beside its others in a directory of few) */
 	for (size_t i = 0; i < n; i++)
 		if (v[i].alpha & alpha && (v[i].sample || could_be(&v[i], alpha))) {
 			bool quiet = alpha == KILN_ALPHA_HEX && v[i].code && digits_only(&v[i]);
-			members += !quiet;
 			all++;
 			samples += v[i].sample;
 			base32 += v[i].sample && v[i].alpha & KILN_ALPHA_B32;

@@ -724,7 +724,7 @@ static const char *caddy_left_out(const struct kiln_serve *s, const struct kiln_
 
 const struct kiln_server kiln_server_caddy = {
 	"caddy",
-	{ { "kiln.caddy.conf", caddy_text }, { NULL } },
+	{ { "kiln.caddy.conf", caddy_text }, { NULL, NULL } },
 	caddy_left_out,
 	"--caddy-conf",
 	offsetof(struct kiln_options, caddy_conf_path),

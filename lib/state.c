@@ -3,12 +3,12 @@
 
 #include "codec.h"
 #include "error.h"
+#include "hash.h"
 #include "intern.h"
 #include "manifest.h"
 #include "state_int.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -111,23 +111,16 @@ char *kiln_state_rel_base64(const char *b64)
 {
 	size_t n = strlen(b64), len;
 	char *out;
-	int got;
 
 	if (n % 4 != 0 || n == 0 || n > 16384)
 		return NULL;
 	out = malloc(n / 4 * 3 + 1);
 	if (!out)
 		return NULL;
-	got = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)b64, (int)n);
-	if (got < 0) {
+	if (!kiln_base64_decode(b64, n, (uint8_t *)out, &len)) {
 		free(out);
 		return NULL;
 	}
-	len = (size_t)got; /* EVP_DecodeBlock counts '=' padding as zero bytes */
-	if (b64[n - 1] == '=')
-		len--;
-	if (n >= 2 && b64[n - 2] == '=')
-		len--;
 	out[len] = '\0';
 	if (!kiln_state_safe_rel(out, len)) {
 		free(out);
@@ -217,11 +210,11 @@ static bool get_shared_recipe(json_t *obj, struct kiln_intern *pool, const char 
 /* SHA-384 from an SRI value "sha384-" + base64 (64 characters). */
 static bool sri384(const char *s, uint8_t out[48])
 {
-	unsigned char buf[49];
+	uint8_t buf[48];
+	size_t n;
 
 	return s && strlen(s) == 7 + 64 && strncmp(s, "sha384-", 7) == 0 &&
-	       EVP_DecodeBlock(buf, (const unsigned char *)s + 7, 64) == 48 &&
-	       (memcpy(out, buf, 48), true);
+	       kiln_base64_decode(s + 7, 64, buf, &n) && n == 48 && (memcpy(out, buf, 48), true);
 }
 
 /* One coding of an entry: a kept sibling S (if non-NULL) or a no-gain

@@ -1,9 +1,11 @@
 /*
  * versions.c - the libraries kiln runs with: the codec table's encoder
- * libraries, then libarchive.  Only the program asks (kiln --version).
+ * libraries, then libarchive, then in the WebAssembly build the runtime
+ * (host.h).  Only the program asks (kiln --version).
  */
 #include "archive_version.h"
 #include "codec.h"
+#include "host.h"
 #include "kiln.h"
 
 bool kiln_library(size_t i, const char **name, const char **version)
@@ -20,5 +22,5 @@ bool kiln_library(size_t i, const char **name, const char **version)
 		*version = kiln_archive_library_version();
 		return true;
 	}
-	return false;
+	return i == 0 && kiln_host_runtime(name, version);
 }

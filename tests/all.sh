@@ -5,7 +5,11 @@
 # benchmark, randomized and sharding suites, then its npm packages in a
 # Vite project served to Chromium, cmake --install and the README's
 # recipes), the static arm64 binary (cross-built, its tests and part of the
-# end-to-end suite under qemu-user, and its npm package),
+# end-to-end suite under qemu-user, and its npm package), the WebAssembly
+# kiln (built with Debian's Emscripten from Debian's source packages; the
+# same bytes as the native kiln, part of the end-to-end suite under
+# Node.js, and its npm package through the launcher on platforms made to
+# look like macOS and Windows),
 # AddressSanitizer + UndefinedBehaviorSanitizer (every suite that runs
 # kiln's code, end-to-end ones included, since they run the instrumented
 # binary), ThreadSanitizer (the unit tests and the suites where threads
@@ -14,7 +18,8 @@
 # fails the test that ran it.
 #
 # Time: CI must stay well inside 40 minutes on 2 cores (the arm64 step
-# adds about 6), so each build's tests run in parallel (ctest -j, one per
+# adds about 6, the WebAssembly build and step about 4 to 6), so each
+# build's tests run in parallel (ctest -j, one per
 # CPU), and the suites with a budget get a smaller one after the normal
 # build: the randomized sequence test runs 60 s in the normal build and
 # 30 s in the others, signals.sh 6 rounds in the normal build and 2 in the
@@ -51,6 +56,16 @@ arm64=$(command -v aarch64-linux-gnu-gcc || true)
 if [ -n "$arm64" ]; then
 	timeout 300 bash packaging/arm64/build.sh . build-static/arm64 "$jobs"
 fi
+# The WebAssembly kiln too, where Emscripten is installed (npm-pack packs
+# it; its tests are a step of their own below, which build nothing
+# again).  Its budget: 8 minutes (measured with GNU time: 157 s of CPU,
+# 204 s on 2 cores shared with other work at a load average of 8; the
+# libraries from Debian's source packages, then kiln; Emscripten's C
+# library is the one its Debian package ships compiled).
+emcc=$(command -v emcc || true)
+if [ -n "$emcc" ]; then
+	timeout 480 bash packaging/wasm/build.sh . build-static/wasm "$jobs"
+fi
 # Not again here: the suites that test server configuration and the
 # benchmark harness, and the randomized and sharding suites: the code they
 # test is the same in both binaries, and the normal build ran them.  kiln
@@ -59,7 +74,7 @@ fi
 # static kiln links a libmicrohttpd built from source without HTTPS
 # (packaging/libmicrohttpd/build.sh), not Debian's.
 SIGNAL_ROUNDS=$rounds timeout 1500 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 600 \
-	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|e2e_serve_nginx|e2e_serve_caddy|e2e_serve_apache|e2e_serve_names|e2e_serve_nginx_static|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
+	-E '^(arm64_binary|arm64_e2e_.*|npm_arm64|wasm_binary|wasm_corpus|wasm_e2e_.*|npm_wasm|e2e_serve_nginx|e2e_serve_caddy|e2e_serve_apache|e2e_serve_names|e2e_serve_nginx_static|e2e_serve_selftest|bench_selftest|e2e_sequence|e2e_shard)$'
 
 step "arm64 static binary under qemu-user: the binary, end-to-end suites, its npm package"
 # Its own budget: 10 minutes at most, 5 for any one test (measured: 5.5
@@ -70,6 +85,22 @@ if [ -n "$arm64" ]; then
 		-R '^(arm64_build|arm64_binary|arm64_e2e_.*|npm_pack|npm_arm64)$'
 else
 	echo "all.sh: no aarch64-linux-gnu-gcc: the arm64 build and its tests are skipped"
+fi
+
+step "WebAssembly kiln under Node.js: the same bytes, end-to-end suites, its npm package"
+# Its own budget: 8 minutes at most, 5 for any one test (measured with GNU
+# time: 2.3 minutes on 2 cores shared with other work at a load average of
+# 8, 4 to 5.5 at 12 to 20; 2.6 minutes of CPU; wasm_corpus, a real tree
+# with every coding, and wasm_binary, --best, the longest).  The npm
+# tarballs are the static step's, which packed the WebAssembly kiln already
+# (-FS: npm-pack and the arm64 build not run again; wasm_build finds
+# nothing to do).  Skipped, saying so, where
+# Emscripten is not installed.
+if [ -n "$emcc" ]; then
+	timeout 480 ctest --test-dir build-static -j "$jobs" --output-on-failure --timeout 300 \
+		-R '^(wasm_build|wasm_binary|wasm_corpus|wasm_e2e_.*|npm_wasm)$' -FS '^(npm_tarballs|arm64)$'
+else
+	echo "all.sh: no emcc: the WebAssembly build and its tests are skipped"
 fi
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer"

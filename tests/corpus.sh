@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # corpus.sh - the "full" corpus of real web assets, from pinned npm packages.
 #
-# usage: tests/corpus.sh DEST
+# usage: tests/corpus.sh DEST [full|small]
 #
 # DEST (which must not exist) gets seven front-end packages as a site
 # deploys them: the dist folders of Bootstrap, KaTeX, Leaflet and jQuery,
 # the whole Font Awesome and pdf.js packages and three.js's build (about
 # 6,500 files, 85 MB: scripts, style sheets, fonts, images, maps, source
-# text).  Each package is fetched once with `npm pack` (no install, no
-# script run) into KILN_CORPUS_CACHE (default: ~/.cache/kiln-npm-corpus),
+# text).  "small": the four dist folders alone (143 files, 16 MB), for the
+# suites that run a slower kiln (tests/package/wasm_corpus.sh).  Each
+# package is fetched once with `npm pack` (no install, no script run) into
+# KILN_CORPUS_CACHE (default: ~/.cache/kiln-npm-corpus),
 # and its tarball must have the SHA-512 pinned below, so that every machine
 # builds the same bytes.  npm is the only tool needed beyond tar.
 set -euo pipefail
 
-dest=${1:?usage: corpus.sh DEST}
+dest=${1:?usage: corpus.sh DEST [full|small]}
+size=${2:-full}
 cache=${KILN_CORPUS_CACHE:-$HOME/.cache/kiln-npm-corpus}
 
 # package  version  integrity (npm's dist.integrity)  folder taken  name in DEST
@@ -28,6 +31,11 @@ pins=(
 )
 
 die() { echo "corpus.sh: $*" >&2; exit 2; }
+case $size in
+full) ;;
+small) pins=("${pins[@]:0:4}") ;;
+*) die "unknown size '$size' (full or small)" ;;
+esac
 [ ! -e "$dest" ] || die "$dest exists"
 command -v npm >/dev/null || die "npm is needed (Node.js 20 with npm)"
 mkdir -p "$cache"

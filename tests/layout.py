@@ -2,7 +2,8 @@
 """layout.py TOP OBJECT... - the shape of lib/ that the design promises.
 
   1. No file of lib/ is longer than 800 lines.
-  2. Only lib/tempfile.c calls rename(2): every file is put in place there.
+  2. Only lib/tempfile.c calls rename(2): every file is put in place there
+     (lib/host.c defines it, as the WebAssembly build's stand-in).
   3. Only lib/codec*.c (the codec table and its rows) names a content-coding:
      elsewhere in lib/, no string literal is a coding's token, suffix or
      option word or the name of an encoder library, no KILN_CODING_ constant
@@ -106,7 +107,8 @@ def main():
         if text.count("\n") > 800:
             problem(f"lib/{f}: {text.count(chr(10))} lines (at most 800)")
         code = strip_comments(text)
-        if f != "tempfile.c" and re.search(r"\brename(at)?\s*\(", code):
+        # (host.c defines rename and renameat: the WebAssembly build's stand-ins)
+        if f not in ("tempfile.c", "host.c") and re.search(r"\brename(at)?\s*\(", code):
             problem(f"lib/{f}: calls rename (only lib/tempfile.c may)")
         if f not in ("ledger.c", "ledger.h"):
             for lineno, line in enumerate(code.split("\n"), 1):
@@ -162,6 +164,7 @@ FILE_CHANGERS = {
     "shard.c": "shard parts, once merged",
     "artifacts.c": "snippets kiln no longer writes",
     "cache.c": "cache entries (outside the tree)",
+    "host.c": "none of its own: it defines the C library's calls, stand-ins in the WebAssembly build",
 }
 FILE_CHANGE = re.compile(r"\b(unlink|unlinkat|kiln_beneath_unlink|chmod|fchmod|fchmodat|futimens|"
                          r"utimensat|utimes)\s*\(")

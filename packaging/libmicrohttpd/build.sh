@@ -7,11 +7,11 @@
 # as a static archive only.
 #
 # The source comes through apt from the mirror the machine already uses:
-# a private apt configuration in PREFIX.apt holds a deb-src entry for each
-# deb entry of /etc/apt/sources.list.d/*.sources (deb822) and
-# /etc/apt/sources.list, so neither root nor a change to the machine's
-# apt configuration is needed; `apt-get source` checks the files against
-# the mirror's signed index.  The version is pinned (VERSION below: the
+# a private apt configuration (packaging/debian_source.sh, in PREFIX.src/apt)
+# holds a deb-src entry for each deb entry of the machine's, so neither
+# root nor a change to the machine's apt configuration is needed;
+# `apt-get source` checks the files against the mirror's signed index.  The
+# version is pinned (VERSION below: the
 # one Debian 12's libmicrohttpd-dev has), so every build links the same code.
 #
 # Writes PREFIX/usr/include/microhttpd.h, PREFIX/usr/lib/libmicrohttpd.a,
@@ -45,34 +45,10 @@ fi
 command -v dpkg-source >/dev/null || die "dpkg-source is missing (apt-get install dpkg-dev)"
 command -v "$cc" >/dev/null || die "$cc is missing"
 
-# A deb-src stanza for every deb one the machine has.
-apt=$prefix.apt
-rm -rf "$apt" "$prefix.src"
-mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/cache/archives/partial" "$prefix.src"
-for f in /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] || continue
-	# each stanza whose Types lists deb, with Types: deb-src
-	awk 'function flush() { if (deb && body != "") printf "Types: deb-src\n%s\n", body; deb = 0; body = "" }
-	     /^[ \t]*$/ { flush(); next }
-	     /^#/ { next }
-	     /^Types:/ { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1; next }
-	     { body = body $0 "\n" }
-	     END { flush() }' "$f"
-done >"$apt/sources.list.d/deb-src.sources"
-if [ -f /etc/apt/sources.list ]; then
-	sed -n 's/^[ \t]*deb[ \t]/deb-src /p' /etc/apt/sources.list
-fi >"$apt/sources.list"
-[ -s "$apt/sources.list.d/deb-src.sources" ] || [ -s "$apt/sources.list" ] ||
-	die "no deb entry in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list to take the source from"
-aptget() {
-	apt-get -q -o Dir::Etc::SourceList="$apt/sources.list" \
-		-o Dir::Etc::SourceParts="$apt/sources.list.d" \
-		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" \
-		-o APT::Sandbox::User="$(id -un)" "$@"
-}
-aptget update >"$apt/update.log" 2>&1 || { cat "$apt/update.log" >&2; die "apt-get update (deb-src) failed"; }
-(cd "$prefix.src" && aptget source "libmicrohttpd=$VERSION") >"$apt/source.log" 2>&1 ||
-	{ cat "$apt/source.log" >&2; die "apt-get source libmicrohttpd=$VERSION failed"; }
+rm -rf "$prefix.src"
+mkdir -p "$prefix.src"
+. "$(dirname "$0")/../debian_source.sh"
+debian_source "$prefix.src" "libmicrohttpd=$VERSION" || die "apt-get source libmicrohttpd=$VERSION failed"
 src=$prefix.src/libmicrohttpd-$UPSTREAM
 [ -x "$src/configure" ] || die "no $src/configure after apt-get source"
 

@@ -3,10 +3,12 @@
 # kiln-precompress (the launcher and the JavaScript API, whose option list
 # and TypeScript declarations gen-api.js makes from KILN's --help),
 # kiln-precompress-linux-x64 (the static binary, stripped, with the licences
-# of everything linked into it) and, when the arm64 build has a binary,
-# kiln-precompress-linux-arm64 likewise.
+# of everything linked into it), when the arm64 build has a binary,
+# kiln-precompress-linux-arm64 likewise, and when the WebAssembly build has
+# one, kiln-precompress-wasm32 (kiln.js, kiln.wasm, kiln.worker.js and
+# their licences).
 #
-# usage: pack.sh SRC BUILD VERSION KILN STRIP STATIC_LIBS [ARM64_BUILD]
+# usage: pack.sh SRC BUILD VERSION KILN STRIP STATIC_LIBS [ARM64_BUILD [WASM_BUILD]]
 #   SRC          the source tree
 #   BUILD        the build tree; the tarballs go to BUILD/npm/
 #   VERSION      kiln's version, the version of every package
@@ -17,11 +19,14 @@
 #                holds a kiln, it is packed too, stripped with
 #                aarch64-linux-gnu-strip, with its static-libs.txt's licences;
 #                when not, the main package does not name it
+#   WASM_BUILD   the WebAssembly build tree (packaging/wasm/build.sh): when
+#                it holds a kiln.js, it is packed, with its static-libs.txt's
+#                licences; when not, the main package does not name it
 # Run by `cmake --build BUILD --target npm-pack` of a KILN_STATIC=ON build.
 # Licences come from the Debian packages the .a files belong to
 # (packaging/licence_files.sh).
 set -euo pipefail
-src=$1 build=$2 version=$3 kiln=$4 strip=$5 static_libs=$6 arm64_build=${7:-}
+src=$1 build=$2 version=$3 kiln=$4 strip=$5 static_libs=$6 arm64_build=${7:-} wasm_build=${8:-}
 out=$build/npm
 stage=$out/stage
 main=kiln-precompress
@@ -44,6 +49,13 @@ if [ -n "$arm64_build" ] && [ -f "$arm64_build/kiln" ]; then
 	fi
 fi
 
+if [ -n "$wasm_build" ] && [ -f "$wasm_build/kiln.js" ]; then
+	platforms="$platforms kiln-precompress-wasm32"
+	v=$(node "$wasm_build/kiln.js" --version | head -n 1)
+	[ "$v" = "kiln $version" ] || die "$wasm_build/kiln.js is '$v', not kiln $version (rebuild it: packaging/wasm/build.sh)"
+	[ -s "$wasm_build/static-libs.txt" ] || die "no $wasm_build/static-libs.txt (packaging/wasm/build.sh writes it)"
+fi
+
 rm -rf "$stage" "$out"/*.tgz
 mkdir -p "$stage"
 for pkg in "$main" $platforms; do
@@ -64,14 +76,12 @@ for (const name of Object.keys(p.optionalDependencies))
 fs.writeFileSync(file, JSON.stringify(p, null, 2) + "\n");' "$stage/$main/package.json" $platforms
 node "$src/packaging/npm/gen-api.js" "$kiln" "$stage/$main" || die "gen-api.js failed"
 
-# platform_files PACKAGE BINARY STRIP STATIC_LIBS: the stripped binary,
-# LICENSES (the README's section) and licenses/PACKAGE (Debian's copyright
-# file of each package a linked library came from).
-platform_files() {
-	local pkg=$1 bin=$2 strip=$3 libs=$4 lib deb copyright
-	mkdir -p "$stage/$pkg/bin" "$stage/$pkg/licenses"
-	"$strip" -o "$stage/$pkg/bin/kiln" "$bin"
-	chmod 755 "$stage/$pkg/bin/kiln"
+# licences PACKAGE STATIC_LIBS: LICENSES (the README's section) and
+# licenses/PACKAGE (Debian's copyright file of each package a linked library
+# came from).
+licences() {
+	local pkg=$1 libs=$2 lib deb copyright
+	mkdir -p "$stage/$pkg/licenses"
 	awk '/^## Licences/{p=1} p && /^## / && !/^## Licences/{exit} p' "$src/README.md" >"$stage/$pkg/LICENSES"
 	[ -s "$stage/$pkg/LICENSES" ] || die "no '## Licences' section in README.md"
 	while read -r lib; do
@@ -82,10 +92,27 @@ platform_files() {
 			die "$lib: no copyright file for $deb"
 	done <"$libs"
 }
+
+# platform_files PACKAGE BINARY STRIP STATIC_LIBS: the stripped binary and
+# its licences.
+platform_files() {
+	local pkg=$1 bin=$2 strip=$3 libs=$4
+	mkdir -p "$stage/$pkg/bin"
+	"$strip" -o "$stage/$pkg/bin/kiln" "$bin"
+	chmod 755 "$stage/$pkg/bin/kiln"
+	licences "$pkg" "$libs"
+}
 platform_files kiln-precompress-linux-x64 "$kiln" "$strip" "$static_libs"
 case " $platforms " in
 *" kiln-precompress-linux-arm64 "*)
 	platform_files kiln-precompress-linux-arm64 "$arm64_build/kiln" aarch64-linux-gnu-strip "$arm64_build/static-libs.txt" ;;
+esac
+case " $platforms " in
+*" kiln-precompress-wasm32 "*)
+	for f in kiln.js kiln.wasm kiln.worker.js; do
+		cp "$wasm_build/$f" "$stage/kiln-precompress-wasm32/$f"
+	done
+	licences kiln-precompress-wasm32 "$wasm_build/static-libs.txt" ;;
 esac
 
 for pkg in $platforms "$main"; do

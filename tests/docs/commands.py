@@ -54,6 +54,9 @@ NOT_RUN = {
     ("docs/install.md", None, "packaging/arm64/build.sh"):
         "cross-builds the arm64 binary: tests/all.sh runs the same packaging/arm64/build.sh into the same "
         "build-static/arm64 before the arm64 tests",
+    ("docs/install.md", None, "packaging/wasm/build.sh"):
+        "builds the WebAssembly kiln: tests/all.sh runs the same packaging/wasm/build.sh into the same "
+        "build-static/wasm, and wasm.sh runs its kiln.js",
 }
 
 

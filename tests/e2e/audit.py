@@ -5,7 +5,7 @@ Every byte a server can send from TREE is the current source's:
   - every sibling (NAME.gz, NAME.br, NAME.zst next to an existing NAME)
     decodes, with Python's own decoders (a zstd frame's window at most
     8 MiB, RFC 9659), to exactly NAME's bytes; has NAME's permission
-    bits and mtime (to the nanosecond); and no two of {NAME, its siblings}
+    bits and mtime (to the nanosecond, or KILN_MTIME_RESOLUTION_NS); and no two of {NAME, its siblings}
     have the same size (a server's ETag is mtime and size);
   - no orphan: a NAME.gz or NAME.br whose NAME does not exist is a file the
     manifest lists as an asset of its own (a user's download), never one it
@@ -70,6 +70,11 @@ Options:
   --quiet             print nothing, only set the exit status
 Prints one line per problem and exits 1 if there is any.
 
+The environment variable KILN_MTIME_RESOLUTION_NS (default 1) is the
+resolution of the times the kiln under test can set: the WebAssembly kiln's
+Node.js sets them to the microsecond (1000), and a sibling's mtime is then
+its source's cut to that.
+
 Used as a module: Audit(tree, opts).run() returns 0 or 1 and leaves the
 problems in .problems; opts keys are the option names with '_' for '-'
 ("unreadable", "read_only": lists of bytes, "sources": a set of bytes).
@@ -85,6 +90,13 @@ import zlib
 
 import brotli
 import zstandard
+
+MTIME_NS = int(os.environ.get("KILN_MTIME_RESOLUTION_NS") or 1)
+
+
+def same_mtime(a, b):
+    """Whether stat results A and B have one mtime, to MTIME_NS."""
+    return a.st_mtime_ns // MTIME_NS == b.st_mtime_ns // MTIME_NS
 
 SUFFIXES = {b".gz": "gzip", b".br": "br", b".zst": "zstd"}
 BY_CODING = {v: k for k, v in SUFFIXES.items()}
@@ -333,7 +345,7 @@ class Audit:
             if st.st_size in sizes:
                 self.problem(f"{rel!r}: the size of another representation of {src!r}")
             if not self.opts.get("partial") and (
-                    stat.S_IMODE(st.st_mode) != stat.S_IMODE(src_st.st_mode) or st.st_mtime_ns != src_st.st_mtime_ns):
+                    stat.S_IMODE(st.st_mode) != stat.S_IMODE(src_st.st_mode) or not same_mtime(st, src_st)):
                 self.problem(f"{rel!r}: mode or mtime is not its source's")
             if rel not in recorded:
                 if not (self.opts.get("allow_unrecorded") or self.opts.get("manifest_may_lag")
@@ -410,7 +422,7 @@ class Audit:
                 self.problem(f"{rel!r}: does not decode to its source")
             if (st.st_mode & 0o777) != (src_st.st_mode & 0o777) and not unreadable and not stuck:
                 self.problem(f"{rel!r}: mode {st.st_mode & 0o777:o}, source {src_st.st_mode & 0o777:o}")
-            if st.st_mtime_ns != src_st.st_mtime_ns and not stuck:
+            if not same_mtime(st, src_st) and not stuck:
                 self.problem(f"{rel!r}: mtime differs from its source's")
             if (not self.opts.get("no_manifest") and not self.opts.get("allow_unrecorded")
                     and not unreadable and not self.is_recorded(rel, recorded, journaled, st)):

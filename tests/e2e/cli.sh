@@ -204,17 +204,30 @@ check "the third file still compressed" decodes_to "$T/w/c.html.gz" "$T/w/c.html
 
 # Names that need escaping in messages; they still get their siblings.
 mkdir -p "$T/names"
-for n in $'new\nline.js' $'tab\tname.js' 'back\slash.js' '-leading.js' 'quote"s.js' $'\xff\xfe-latin1.js' 'a..b.js' 'file.' '.hidden.js'; do
+odd=($'new\nline.js' $'tab\tname.js' 'back\slash.js' '-leading.js' 'quote"s.js' 'a..b.js' 'file.' '.hidden.js')
+non_utf8_names && odd+=($'\xff\xfe-latin1.js')
+for n in "${odd[@]}"; do
 	cp "$FIXTURES/site/assets/app.js" "$T/names/$n"
 done
 "$KILN" -v "$T/names" 2>"$T/names.err"
 check "odd names: exit 0" [ $? -eq 0 ]
-for n in $'new\nline.js' $'tab\tname.js' 'back\slash.js' '-leading.js' 'quote"s.js' $'\xff\xfe-latin1.js' 'a..b.js' 'file.' '.hidden.js'; do
+for n in "${odd[@]}"; do
 	check "sibling for $(printf %q "$n")" decodes_to "$T/names/$n.gz" "$T/names/$n"
 done
 check "newline escaped in messages" grep -qF 'new\nline.js: compressed' "$T/names.err"
 check "tab escaped in messages" grep -qF 'tab\tname.js: compressed' "$T/names.err"
-check "invalid UTF-8 escaped in messages" grep -qF '\xff\xfe-latin1.js: compressed' "$T/names.err"
+if non_utf8_names; then
+	check "invalid UTF-8 escaped in messages" grep -qF '\xff\xfe-latin1.js: compressed' "$T/names.err"
+else
+	# refused, named escaped, the rest of the run going on
+	cp "$FIXTURES/site/assets/app.js" "$T/names/"$'\xff\xfe-latin1.js'
+	"$KILN" -v "$T/names" 2>"$T/names.err"
+	check "a name that is not UTF-8: exit 1" [ $? -eq 1 ]
+	check "... refused, named escaped, with the reason" \
+		grep -qF "\\xff\\xfe-latin1.js: cannot stat: $NOT_UTF8" "$T/names.err"
+	check "... no sibling for it" [ ! -e "$T/names/"$'\xff\xfe-latin1.js.gz' ]
+	check "... the others still kept" decodes_to "$T/names/a..b.js.gz" "$T/names/a..b.js"
+fi
 check "no raw control character printed" not grep -q $'\t' "$T/names.err"
 
 # --previous before --url-prefix (the lists are filled in after parsing);

@@ -60,7 +60,7 @@ while IFS= read -r -d '' s; do
 	check "$s: no dictionary ID" [ "$(frame "$s" dict_id)" = 0 ]
 	check "$s: window at most 8 MiB" [ "$(frame "$s" window_size)" -le $((8 << 20)) ]
 	check "$s: source's mode" [ "$(stat -c %a "$s")" = "$(stat -c %a "${s%.zst}")" ]
-	check "$s: source's mtime" [ "$(stat -c %Y.%y "$s")" = "$(stat -c %Y.%y "${s%.zst}")" ]
+	check "$s: source's mtime" [ "$(mtime_of "$s")" = "$(mtime_of "${s%.zst}")" ]
 	# kept beside a .gz only when smaller: a server tries zstd first
 	check "$s: smaller than the .gz" [ "$(stat -c %s "$s")" -lt "$(stat -c %s "${s%.zst}.gz")" ]
 done < <(find "$T/z" -name '*.zst' -print0)

@@ -38,6 +38,22 @@ finish() {
 	[ "$failures" -eq 0 ] && [ "$checks" -gt 0 ]
 }
 
+# mtime_of FILE: FILE's mtime, seconds and nanoseconds, cut to the
+# resolution of the times the kiln under test sets (KILN_MTIME_RESOLUTION_NS:
+# 1 for the native kiln, 1000 for the WebAssembly one, whose Node.js sets
+# times to the microsecond): a sibling's is its source's.
+mtime_of() {
+	stat -c %.9Y -- "$1" | awk -v r="${KILN_MTIME_RESOLUTION_NS:-1}" \
+		'{ split($1, t, "."); printf "%s.%09d\n", t[1], int(t[2] / r) * r }'
+}
+
+# non_utf8_names: whether the kiln under test takes file names that are not
+# UTF-8, as Linux allows.  KILN_UTF8_NAMES=1 says it does not (the
+# WebAssembly kiln: Node.js names files with strings); it then refuses such
+# a name, naming it escaped, with the reason NOT_UTF8.
+NOT_UTF8="Invalid or incomplete multibyte or wide character"
+non_utf8_names() { [ -z "${KILN_UTF8_NAMES:-}" ]; }
+
 # A fresh copy of the example site.
 fresh_site() { # fresh_site DEST
 	cp -a "$FIXTURES/site" "$1"

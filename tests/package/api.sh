@@ -143,22 +143,31 @@ check "a usage error (gzipLevel 13): rejects with status 2" js "$T/fail.json" 'r
 line=$("$KILN" --gzip-level=13 -- "$T/dangling" 2>&1 >/dev/null | head -n 1)
 check "... with kiln's message ($line)" js "$T/fail.json" 'r.message.split("\n").includes(a)' "$line"
 
-# No binary for the platform: a preload fakes process.platform.
+# No native binary for the platform: a preload fakes process.platform.
+# With the WebAssembly package installed, that kiln runs (npm_wasm.sh
+# tests it further); without it, there is nothing to run.
 printf 'Object.defineProperty(process, "platform", { value: "darwin" });\n' >"$T/darwin.cjs"
 fresh_site "$T/mac"
+if [ -d "$A/node_modules/$WASM_NAME" ]; then
+	(cd "$A" && node -r "$T/darwin.cjs" run.mjs "$T/mac" '{"brotli": true, "optional": true}' "$T/mac.json")
+	check "darwin, the WebAssembly package installed: resolves with kiln's summary" \
+		js "$T/mac.json" 'r.resolved && r.summary && r.summary.errors.length === 0 && r.summary.written > 0'
+	rm -rf "$A/node_modules/$WASM_NAME" "$T/mac"
+	fresh_site "$T/mac"
+fi
 (cd "$A" && node -r "$T/darwin.cjs" run.mjs "$T/mac" '{"brotli": true, "optional": true}' "$T/mac.json")
 check "optional: true on darwin: resolves to null" js "$T/mac.json" 'r.resolved && r.summary === null'
-check "... after one warning" js "$T/mac.json" 'r.lines.length === 1 && /^kiln: warning: .*no kiln binary for darwin-/.test(r.lines[0])'
+check "... after one warning" js "$T/mac.json" 'r.lines.length === 1 && /^kiln: warning: .*no native kiln for darwin-/.test(r.lines[0])'
 check "... and wrote nothing" [ -z "$(siblings "$T/mac")" ]
 (cd "$A" && node -r "$T/darwin.cjs" -e 'require("kiln-precompress").precompress(process.argv[1], { optional: true })' "$T/mac") 2>"$T/mac.err"
 check "... the default log: one line on stderr" [ "$(grep -c . "$T/mac.err")" = 1 ]
 check "... the warning" grep -q '^kiln: warning: ' "$T/mac.err"
 (cd "$A" && node -r "$T/darwin.cjs" run.cjs "$T/mac" '{"brotli": true}' "$T/mac.json")
 check "without optional: rejects with status 127 naming the platform" \
-	js "$T/mac.json" 'r.rejected && r.status === 127 && /no kiln binary for darwin-/.test(r.message)'
+	js "$T/mac.json" 'r.rejected && r.status === 127 && /no native kiln for darwin-/.test(r.message)'
 (cd "$A" && node -r "$T/darwin.cjs" node_modules/.bin/kiln --version) 2>"$T/mac.err"
 check "the launcher, same platform: exit 127" [ $? -eq 127 ]
-check "... the same message (lib/platform.js)" grep -q 'no kiln binary for darwin-' "$T/mac.err"
+check "... the same message (lib/platform.js)" grep -q 'no native kiln for darwin-' "$T/mac.err"
 new_project "$T/bare"
 (cd "$T/bare" && PATH="$STUBS:$PATH" npm install --offline --omit=optional "$MAIN_TGZ" >"$T/bare.log" 2>&1)
 cp "$A/run.cjs" "$T/bare/"

@@ -20,13 +20,11 @@ check "main package: name" [ "$(field "$M" .name)" = "$MAIN_NAME" ]
 check "main package: kiln's version" [ "$(field "$M" .version)" = "$VERSION" ]
 check "main package: bin kiln is the launcher" [ "$(field "$M" .bin)" = '{"kiln":"bin/kiln.js"}' ]
 check "main package: no scripts at all" [ "$(field "$M" .scripts)" = undefined ]
-if [ -f "$ARM64_TGZ" ]; then
-	check "main package: the platform packages, exactly this version, optional" \
-		[ "$(field "$M" .optionalDependencies)" = "{\"$PLATFORM_NAME\":\"$VERSION\",\"$ARM64_NAME\":\"$VERSION\"}" ]
-else
-	check "main package: the platform package, exactly this version, optional (no arm64 one packed)" \
-		[ "$(field "$M" .optionalDependencies)" = "{\"$PLATFORM_NAME\":\"$VERSION\"}" ]
-fi
+want="\"$PLATFORM_NAME\":\"$VERSION\""
+[ -f "$ARM64_TGZ" ] && want="$want,\"$ARM64_NAME\":\"$VERSION\""
+[ -f "$WASM_TGZ" ] && want="$want,\"$WASM_NAME\":\"$VERSION\""
+check "main package: the platform packages packed (x64$([ -f "$ARM64_TGZ" ] && echo ", arm64")$([ -f "$WASM_TGZ" ] && echo ", wasm32")), exactly this version, optional" \
+	[ "$(field "$M" .optionalDependencies)" = "{$want}" ]
 check "main package: no other dependency" [ "$(field "$M" .dependencies)" = undefined ]
 check "platform package: name" [ "$(field "$P" .name)" = "$PLATFORM_NAME" ]
 check "platform package: kiln's version" [ "$(field "$P" .version)" = "$VERSION" ]

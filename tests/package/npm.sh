@@ -3,7 +3,8 @@
 # of the tarballs with compilers replaced by recording stubs.
 #
 # Sets VERSION, MAIN_NAME, PLATFORM_NAME, MAIN_TGZ, PLATFORM_TGZ, ARM64_NAME,
-# ARM64_TGZ (which may be missing: tests/package/arm64.sh), STUBS (a
+# ARM64_TGZ (which may be missing: tests/package/arm64.sh), WASM_NAME,
+# WASM_TGZ (which may be missing: tests/package/wasm.sh), STUBS (a
 # directory of stubs to put first in PATH) and COMPILER_LOG (what the stubs
 # were asked to run; empty if nothing).
 BUILD=${KILN_BUILD:?KILN_BUILD must name the build tree}
@@ -16,6 +17,8 @@ MAIN_NAME=kiln-precompress
 PLATFORM_NAME=kiln-precompress-linux-x64
 ARM64_NAME=kiln-precompress-linux-arm64
 ARM64_TGZ=$BUILD/npm/$ARM64_NAME-$VERSION.tgz # when the arm64 build has a binary
+WASM_NAME=kiln-precompress-wasm32
+WASM_TGZ=$BUILD/npm/$WASM_NAME-$VERSION.tgz # when the WebAssembly build has a kiln
 MAIN_TGZ=$BUILD/npm/$MAIN_NAME-$VERSION.tgz
 PLATFORM_TGZ=$BUILD/npm/$PLATFORM_NAME-$VERSION.tgz
 for f in "$MAIN_TGZ" "$PLATFORM_TGZ"; do
@@ -45,11 +48,16 @@ new_project() {
 # install cannot resolve from the registry: an override points it at the
 # tarball, so that the lock file records it (for another cpu, not
 # installed) as a registry's would, and `npm ci` finds the lock in sync.
+# So for the WebAssembly package, which is then installed too (it has no
+# os or cpu), and left unused beside the native binary.
 npm_install_kiln() {
 	local dir=$1
 	shift
 	if [ -f "$ARM64_TGZ" ]; then
 		(cd "$dir" && npm pkg set "overrides.$ARM64_NAME=file:$ARM64_TGZ") || return 1
+	fi
+	if [ -f "$WASM_TGZ" ]; then
+		(cd "$dir" && npm pkg set "overrides.$WASM_NAME=file:$WASM_TGZ") || return 1
 	fi
 	(cd "$dir" && PATH="$STUBS:$PATH" npm install --save-dev "$@" "$PLATFORM_TGZ" "$MAIN_TGZ" >"$dir.npm.log" 2>&1) ||
 		{ cat "$dir.npm.log" >&2; return 1; }

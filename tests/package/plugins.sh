@@ -163,6 +163,11 @@ Object.defineProperty(process, 'platform', {
 });
 EOF
 
+# The WebAssembly kiln's package, which the launcher runs where no native
+# one is installed, set aside (a platform with no kiln at all) and back.
+wasm_away() { [ ! -d "$A/node_modules/$WASM_NAME" ] || mv "$A/node_modules/$WASM_NAME" "$T/wasm-away"; }
+wasm_back() { [ ! -d "$T/wasm-away" ] || mv "$T/wasm-away" "$A/node_modules/$WASM_NAME"; }
+
 # bundler NAME BROTLI CACHE_OPTION CACHE_DIR: the whole round for one
 # bundler (CACHE_OPTION: the cache option's JSON, or "" for the default).
 bundler() {
@@ -212,17 +217,25 @@ bundler() {
 	check "$name: ... with kiln's message" grep -qF -- "$usage_line" "$T/$name.log"
 	check "$name: ... and no sibling" [ -z "$(siblings "$out")" ]
 
-	# No binary for the platform.
+	# No native binary for the platform: the WebAssembly kiln runs, when its
+	# package is installed (npm-pack packed it); without it, none.
+	if [ -d "$A/node_modules/$WASM_NAME" ]; then
+		build "$name" '{"brotli": true, "cache": false}' NODE_OPTIONS="--require $T/darwin.cjs"
+		check "$name: no native binary for the platform: the WebAssembly kiln runs, the build succeeds" [ "$status" -eq 0 ]
+		check "$name: ... and writes the siblings" [ -n "$(siblings "$out")" ]
+	fi
+	wasm_away
 	build "$name" '{"brotli": true, "optional": true}' NODE_OPTIONS="--require $T/darwin.cjs"
 	check "$name: optional, no binary for the platform: the build succeeds" [ "$status" -eq 0 ]
 	check "$name: ... with one warning naming the platform" \
-		[ "$(grep -c 'kiln: warning: .*no kiln binary for darwin-' "$T/$name.log")" -eq 1 ]
+		[ "$(grep -c 'kiln: warning: .*no native kiln for darwin-' "$T/$name.log")" -eq 1 ]
 	check "$name: ... the bundler's own native parts still ran on $real_platform" [ -n "$(find "$out" -name '*.js')" ]
 	check "$name: ... and no sibling" [ -z "$(siblings "$out")" ]
 	check "$name: ... and no summary" [ ! -e "$T/$name.json" ]
 	build "$name" '{"brotli": true}' NODE_OPTIONS="--require $T/darwin.cjs"
 	check "$name: not optional: the build fails" [ "$status" -ne 0 ]
-	check "$name: ... naming the platform" grep -q 'no kiln binary for darwin-' "$T/$name.log"
+	check "$name: ... naming the platform" grep -q 'no native kiln for darwin-' "$T/$name.log"
+	wasm_back
 }
 
 bundler rollup false '"build-cache/kiln"' "$A/build-cache/kiln"
@@ -234,7 +247,9 @@ check "vite --logLevel warn: kiln ran" js "$T/quiet.json" 's.error_count === 0 &
 check "... and its summary line went through Vite's logger: not shown" not grep -q '^kiln: ' "$T/quiet.log"
 bundler webpack true '' "$A/node_modules/.cache/kiln"
 check "webpack: the summary line came through the infrastructure logger" grep -q '^<i> \[kiln\] kiln: ' "$T/webpack.1.log"
+wasm_away
 build webpack '{"brotli": true, "optional": true}' NODE_OPTIONS="--require $T/darwin.cjs"
+wasm_back
 check "webpack: optional: webpack counts one warning" grep -q 'compiled with 1 warning' "$T/webpack.log"
 
 # Only a build writes what a server sends: webpack in watch mode (as under

@@ -50,8 +50,10 @@ cp -a "$T/app" "$T/gitlab"
 # in a project that has them: it names the version the build wrote.
 new_project "$T/doc"
 cp "$PLATFORM_TGZ" "$MAIN_TGZ" "$T/doc/"
-# the arm64 package too, which CI always builds (the doc installs both)
+# the arm64 and WebAssembly packages too, which CI always builds (the doc
+# installs them all)
 [ -n "${ARM64_TGZ:-}" ] && [ -f "$ARM64_TGZ" ] && cp "$ARM64_TGZ" "$T/doc/"
+[ -n "${WASM_TGZ:-}" ] && [ -f "$WASM_TGZ" ] && cp "$WASM_TGZ" "$T/doc/"
 $DOC commands 'docs/install.md#with-npm:3' >"$T/doc.commands"
 check "docs/install.md has the command" [ -s "$T/doc.commands" ]
 while IFS= read -r -d '' c; do

@@ -2,7 +2,7 @@
 // ESM entry point, index.d.ts the declarations).
 //
 // precompress(dir, options) runs `kiln --json [OPTIONS] -- DIR...` with the
-// binary the launcher runs (lib/platform.js) and resolves to the summary
+// kiln the launcher runs (lib/platform.js) and resolves to the summary
 // kiln prints on stdout.  options are kiln's long options in camelCase:
 // lib/options.json, generated from `kiln --help` when the package is packed
 // (packaging/npm/gen-api.js), lists them.  Besides kiln's:
@@ -13,7 +13,8 @@
 'use strict';
 
 const { spawn } = require('child_process');
-const { findBinary, NoBinaryError } = require('./lib/platform.js');
+const path = require('path');
+const { findCommand, NoBinaryError } = require('./lib/platform.js');
 const KILN_OPTIONS = require('./lib/options.json');
 
 const OWN_OPTIONS = { optional: 'boolean', log: 'function' };
@@ -167,13 +168,26 @@ function failure(binary, status, signal, stdout, stderrLines) {
   });
 }
 
+// P as COMMAND is to be given it.  The WebAssembly kiln (Emscripten) takes
+// for absolute only a path that starts with '/': on Windows it is given the
+// directories relative to the working directory (docs/install.md), as the
+// plugins' absolute output and cache directories would not be found.
+function forCommand(command, p) {
+  if (command.build !== 'wasm32' || process.platform !== 'win32') {
+    return p;
+  }
+  const r = path.relative(process.cwd(), p);
+  return r === '' ? '.' : path.isAbsolute(r) ? p : r;
+}
+
 function precompress(dir, options) {
   const dirs = parseDirs(dir);
   const [args, own] = parseOptions(options);
   const log = own.log || ((line) => process.stderr.write(`${line}\n`));
-  let binary;
+  let command, binary;
   try {
-    binary = findBinary();
+    command = findCommand();
+    binary = command.args.length ? command.args[0] : command.file;
   } catch (e) {
     if (!(e instanceof NoBinaryError)) {
       throw e;
@@ -185,7 +199,9 @@ function precompress(dir, options) {
     return Promise.reject(kilnError(`kiln: ${e.message}`, { status: e.status }));
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, ['--json', ...args, '--', ...dirs], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const hostArgs = args.map((a) => (a.startsWith('--cache=') ? `--cache=${forCommand(command, a.slice(8))}` : a));
+    const child = spawn(command.file, [...command.args, '--json', ...hostArgs, '--',
+      ...dirs.map((d) => forCommand(command, d))], { stdio: ['ignore', 'pipe', 'pipe'] });
     const stdout = [];
     const stderrLines = [];
     const stderr = lineSplitter((line) => {

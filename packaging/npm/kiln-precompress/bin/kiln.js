@@ -2,8 +2,9 @@
 // kiln.js - the `kiln` command of the kiln-precompress npm package.
 //
 // kiln is a native program; this launcher only finds it (lib/platform.js:
-// the file the KILN_BINARY environment variable names, or the binary of the
-// platform package npm installed as an optional dependency) and runs it.
+// the file the KILN_BINARY environment variable names, the binary of the
+// platform package npm installed as an optional dependency, or else kiln
+// built for WebAssembly, which this Node.js runs) and runs it.
 // kiln gets the launcher's arguments, environment, stdin, stdout and stderr.
 // The launcher exits with kiln's status, or dies of the signal that killed
 // kiln; SIGINT, SIGTERM and SIGHUP sent to the launcher alone are passed on
@@ -14,7 +15,7 @@
 
 const { spawn } = require('child_process');
 const os = require('os');
-const { findBinary, NoBinaryError } = require('../lib/platform.js');
+const { findCommand, NoBinaryError } = require('../lib/platform.js');
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -24,16 +25,16 @@ function fail(status, message) {
 }
 
 function run() {
-  let binary;
+  let command;
   try {
-    binary = findBinary();
+    command = findCommand();
   } catch (e) {
     if (!(e instanceof NoBinaryError)) {
       throw e;
     }
     fail(e.status, e.message);
   }
-  const child = spawn(binary, process.argv.slice(2), { stdio: 'inherit' });
+  const child = spawn(command.file, [...command.args, ...process.argv.slice(2)], { stdio: 'inherit' });
   const handlers = new Map();
 
   for (const sig of FORWARDED) {
@@ -42,7 +43,7 @@ function run() {
     process.on(sig, handler);
   }
   child.on('error', (e) => {
-    fail(e.code === 'ENOENT' ? 127 : 126, `${binary}: ${e.message}`);
+    fail(e.code === 'ENOENT' ? 127 : 126, `${command.file}: ${e.message}`);
   });
   child.on('exit', (status, signal) => {
     for (const [sig, handler] of handlers) {
