@@ -514,6 +514,16 @@ static bool job_of(const struct kiln_dict_plan *d, size_t k, kiln_outcome o, str
 	for (hi = lo; hi < d->nm && strcmp(d->m[hi].family, family) == 0; hi++)
 		;
 	free(family);
+	/* two members in one release: a pattern several files share (Vite's
+	 * lazy chunks are all index-*.js), not one file's versions; which of
+	 * them a client holds is anyone's guess, and a delta against each
+	 * would grow with the square of the family */
+	{
+		unsigned per[KILN_MAX_PREVIOUS] = { 0 };
+		for (size_t i = lo; i < hi; i++)
+			if (d->m[i].release < KILN_MAX_PREVIOUS && ++per[d->m[i].release] > 1)
+				return false;
+	}
 	*j = (struct job){ k, lo, hi - lo, fp.len };
 	return hi > lo;
 }

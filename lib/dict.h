@@ -10,7 +10,8 @@
  *    replaced by '*'; its members in an earlier release
  *    (kiln_options.previous) are the files named so with a token of the
  *    fingerprint's length there; a fingerprinted asset with a member of
- *    other bytes gets one dcz sibling per such member, made against it,
+ *    other bytes gets one dcz sibling per such member, made against it
+ *    (none when one release holds two members: a pattern files share),
  *    and keeps it only if it is smaller than the file's every other
  *    sibling (and than max_ratio x the file);
  *  - the names NAME.<16 hex>.dcz are kiln's: every such file the run does

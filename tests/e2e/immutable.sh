@@ -184,6 +184,22 @@ check "a counter renamed: not" [ "$(why "$R2" d/chapter-00000042.html)" = "- -" 
 check "one character of a token changed: not" [ "$(why "$R2" d/page-KQXWPZvq.html)" = "- -" ]
 check "release 1 alone: the lone name is not" [ "$(why "$R1" lone/app-KQXWPZvr.js)" = "- -" ]
 
+# A family with two members in one earlier release (Vite's lazy chunks,
+# all index-HASH.js) is a pattern files share: no deltas for it, however
+# many; a family of one member per release gets its delta.
+F1=$T/fam1; F2=$T/fam2
+rm -rf "$F1" "$F2"; mkdir -p "$F1/assets" "$F2/assets"
+for h in B2x9_kQ1 Xy7Pq2Lm Hw3Rt5Nz; do text "$F1/assets/index-$h.js" 6000 "$h"; done
+text "$F1/assets/app-Qm7pL2vX.js" 6000 app
+for h in Zk4Wm9Qa Jd8Fs3Vb Tc6Ye2Ku; do text "$F2/assets/index-$h.js" 6000 "$h"; echo '/* 2 */' >>"$F2/assets/index-$h.js"; done
+cp "$F1/assets/app-Qm7pL2vX.js" "$F2/assets/app-Kd3Rt8Yw.js"; echo '/* 2 */' >>"$F2/assets/app-Kd3Rt8Yw.js"
+"$KILN" -q "$F1"
+"$KILN" -q --previous "$F1" "$F2"
+check "a shared family (index-*.js, three in release 1): no delta" \
+	[ -z "$(find "$F2" -name 'index-*.dcz')" ]
+check "a family of one per release (app-*.js): its delta" \
+	[ -n "$(find "$F2" -name 'app-Kd3Rt8Yw.js.*.dcz')" ]
+
 # ---- bytes changed under a name read as a fingerprint: revalidated, told
 # once, and kept so while the name stays (re-runs, the index's shortcut,
 # --reread, shards and merge)
