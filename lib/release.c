@@ -213,7 +213,7 @@ static kiln_status read_dir(const char *path, const struct kiln_options *topt, u
 		    (uint64_t)w.v[e].st.st_size > max_size || !has_token(w.v[e].rel))
 			continue;
 		out->v[out->n] = (struct kiln_release_file){ strdup(w.v[e].rel), NULL,
-							     (size_t)w.v[e].st.st_size };
+							     (size_t)w.v[e].st.st_size, false };
 		if (!out->v[out->n++].rel)
 			st = KILN_ERR_NOMEM;
 	}
@@ -221,6 +221,27 @@ static kiln_status read_dir(const char *path, const struct kiln_options *topt, u
 		kiln_fail(err, KILN_ERR_NOMEM, ENOMEM, "out of memory");
 	kiln_walk_free(&w);
 	return st;
+}
+
+/* Mark the files of the directory release OUT (sorted) that its own
+ * manifest, when it has one kiln reads, says held other bytes under their
+ * name once. */
+static void note_changed(const char *path, struct kiln_release *out)
+{
+	struct kiln_state st = { 0 };
+	struct kiln_error err = { 0 };
+	char *m = kiln_path_join(path, "kiln-manifest.json", "");
+
+	if (m && kiln_state_load(m, &st, &err) == KILN_OK)
+		for (size_t i = 0; i < st.n; i++) {
+			struct kiln_release_file *f;
+			if (!st.v[i].in_manifest || !st.v[i].rec.fp.changed)
+				continue;
+			if ((f = (struct kiln_release_file *)kiln_release_find(out, st.v[i].rec.rel)))
+				f->changed = true;
+		}
+	kiln_state_free(&st);
+	free(m);
 }
 
 kiln_status kiln_release_read(const char *path, const struct kiln_options *opt,
@@ -240,12 +261,14 @@ kiln_status kiln_release_read(const char *path, const struct kiln_options *opt,
 	}
 	if (out->n > 1)
 		qsort(out->v, out->n, sizeof(*out->v), file_cmp);
+	if (!S_ISREG(sb.st_mode))
+		note_changed(path, out);
 	return KILN_OK;
 }
 
 const struct kiln_release_file *kiln_release_find(const struct kiln_release *r, const char *rel)
 {
-	struct kiln_release_file key = { (char *)rel, NULL, 0 };
+	struct kiln_release_file key = { (char *)rel, NULL, 0, false };
 
 	return r->n ? bsearch(&key, r->v, r->n, sizeof(key), file_cmp) : NULL;
 }

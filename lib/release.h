@@ -17,6 +17,10 @@ struct kiln_release_file {
 	char *rel;       /* its path in the release, '/'-separated */
 	uint8_t *data;   /* an archive's: its LEN bytes; a directory's: NULL */
 	size_t len;      /* its size */
+	/* a directory's whose own manifest says its bytes once changed under
+	 * its name ("bytes_changed"): no content hash, in the next release
+	 * too */
+	bool changed;
 };
 
 struct kiln_release {

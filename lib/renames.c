@@ -304,6 +304,18 @@ static bool bytes_changed(struct kiln_decide *d, size_t k, const struct kiln_pre
 	return false;
 }
 
+/* Does an earlier release's own manifest say REL's bytes once changed
+ * under its name (a fresh build given --previous keeps the mark)? */
+static bool marked_before(const struct kiln_decide *d, const char *rel)
+{
+	for (size_t r = 0; r < d->t->opt->n_previous; r++) {
+		const struct kiln_release_file *f = kiln_release_find(&d->t->releases[r], rel);
+		if (f && f->changed)
+			return true;
+	}
+	return false;
+}
+
 /* A name that held other bytes is no content hash: a file read as one
  * (name, tree, previous) whose bytes changed under its name, or whose
  * record says they once did (the mark is carried while the name stays),
@@ -321,7 +333,8 @@ void kiln_renames_changed(struct kiln_decide *d)
 		char *path;
 		if (pe && !pe->seen)
 			pe = NULL; /* the name of a recorded sibling */
-		fp->changed = pe && pe->in_manifest && pe->rec.fp.changed;
+		fp->changed = (pe && pe->in_manifest && pe->rec.fp.changed) ||
+			      marked_before(d, d->by_rel[f].rel);
 		if (!fp->changed && read_from_name(fp->why) && kiln_shard_mine(t->opt, d->by_rel[f].rel))
 			fp->changed = now = bytes_changed(d, k, pe);
 		if (fp->changed && read_from_name(fp->why))

@@ -200,6 +200,22 @@ check "a shared family (index-*.js, three in release 1): no delta" \
 check "a family of one per release (app-*.js): its delta" \
 	[ -n "$(find "$F2" -name 'app-Kd3Rt8Yw.js.*.dcz')" ]
 
+# A hashed-looking name whose bytes changed between releases 1 and 2 is no
+# content hash; release 3, a fresh build of release 2's bytes given
+# --previous release 2, keeps the mark release 2's manifest holds.
+M1=$T/mark1; M2=$T/mark2; M3=$T/mark3
+rm -rf "$M1" "$M2" "$M3"; mkdir -p "$M1/assets"
+text "$M1/assets/index-B2x9_kQ1.js" 6000 mark
+cp -a "$M1" "$M2"; echo '/* hotfix */' >>"$M2/assets/index-B2x9_kQ1.js"; cp -a "$M2" "$M3"
+"$KILN" -q "$M1"
+"$KILN" -q --previous "$M1" "$M2" 2>/dev/null
+check "bytes changed between releases: not immutable" [ "$(why "$M2" assets/index-B2x9_kQ1.js)" = "- -" ]
+"$KILN" -q --previous "$M2" "$M3" 2>/dev/null
+check "... nor in the next release built fresh, given --previous the last" \
+	[ "$(why "$M3" assets/index-B2x9_kQ1.js)" = "- -" ]
+check "... whose manifest keeps the mark" \
+	grep -q '"bytes_changed": true' "$M3/kiln-manifest.json"
+
 # ---- bytes changed under a name read as a fingerprint: revalidated, told
 # once, and kept so while the name stays (re-runs, the index's shortcut,
 # --reread, shards and merge)
