@@ -68,6 +68,10 @@ const char *kiln_host_name_refused(const char *name, unsigned flags)
 	      ((unsigned char)name[4] == 0xb9 || (unsigned char)name[4] == 0xb2 ||
 	       (unsigned char)name[4] == 0xb3))))
 		return "a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
+	/* the console's own: "CONIN$", "conout$.js" */
+	if ((stem == 6 && strncasecmp(name, "CONIN$", 6) == 0) ||
+	    (stem == 7 && strncasecmp(name, "CONOUT$", 7) == 0))
+		return "a Windows device name (CONIN$, CONOUT$)";
 	return NULL;
 }
 

@@ -108,7 +108,9 @@ function kilnStat(dirfd, path, empty, nofollow, out) {
 function kilnListed(dirfd, path) {
   try {
     const full = kilnPath(dirfd, path);
-    const cut = Math.max(full.lastIndexOf('/'), full.lastIndexOf('\\'));
+    // '\\' separates only on Windows: elsewhere it is a byte of a name
+    const cut = process.platform === 'win32'
+      ? Math.max(full.lastIndexOf('/'), full.lastIndexOf('\\')) : full.lastIndexOf('/');
     const dir = cut < 0 ? '.' : cut === 0 ? '/' : full.slice(0, cut);
     return require('fs').readdirSync(dir).includes(full.slice(cut + 1)) ? 1 : 0;
   } catch (e) {

@@ -49,6 +49,7 @@ static void names(void)
 		"COM\xc2\xb9", "COM\xc2\xb2", "LPT\xc2\xb3", /* superscript 1, 2, 3 */
 		/* with an extension, or a space: the same device */
 		"NUL.txt", "nul.tar.gz", "con.js.gz", "Aux.html", "COM1.css", "CON .txt",
+		"CONIN$", "conout$.js",
 	};
 	static const char *const fine[] = {
 		"CONSOLE", "con-x.js", "econ.js", "NULL", "nul_", "COM", "COM10", "COM0",
