@@ -121,6 +121,18 @@ check "... refused, by name" grep -q 'CON\.js: .*Invalid argument' "$T/devnames.
 	node node_modules/.bin/kiln -q "$T/devnames.tar" -o "$T/devnames-mac.tar") 2>"$T/devnames-mac.err"
 check "darwin: the same archive: exit 0 (CON.js is a name like any there)" [ $? -eq 0 ]
 
+# A '\' in a name on "macOS" is a byte of it (only Windows separates
+# paths with it): the file and a directory named so get their siblings.
+mkdir -p "$T/bslash/d\\ir"
+cp "$FIXTURES/site/assets/app.js" "$T/bslash/b\\s.js"
+cp "$FIXTURES/site/assets/app.js" "$T/bslash/d\\ir/x.js"
+A=$T/app-darwin-arm64
+(cd "$A" && KILN_TEST_PLATFORM=darwin-arm64 NODE_OPTIONS="--require $here/platform_preload.js" \
+	node node_modules/.bin/kiln -q "$T/bslash") 2>"$T/bslash.err"
+check "darwin: names with '\\': exit 0" [ $? -eq 0 ]
+check "... b\\s.js.gz decodes to it" decodes_to "$T/bslash/b\\s.js.gz" "$T/bslash/b\\s.js"
+check "... d\\ir/x.js.gz decodes to it" decodes_to "$T/bslash/d\\ir/x.js.gz" "$T/bslash/d\\ir/x.js"
+
 # Names that differ only in case, on "macOS" over a file system made
 # case-insensitive as its usual one is (casefold_preload.js): the user's
 # own APP.JS.GZ is what the file system finds as app.js.gz, and kiln
