@@ -80,7 +80,7 @@ static void round_trip(const char *path)
 	r.size = 1000;
 	r.coding[0].outcome = KILN_CODING_KEPT;
 	r.coding[0].size = 500;
-	strcpy(r.coding[0].recipe, "x-1");
+	r.coding[0].recipe = "x-1"; /* interned in a run (intern.h): shared, never written */
 	/* as immutable.c records it: the first place the token stands */
 	if (kiln_fingerprint_span(path, &start, &len))
 		r.fp = (struct kiln_fp){ KILN_WHY_NAME,
