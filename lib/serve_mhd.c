@@ -303,7 +303,8 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 		      const struct kiln_srv_asset *a, struct kiln_srv_rep *rep,
 		      struct cached **out, unsigned *status)
 {
-	struct cached *c = atomic_load(&rep->cache), *expect = NULL;
+	struct cached *c = atomic_load(&rep->cache);
+	void *expect = NULL;
 	struct stat sb;
 	int fd;
 
