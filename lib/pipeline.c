@@ -160,6 +160,19 @@ static bool same_content(const struct work *wk)
 	       memcmp(pe->rec.sha256, wk->src.sha256, 32) == 0;
 }
 
+/* Is entry WK's sibling of coding C on disk (anything at its name: what
+ * is there is for previous.c to judge)?  True when it cannot be told. */
+static bool sibling_there(const struct work *wk, unsigned c)
+{
+	char sib[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(sib, sizeof(sib), "%s/%s%s", wk->t->root, wk->e->rel,
+			     kiln_codecs[c]->info.suffix) >= sizeof(sib))
+		return true;
+	return kiln_beneath_lstat(wk->t->root, sib, &st) == 0 || errno != ENOENT;
+}
+
 /* Remove the sibling SIB of coding C on a file's failure; one that cannot
  * be removed is said (KILN_EVENT_REMOVE_FAILED) and fails the run: a
  * FOREIGN one (not kiln's, and stale) as a stale sibling left alone, one
@@ -250,6 +263,11 @@ static void settle(struct work *wk)
 	}
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		if (wk->written[c] && carried.coding[c].outcome == KILN_CODING_KEPT)
+			carried.coding[c].outcome = KILN_CODING_OFF;
+		/* one recorded but no longer there (deleted since, and not
+		 * written again: a cancelled run encodes nothing) is not on
+		 * record any more: the manifest records what is on disk */
+		if (carried.coding[c].outcome == KILN_CODING_KEPT && !sibling_there(wk, c))
 			carried.coding[c].outcome = KILN_CODING_OFF;
 		if (carried.coding[c].outcome != KILN_CODING_KEPT && kiln_state_has_sibling(pe, c))
 			kiln_prev_no_sibling(t, pe, wk->e->rel, (kiln_coding)c, source_fd(wk),
