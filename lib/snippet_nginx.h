@@ -72,6 +72,10 @@ void kiln_nginx_put_own_regex(FILE *f, const struct kiln_serve *s);
  */
 char *kiln_nginx_sib_map(const struct kiln_serve *s, char name[40], size_t *longest);
 
+/* The header of the http {} file, either form: what it is, where it is
+ * included, when to reload nginx. */
+void kiln_nginx_put_http_header(FILE *f, const struct kiln_serve *s);
+
 /* The map $NAME with BODY (kiln_nginx_sib_map()), and its comment. */
 void kiln_nginx_put_sib_map(FILE *f, const char *name, const char *body);
 
