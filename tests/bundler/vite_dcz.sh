@@ -98,10 +98,7 @@ dcz_nginx() { NGINX_LOG="$NGINX_KILN_LOG"' ad="$http_available_dictionary"' "$@"
 trap nginx_stop EXIT
 dcz_nginx nginx_start "$T/n" "$T/r1" || { fail "nginx starts"; finish; exit; }
 U=http://127.0.0.1:$PORT
-cp "$T/n/nginx.conf" "$T/n/nginx.r1.conf"
-dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
-mv "$T/n/nginx.conf" "$T/n/nginx.r2.conf"
-mv "$T/n/nginx.r1.conf" "$T/n/nginx.conf"
+nginx_conf_aside "$T/n" nginx.r2.conf dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
 main2=$(grep -o 'assets/index-[A-Za-z0-9_-]*\.js' "$T/r2/index.html" | head -n 1)
 nginx_switch_script "$T/switch.sh" "$T/n" "$T/n/nginx.r2.conf" "$U/index.html" "$main2"
 sed 's|\([^ ]*\) \([^ ]*\) |/\1 /\2 |' "$T/changed" >"$T/pairs"

@@ -188,6 +188,16 @@ nginx_stop() {
 	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
 }
 
+# nginx_conf_aside DIR NAME CMD...: run CMD, which writes DIR/nginx.conf
+# (nginx_conf for the next release), and keep what it wrote as DIR/NAME,
+# DIR/nginx.conf staying the one nginx runs with.
+nginx_conf_aside() {
+	local d=$1 name=$2
+	shift 2
+	cp "$d/nginx.conf" "$d/nginx.live.conf" && "$@" && mv "$d/nginx.conf" "$d/$name" &&
+		mv "$d/nginx.live.conf" "$d/nginx.conf"
+}
+
 # nginx_switch_script OUT DIR CONF URL PATTERN: write to OUT a script
 # (for browser_dcz.py's --switch) that stops nginx_start's nginx in DIR,
 # starts it again on the same port with the configuration CONF, and waits

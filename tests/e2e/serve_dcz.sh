@@ -123,10 +123,7 @@ check "the page has no Use-As-Dictionary" not grep -qi '^Use-As-Dictionary' "$T/
 # the switch: nginx stopped (a reload would let old workers answer
 # Chromium's kept-alive connection with release 1) and started again on the
 # same port with release 2's configuration
-cp "$T/n/nginx.conf" "$T/n/nginx.r1.conf"
-dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
-mv "$T/n/nginx.conf" "$T/n/nginx.r2.conf"
-mv "$T/n/nginx.r1.conf" "$T/n/nginx.conf"
+nginx_conf_aside "$T/n" nginx.r2.conf dcz_nginx nginx_conf "$T/n" "$T/r2" "$PORT"
 nginx_switch_script "$T/switch.sh" "$T/n" "$T/n/nginx.r2.conf" "$U/index.html" app.8e1d0a4f
 check "Chromium: release 1 kept as a dictionary, release 2's script sent as dcz against it and run" \
 	timeout 120 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$T/n/access.log" \
@@ -216,10 +213,7 @@ if dcz_nginx nginx_start "$T/ns" "$T/r1s"; then
 	vary=$(tr -d '\r' <"$T/hs" | awk -F': ' 'tolower($1) == "vary" { v = v (v ? ", " : "") $2 } END { print v }')
 	check "... Vary names Accept-Encoding and Available-Dictionary ($vary)" \
 		eval "[[ '$vary' == *Accept-Encoding* && '$vary' == *Available-Dictionary* ]]"
-	cp "$T/ns/nginx.conf" "$T/ns/nginx.r1.conf"
-	dcz_nginx nginx_conf "$T/ns" "$T/r2" "$PORT"
-	mv "$T/ns/nginx.conf" "$T/ns/nginx.r2.conf"
-	mv "$T/ns/nginx.r1.conf" "$T/ns/nginx.conf"
+	nginx_conf_aside "$T/ns" nginx.r2.conf dcz_nginx nginx_conf "$T/ns" "$T/r2" "$PORT"
 	nginx_switch_script "$T/switch-s.sh" "$T/ns" "$T/ns/nginx.r2.conf" "$U/index.html" app.8e1d0a4f
 	check "static form: Chromium keeps release 1 as a dictionary, gets release 2's script as dcz" \
 		timeout 120 $PY "$E2E/browser_dcz.py" --url "$U/index.html" --log "$T/ns/access.log" \
