@@ -526,6 +526,13 @@ static bool load_index(struct kiln_tree *t)
 		return false;
 	t->quick = memcmp(digest, t->digest, 32) == 0 && t->local && !opt->force && !opt->reread &&
 		   !opt->n_previous;
+	/* Made under other options, a stamp proves a record's bytes but not
+	 * its decisions: this run's index, written under these options, must
+	 * not carry it for a file this run does not decide again (one it is
+	 * cancelled or fails before): the next run reads that file. */
+	if (memcmp(digest, t->digest, 32) != 0)
+		for (size_t i = 0; i < t->state.n; i++)
+			t->state.v[i].rec.stamped = KILN_STAMP_NONE;
 	return true;
 }
 
