@@ -117,7 +117,7 @@ static const char *const fixed_help[][2] = {
 	{ "--mutable GLOB", "never serve files matching GLOB as immutable, whatever the evidence "
 			    "(repeatable)" },
 	{ "--fingerprints FILE", "a bundler's manifest saying which outputs hold a content hash "
-				 "(Vite, webpack, esbuild, Next.js, Angular; repeatable)" },
+				 "(Vite, webpack, esbuild, Next.js; repeatable)" },
 	{ "--no-cache-control", "leave Cache-Control out of the snippets" },
 	{ "--previous PATH", "an earlier release of DIR as deployed (a directory or a deploy archive; repeatable, "
 			     "newest first, at most 8): each fingerprinted file whose earlier "

@@ -297,11 +297,29 @@ static size_t hex_token(const char *t, size_t min)
 	return n >= min && t[n] == '.' && digit && letter ? n : 0;
 }
 
+/* Are the LEN hexadecimal digits at T typed, not drawn: its letters, in
+ * order, each the one after the last, and so its digits ("a1b2c3d4",
+ * "abc12345", "12345678": a placeholder; a random hash of 8 is so fewer
+ * than one time in a million)? */
+static bool typed_sequence(const char *t, size_t len)
+{
+	char last_digit = 0, last_letter = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char *last = is_digit(t[i]) ? &last_digit : &last_letter;
+		if (*last && t[i] != *last + 1)
+			return false;
+		*last = t[i];
+	}
+	return true;
+}
+
 /* Is the hexadecimal token T (LEN digits) of the base name BASE something
- * other than a hash: a colour of four doubled digits ("ff00aa11"), the
- * last group of a UUID ("550e8400-e29b-41d4-a716-4466554400ab"), or the
- * part of an id after a number of 10 digits or more and a '-' (a
- * timestamp: Unsplash's "photo-1506744038136-46273834b3fb")? */
+ * other than a hash: a colour of four doubled digits ("ff00aa11"), a
+ * placeholder typed in sequence (typed_sequence()), the last group of a UUID
+ * ("550e8400-e29b-41d4-a716-4466554400ab"), or the part of an id after a
+ * number of 10 digits or more and a '-' (a timestamp: Unsplash's
+ * "photo-1506744038136-46273834b3fb")? */
 static bool hex_other(const char *base, const char *t, size_t len)
 {
 	static const size_t groups[] = { 8, 4, 4, 4 };
@@ -309,6 +327,8 @@ static bool hex_other(const char *base, const char *t, size_t len)
 	size_t digits = 0;
 
 	if (len == 8 && t[0] == t[1] && t[2] == t[3] && t[4] == t[5] && t[6] == t[7])
+		return true;
+	if (typed_sequence(t, len))
 		return true;
 	if (t - base >= 11 && t[-1] == '-') {
 		size_t i = (size_t)(t - base) - 1; /* the '-' */

@@ -221,7 +221,7 @@ class Sequence:
         self.prev = os.path.join(self.tmp, b"prev")
         os.mkdir(self.prev, 0o755)
         self.prev_files = {}
-        for name in (b"app.3f9a2c7b.js", b"style.1a2b3c4d.css"):
+        for name in (b"app.3f9a2c7b.js", b"style.1a7e2c9d.css"):
             data = self.text(20000 + self.rng.randrange(20000))
             with open(os.path.join(self.prev, name), "wb") as f:
                 f.write(data)
@@ -461,7 +461,9 @@ class Sequence:
         for _ in range(20):
             fp = b"%08x" % self.rng.getrandbits(32)
             name = stem + b"." + fp + b"." + ext
-            if (any(c in b"0123456789" for c in fp) and any(c in b"abcdef" for c in fp)
+            digits, letters = bytes(c for c in fp if c < 0x3a), bytes(c for c in fp if c > 0x3a)
+            typed = all(b - a == 1 for s in (digits, letters) for a, b in zip(s, s[1:]))
+            if (digits and letters and not typed  # (kiln takes no placeholder: "a1b2c3d4")
                     and name not in self.used_names(b"")):
                 return name
         return None

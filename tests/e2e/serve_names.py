@@ -17,8 +17,8 @@ snippet:
 
   bytes   for every byte value 0x01-0xff but '/': a file whose name starts
           with it (f/Ba.js, not fingerprinted), one that holds it in the
-          middle (m/aBb.1a2b3c4d.js, fingerprinted: immutable), a directory
-          whose name holds it (d/dB/x.1a2b3c4d.css) and one whose name
+          middle (m/aBb.1a7e2c9d.js, fingerprinted: immutable), a directory
+          whose name holds it (d/dB/x.1a7e2c9d.css) and one whose name
           starts with it, served by its directory URL (s/Bd/index.html);
   issue   the two Caddy cases that once broke it, alone, each its own tree: "{$" in
           one name and "}" in a later one (Caddy served "/" immutable),
@@ -70,7 +70,7 @@ BROTLI_MODULE = os.environ.get("BROTLI_MODULE",
 CADDY = os.environ.get("CADDY", "/usr/bin/caddy")
 APACHE = os.environ.get("APACHE", "/usr/sbin/apache2")
 APACHE_MODS = os.environ.get("APACHE_MODULES", "/usr/lib/apache2/modules")
-HASH = b"1a2b3c4d"
+HASH = b"1a7e2c9d"
 
 passed = 0
 failed = 0
@@ -124,9 +124,9 @@ def bytes_tree(top):
 # "caddy adapt"; a backslash hid a sibling's source from Caddy's file
 # matcher; more backslashes than the Caddy snippet doubles (left out, with
 # a warning, served as itself).
-ISSUE_NAMES = [b"{$.1a2b3c4d.js", b"~.1a2b3c4d.}.js", b"x{$.1a2b3c4d.js", b"a\\b.1a2b3c4d.js",
-               b"b\\{.1a2b3c4d.js", b"%0A.js", b"a%0Ab.js", b"${HOME}.1a2b3c4d.js",
-               b"deep" + b"\\" * 17 + b".1a2b3c4d.js"]
+ISSUE_NAMES = [b"{$.1a7e2c9d.js", b"~.1a7e2c9d.}.js", b"x{$.1a7e2c9d.js", b"a\\b.1a7e2c9d.js",
+               b"b\\{.1a7e2c9d.js", b"%0A.js", b"a%0Ab.js", b"${HOME}.1a7e2c9d.js",
+               b"deep" + b"\\" * 17 + b".1a7e2c9d.js"]
 
 
 def expected_left_out(server, rel, immutable):
@@ -538,7 +538,7 @@ def main(argv):
     if "issue" in trees:
         # the two trees that once broke Caddy, alone: "{$" then "}" in a later name (Caddy
         # served "/" immutable), and "x{$" alone (caddy adapt failed)
-        for i, names in enumerate(([b"{$.1a2b3c4d.js", b"~.1a2b3c4d.}"], [b"x{$.1a2b3c4d.js"])):
+        for i, names in enumerate(([b"{$.1a7e2c9d.js", b"~.1a7e2c9d.}"], [b"x{$.1a7e2c9d.js"])):
             top = os.path.join(o.work, "issue%d" % i)
             for rel in names + [b"index.html"]:
                 put(os.fsencode(top), rel)

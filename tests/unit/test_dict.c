@@ -36,8 +36,8 @@ static char prev[128];
 #define NEW_LEN (OLD_LEN + 200)
 #define FLAT_LEN 60000
 
-static const char app_rel[] = "assets/app.5a6b7c8d.js";
-static const char app_old[] = "assets/app.1a2b3c4d.js";
+static const char app_rel[] = "assets/app.5a2d7c1b.js";
+static const char app_old[] = "assets/app.1a7e2c9d.js";
 
 struct texts {
 	uint8_t *old, *new, *vendor, *flat;
@@ -72,8 +72,8 @@ static void make_trees(struct texts *x)
 	hm_put(app_rel, x->new, NEW_LEN);
 	CHECK(chmod(hm_path(app_rel), 0604) == 0);
 	hm_put("assets/vendor.1f2e3d4c.js", x->vendor, 20000);          /* the same bytes */
-	hm_put("assets/other.2b3c4d5e.js", x->new, 20000);              /* 8 digits */
-	hm_put("lib/app.6c7d8e9f.js", x->new, NEW_LEN);                 /* another directory */
+	hm_put("assets/other.2b8f3c6e.js", x->new, 20000);              /* 8 digits */
+	hm_put("lib/app.6c1f8e3a.js", x->new, NEW_LEN);                 /* another directory */
 	hm_put("assets/flat.4d5e6f7a.js", x->flat, FLAT_LEN);
 	free(insert);
 }
@@ -172,20 +172,20 @@ static void test_deltas(struct texts *x)
 	/* named like a delta, vouched for by nothing: removed whoever wrote
 	 * it; a link so named is no file kiln may remove, and fails the run */
 	hm_put("assets/vendor.1f2e3d4c.js.0123456789abcdef.dcz", "made by hand", 12);
-	CHECK(symlink("vendor.1f2e3d4c.js", hm_path("assets/app.5a6b7c8d.js.fedcba9876543210.dcz")) ==
+	CHECK(symlink("vendor.1f2e3d4c.js", hm_path("assets/app.5a2d7c1b.js.fedcba9876543210.dcz")) ==
 	      0);
 	options(&s, prev);
 	CHECK(stage_run(&s));
 	CHECK(!hm_exists("assets/vendor.1f2e3d4c.js.0123456789abcdef.dcz") &&
 	      hm_seen(&s.ev, KILN_EVENT_REMOVED, "assets/vendor.1f2e3d4c.js.0123456789abcdef.dcz",
 		      NULL) == 1);
-	CHECK(hm_exists("assets/app.5a6b7c8d.js.fedcba9876543210.dcz") &&
-	      hm_seen(&s.ev, KILN_EVENT_FOREIGN_STALE, "assets/app.5a6b7c8d.js.fedcba9876543210.dcz",
+	CHECK(hm_exists("assets/app.5a2d7c1b.js.fedcba9876543210.dcz") &&
+	      hm_seen(&s.ev, KILN_EVENT_FOREIGN_STALE, "assets/app.5a2d7c1b.js.fedcba9876543210.dcz",
 		      NULL) == 1 &&
 	      kiln_ledger_had_foreign_stale(&s.t.ledger));
 	CHECK(hm_exists(x->delta));
 	stage_end(&s);
-	CHECK(unlink(hm_path("assets/app.5a6b7c8d.js.fedcba9876543210.dcz")) == 0);
+	CHECK(unlink(hm_path("assets/app.5a2d7c1b.js.fedcba9876543210.dcz")) == 0);
 
 	/* the member gone from the release: its delta goes */
 	CHECK(unlink(scratch_path(prev, app_old)) == 0);

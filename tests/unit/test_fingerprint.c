@@ -25,7 +25,7 @@ static const char *const yes[] = {
 	/* Next.js chunks: NAME-HEX16 */
 	"_next/static/chunks/framework-2c79e2a64abdb08b.js",
 	/* Vite / Rollup: NAME-HASH8, base64url */
-	"assets/index-B2x9_kQ1.js", "assets/index-Dq4x-Z8k.css", "assets/vendor-a1b2c3d4.js",
+	"assets/index-B2x9_kQ1.js", "assets/index-Dq4x-Z8k.css", "assets/vendor-a7b2c9d4.js",
 	"assets/chunk-bXcDqFwH.js",
 	/* esbuild: NAME-HASH8 upper base32, or with a dot */
 	"styles.KZ3T4RBF.css", "chunk-KZ3T4RBF.js",
@@ -106,6 +106,8 @@ static const char *const no[] = {
 	/* ... an id after a timestamp (Unsplash's photos) */
 	"img/photo-1506744038136-46273834b3fb.jpg", "1699999999-3f9a2c7b1d4e.png",
 	"posts/My-First-Post-3f9a2c7b1d4e.html", "api/struct.B2x9_kQ1.html",
+	/* ... placeholders typed in sequence */
+	"sdk.a1b2c3d4.js", "logo.abc12345.png", "app.abcdef12.js", "vendor-1234abcd.css",
 	/* an image whose token is of too few pieces: one number, one run of
 	 * lowercase letters ("Xk9mqzpL" would be a script's hash) */
 	"img/a-XKm9QZPL.jpg", "img/b-KZ3TQRBF.png",
@@ -148,6 +150,11 @@ static void test_hashlike(void)
 	CHECK(kiln_token_other("p/palette-ff00aa11.css", 10, 8));
 	CHECK(kiln_token_other("550e8400-e29b-41d4-a716-4466554400ab.jpg", 24, 12));
 	CHECK(!kiln_token_other("p/palette-3f9a2c7b.css", 10, 8));
+	/* a placeholder typed in sequence; hashes close to one are left */
+	CHECK(kiln_token_other("scan.12345678.png", 5, 8) && kiln_token_other("sdk.a1b2c3d4.js", 4, 8));
+	CHECK(kiln_token_other("x.abc12345.js", 2, 8) && kiln_token_other("y.abcdef12.css", 2, 8));
+	CHECK(!kiln_token_other("x.12345679.png", 2, 8) && !kiln_token_other("x.a1b2c3d5.js", 2, 8));
+	CHECK(!kiln_token_other("x.abd12345.js", 2, 8) && !kiln_token_other("x.3f9a2c7b.js", 2, 8));
 	/* an id after a number of 10 digits or more: a timestamp's, not a
 	 * hash's; 9 digits or a word before it leave a hash */
 	CHECK(kiln_token_other("photo-1506744038136-46273834b3fb.jpg", 20, 12));

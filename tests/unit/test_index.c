@@ -126,7 +126,7 @@ static void test_round_trip(void)
 {
 	kiln_coding gz = kiln_coding_find("gzip"), br = kiln_coding_find("br");
 	struct kiln_record r[3];
-	struct kiln_dict_record d = { { 1, 2, 3 }, "prev/app.1234abcd.js", 77, { 5 }, "zstd-x" };
+	struct kiln_dict_record d = { { 1, 2, 3 }, "prev/app.1834adcb.js", 77, { 5 }, "zstd-x" };
 	struct kiln_manifest_item items[3];
 	char *path = kiln_index_path(scratch_path(top, KILN_MANIFEST_NAME));
 	struct kiln_state st;

@@ -195,7 +195,7 @@ static void test_text(void)
 	static struct kiln_manifest_item it[N];
 	static char names[N][48];
 	struct kiln_dict_record d[2] = {
-		{ { 0xd1 }, "prev/app.1a2b3c4d.js", 321, { 0x51 }, "zstd-1.5.4-19-w23" },
+		{ { 0xd1 }, "prev/app.1a7e2c9d.js", 321, { 0x51 }, "zstd-1.5.4-19-w23" },
 		{ { 0xd2 }, "prev/caf\xc3\xa9.5e6f7a8b.js", 99, { 0x52 }, "zstd-1.5.4-19-w23" },
 	};
 	static const kiln_outcome skipped[] = { KILN_OUTCOME_MEDIA, KILN_OUTCOME_SMALL,

@@ -48,7 +48,7 @@ static void test_directory(void)
 	char top[128];
 	uint8_t *big = make_text(MAX_SIZE + 1, 3);
 	static const char *const globs[] = { "*.css" };
-	static const char want[] = "assets/app.1a2b3c4d.js:25,assets/lone.2b3c4d5e.js.gz:4,"
+	static const char want[] = "assets/app.1a7e2c9d.js:25,assets/lone.2b8f3c6e.js.gz:4,"
 				   "deep/er/x.2f3e4d5c.css:7";
 	struct kiln_options opt;
 	struct kiln_release r;
@@ -58,17 +58,17 @@ static void test_directory(void)
 	CHECK(mkdir(top, 0755) == 0 && mkdir(scratch_path(top, "assets"), 0755) == 0 &&
 	      mkdir(scratch_path(top, "deep"), 0755) == 0 &&
 	      mkdir(scratch_path(top, "deep/er"), 0755) == 0);
-	hm_put_at(top, "assets/app.1a2b3c4d.js", app, strlen(app));
-	hm_put_at(top, "assets/app.1a2b3c4d.js.gz", "gz..", 4);            /* its sibling */
-	hm_put_at(top, "assets/app.1a2b3c4d.js.0123456789abcdef.dcz", "d", 1); /* its delta */
-	hm_put_at(top, "assets/lone.2b3c4d5e.js.gz", "gz..", 4);           /* no source: an asset */
+	hm_put_at(top, "assets/app.1a7e2c9d.js", app, strlen(app));
+	hm_put_at(top, "assets/app.1a7e2c9d.js.gz", "gz..", 4);            /* its sibling */
+	hm_put_at(top, "assets/app.1a7e2c9d.js.0123456789abcdef.dcz", "d", 1); /* its delta */
+	hm_put_at(top, "assets/lone.2b8f3c6e.js.gz", "gz..", 4);           /* no source: an asset */
 	hm_put_at(top, "assets/big.5e6f7a8b.js", big, MAX_SIZE + 1);       /* too large */
 	hm_put_at(top, "deep/er/x.2f3e4d5c.css", "body{}\n", 7);
 	hm_put_at(top, "index.html", "<html>", 6);                          /* no token */
 	hm_put_at(top, "kiln-manifest.json", "{}", 2);
 	hm_put_at(top, ".kiln-journal-Ab12Cd", "", 0);
 	hm_put_at(top, ".kiln-Zq81Kx.tmp", "half", 4);
-	CHECK(symlink("app.1a2b3c4d.js", scratch_path(top, "assets/link.9a8b7c6d.js")) == 0);
+	CHECK(symlink("app.1a7e2c9d.js", scratch_path(top, "assets/link.9a8b7c6d.js")) == 0);
 	/* the run's globs and link option do not choose a release's files */
 	kiln_options_init(&opt);
 	opt.include = globs;
@@ -79,9 +79,9 @@ static void test_directory(void)
 	for (size_t i = 0; i < r.n; i++)
 		CHECK(r.v[i].data == NULL);
 	CHECK(kiln_release_find(&r, "deep/er/x.2f3e4d5c.css") == &r.v[2]);
-	CHECK(kiln_release_find(&r, "assets/app.1a2b3c4d.js") == &r.v[0]);
+	CHECK(kiln_release_find(&r, "assets/app.1a7e2c9d.js") == &r.v[0]);
 	CHECK(kiln_release_find(&r, "index.html") == NULL);
-	CHECK(kiln_release_find(&r, "assets/app.1a2b3c4d") == NULL);
+	CHECK(kiln_release_find(&r, "assets/app.1a7e2c9d") == NULL);
 	kiln_release_free(&r);
 	CHECK(r.n == 0 && r.v == NULL);
 	/* not there: an error, nothing read */
@@ -127,15 +127,15 @@ static void test_archive(void)
 {
 	static const char *const one_top[][2] = {
 		{ "dist/", NULL },
-		{ "dist/assets/app.1a2b3c4d.js", app },
+		{ "dist/assets/app.1a7e2c9d.js", app },
 		{ "./dist/assets/style.2f3e4d5c.css", "body{}\n" },
 		{ "dist/index.html", "<html>" },
-		{ "dist/../escape.3c4d5e6f.js", "outside" },
+		{ "dist/../escape.3c9a4d7f.js", "outside" },
 		{ "/abs.4d5e6f7a.js", "absolute" },
 	};
 	static const char *const two_tops[][2] = {
-		{ "a/x.1a2b3c4d.js", "x" },
-		{ "b/y.2b3c4d5e.js", "yy" },
+		{ "a/x.1a7e2c9d.js", "x" },
+		{ "b/y.2b8f3c6e.js", "yy" },
 	};
 	char path[128], two[128];
 	const struct kiln_release_file *f;
@@ -150,9 +150,9 @@ static void test_archive(void)
 	kiln_options_init(&opt);
 	write_archive(path, 6, one_top);
 	CHECK(kiln_release_read(path, &opt, MAX_SIZE, &r, &err) == KILN_OK);
-	CHECK_MSG(strcmp(listing(&r), "assets/app.1a2b3c4d.js:25,assets/style.2f3e4d5c.css:7") == 0,
+	CHECK_MSG(strcmp(listing(&r), "assets/app.1a7e2c9d.js:25,assets/style.2f3e4d5c.css:7") == 0,
 		  "read %s", listing(&r));
-	f = kiln_release_find(&r, "assets/app.1a2b3c4d.js");
+	f = kiln_release_find(&r, "assets/app.1a7e2c9d.js");
 	CHECK(f && f->len == strlen(app) && f->data && memcmp(f->data, app, f->len) == 0);
 	kiln_release_free(&r);
 	/* the caller's filter */
@@ -163,7 +163,7 @@ static void test_archive(void)
 	/* no single top directory: paths as they are */
 	write_archive(two, 2, two_tops);
 	CHECK(kiln_release_read(two, &opt, MAX_SIZE, &r, &err) == KILN_OK);
-	CHECK_MSG(strcmp(listing(&r), "a/x.1a2b3c4d.js:1,b/y.2b3c4d5e.js:2") == 0, "read %s",
+	CHECK_MSG(strcmp(listing(&r), "a/x.1a7e2c9d.js:1,b/y.2b8f3c6e.js:2") == 0, "read %s",
 		  listing(&r));
 	kiln_release_free(&r);
 	/* too large for MAX_SIZE: left out */

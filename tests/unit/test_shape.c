@@ -109,8 +109,12 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 			digit |= tk[c] >= '0' && tk[c] <= '9';
 		}
 		/* what the tree may take: as kiln_token_hashlike() says, a digit
-		 * in hex, a letter otherwise, and no words (words.h) */
+		 * in hex, a letter otherwise, no placeholder in hex
+		 * (kiln_token_other()) nor, but in code, digits led by a 0, and
+		 * no words (words.h) */
 		may = kiln_token_hashlike(tk, len) && (alphabet == hex ? digit : letter) &&
+		      !kiln_token_other(t.rels[i], (size_t)(tk - t.rels[i]), len) &&
+		      !(alphabet == hex && !code && !letter && tk[0] == '0') &&
 		      !(alphabet == b64 && (code ? kiln_token_words(tk, len) : kiln_token_chosen(tk, len))) &&
 		      !(alphabet == b32 && (code ? kiln_token_words32(tk, len) :
 						   kiln_token_chosen32(tk, len) || kiln_token_model32(tk, len)));
@@ -249,18 +253,31 @@ static void test_thresholds(void)
 	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE &&
 	      t.fp[4].why == KILN_WHY_NONE);
 	tree_free(&t);
-	/* a hex shape takes an all-digit token, not a date; base64url takes
-	 * neither */
+	/* a hex shape takes an all-digit token, not a date or digits typed
+	 * in sequence; base64url takes none.  In code, one led by a 0 (as
+	 * webpack's "346.02449111.chunk.js"), beside images not (a counter:
+	 * "id.00012345.png") */
 	add(&t, "js/a.3f9a2c7b.js");
 	add(&t, "js/b.1d4e5f6a.js");
-	add(&t, "js/c.12345678.js");
+	add(&t, "js/c.52847136.js");
 	add(&t, "js/d.20241201.js");
 	add(&t, "v/a-B2x9_kQ1.js");
 	add(&t, "v/b-Qm7pL2vX.js");
-	add(&t, "v/c-12345678.js");
+	add(&t, "v/c-52847136.js");
+	add(&t, "js/e.02449111.js");
+	add(&t, "js/f.12345678.js");
+	add(&t, "js/g.a1b2c3d4.js");
+	add(&t, "media/a.3f9a2c7b.png");
+	add(&t, "media/b.1d4e5f6a.png");
+	add(&t, "media/c.9e8d7c6b.png");
+	add(&t, "media/d.00012345.png");
+	add(&t, "media/e.52847136.png");
 	decide(&t);
 	CHECK(t.fp[2].why == KILN_WHY_TREE && t.fp[3].why == KILN_WHY_NONE &&
 	      t.fp[6].why == KILN_WHY_NONE);
+	CHECK(t.fp[7].why == KILN_WHY_TREE && t.fp[8].why == KILN_WHY_NONE &&
+	      t.fp[9].why == KILN_WHY_NONE);
+	CHECK(t.fp[13].why == KILN_WHY_NONE && t.fp[14].why == KILN_WHY_TREE);
 	tree_free(&t);
 	/* one sample in a directory, the shape proven over the whole tree: an
 	 * entry beside its style sheet (esbuild's top directory) */
@@ -316,9 +333,9 @@ static void test_thresholds(void)
 	 * (not a number in a document, not a date), esbuild's entry and style
 	 * sheet without a digit (not a spelt word); never base64url */
 	add(&t, "static/css/main.3f9a2c7b.css");
-	add(&t, "static/media/logo.a1b2c3d4.svg");
-	add(&t, "static/js/main.12345678.js");
-	add(&t, "static/js/main.12345678.js.map");
+	add(&t, "static/media/logo.a7b2c9d4.svg");
+	add(&t, "static/js/main.52847136.js");
+	add(&t, "static/js/main.52847136.js.map");
 	add(&t, "static/docs/invoice.10023456.pdf");
 	add(&t, "static/news/post.20240113.js");
 	add(&t, "out/chunks/a-KZ3T4RBF.js");
@@ -356,10 +373,10 @@ static void test_thresholds(void)
 	tree_free(&t);
 	/* ... and not a directory of three such names */
 	add(&t, "static/css/main.3f9a2c7b.css");
-	add(&t, "static/media/logo.a1b2c3d4.svg");
-	add(&t, "x/a.12345678.js");
-	add(&t, "x/b.23456789.js");
-	add(&t, "x/c.34567890.js");
+	add(&t, "static/media/logo.a7b2c9d4.svg");
+	add(&t, "x/a.52847136.js");
+	add(&t, "x/b.63958247.js");
+	add(&t, "x/c.74169358.js");
 	decide(&t);
 	CHECK(t.fp[2].why == KILN_WHY_NONE && t.fp[3].why == KILN_WHY_NONE &&
 	      t.fp[4].why == KILN_WHY_NONE);
