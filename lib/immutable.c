@@ -166,8 +166,9 @@ static void apply_one(struct kiln_decide *d, const struct name *f, void *arg)
 	d->listed[f->k] |= LISTED | (p->denied ? DENIED : 0);
 	if (!p->proven)
 		return;
-	d->listed[f->k] |= PROVEN;
-	d->nproved++;
+	if (!(d->listed[f->k] & COUNTED))
+		d->nproved++;
+	d->listed[f->k] |= PROVEN | COUNTED;
 	if (fp->why != KILN_WHY_NONE)
 		return;
 	*fp = (struct kiln_fp){ KILN_WHY_BUNDLER, 0, 0, 0 };
@@ -310,6 +311,8 @@ static void read_manifest(struct kiln_decide *d, const char *path, bool required
 		for (size_t i = 0; i < p.n; i++)
 			p.v[i].complete = false;
 	d->nproved = 0;
+	for (size_t k = 0; k < d->t->walk.n; k++)
+		d->listed[k] &= (unsigned char)~COUNTED;
 	if (ret == KILN_OK)
 		apply(d, &p);
 	if (ret == KILN_OK)

@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the bundlers' manifests say of a file of the tree (bits). */
-enum { LISTED = 1, PROVEN = 2, DENIED = 4 };
+/* What the bundlers' manifests say of a file of the tree (bits); COUNTED:
+ * proven by the manifest being read, counted once (a file may stand for
+ * several of its proofs: an esbuild entry's style sheet is an output and
+ * the entry's cssBundle). */
+enum { LISTED = 1, PROVEN = 2, DENIED = 4, COUNTED = 8 };
 
 /* A file of the tree: its walk index, path and the path's length. */
 struct name {
@@ -42,7 +45,7 @@ struct kiln_decide {
 	struct dir *bundled;
 	size_t nbundled, capbundled;
 	bool sorted;
-	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED */
+	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED, COUNTED */
 	size_t nproved;        /* the files the manifest being read proves */
 	/* sampled()'s last answer: a directory (REL's first N bytes), the
 	 * byte before a token and its length */

@@ -277,6 +277,21 @@ static void test_manifests(void)
 	CHECK_MSG(strstr(manifest_told, "stale: decides nothing (it lists assets/gone-Kq7wPz3x.js, which "
 				       "the tree does not hold)"), "%s", manifest_told);
 	done(&t, run, &opt);
+	/* esbuild's metafile: an entry's style sheet, an output of its own
+	 * and the entry's cssBundle, is one file proven */
+	put("es/out/main-K2ZT4RBQ.js", "main ");
+	put("es/out/main-VIRMOKMZ.css", "css ");
+	put_n("meta.json", "{\"inputs\": {}, \"outputs\": {"
+		"\"out/main-K2ZT4RBQ.js\": {\"entryPoint\": \"src/main.js\", \"inputs\": {}, "
+		"\"cssBundle\": \"out/main-VIRMOKMZ.css\"}, "
+		"\"out/main-VIRMOKMZ.css\": {\"inputs\": {\"src/main.css\": {}}}}}", 1);
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "es", NULL, "meta.json"))
+		return;
+	CHECK(is(&t, "out/main-VIRMOKMZ.css", KILN_WHY_BUNDLER, "VIRMOKMZ"));
+	CHECK_MSG(strcmp(manifest_told, "esbuild metafile: proves 2 files, decides 1 directory") == 0,
+		  "%s", manifest_told);
+	done(&t, run, &opt);
 	/* Next.js's manifest is read at the top only as build-manifest.json;
 	 * a site's manifest.json with a "pages" key proves nothing */
 	put("nx/static/css/site.css", "site ");
