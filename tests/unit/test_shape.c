@@ -63,6 +63,8 @@ static void decide(struct tree *t)
  * and among more. */
 struct tally {
 	size_t total[3][2], wordlike[3][2], small[3][2], missed[3][2], big[3][2];
+	/* among 16 or more of their kind: all of them, and the words */
+	size_t in_big[3][2], big_words[3][2];
 };
 
 static int alpha_index(const char *alphabet)
@@ -125,6 +127,8 @@ static void bundler_dir(const char *dir, char sep, const char *alphabet, size_t 
 		else if (t.fp[i].why == KILN_WHY_NONE)
 			tl->missed[a][code]++, tl->small[a][code] += of_kind[code] < 16;
 		tl->big[a][code] += may && of_kind[code] >= 16;
+		tl->in_big[a][code] += of_kind[code] >= 16;
+		tl->big_words[a][code] += !may && of_kind[code] >= 16;
 		CHECK_MSG(t.fp[i].why == KILN_WHY_NONE ||
 				  (t.fp[i].len == len && memcmp(t.rels[i] + t.fp[i].start, tk, len) == 0),
 			  "%s: the span is the hash", t.rels[i]);
@@ -152,11 +156,14 @@ static void test_shapes(void)
 		for (int code = 1; code >= 0; code--) {
 			size_t total = tl.total[a][code], big = tl.missed[a][code] - tl.small[a][code];
 			fprintf(stderr, "test_shape: %s, %s: %zu random hashes: %.3f%% words (never "
-				"taken), %.3f%% missed (%.3f%% in directories of 16 of their kind or more)\n",
+				"taken), %.3f%% missed besides (%.3f%% in directories of 16 of their kind or "
+				"more); in all, the tree misses %.3f%% (%.3f%% in directories of 16 or more)\n",
 				alphabet_names[a], code ? "code" : "other", total,
 				100.0 * (double)tl.wordlike[a][code] / (double)total,
 				100.0 * (double)tl.missed[a][code] / (double)total,
-				100.0 * (double)big / (double)(tl.big[a][code] + 1));
+				100.0 * (double)big / (double)(tl.big[a][code] + 1),
+				100.0 * (double)(tl.wordlike[a][code] + tl.missed[a][code]) / (double)total,
+				100.0 * (double)(tl.big_words[a][code] + big) / (double)(tl.in_big[a][code] + 1));
 			/* the words are rare draws (a hand-chosen name in upper
 			 * case less so: esbuild's); the misses of a directory of 16
 			 * or more of a kind rarer still: a shape of esbuild's
