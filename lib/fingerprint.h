@@ -119,8 +119,9 @@ bool kiln_token_next(const char *name, size_t *at, size_t *len);
 bool kiln_fingerprint_span(const char *name, size_t *start, size_t *len);
 
 /* Is NAME's hexadecimal token at [START, START + LEN) something other
- * than a hash: a colour of four doubled digits ("palette-ff00aa11"), the
- * last group of a UUID? */
+ * than a hash: a colour of four doubled digits ("palette-ff00aa11"), a
+ * placeholder typed in sequence ("sdk.a1b2c3d4"), the last group of a
+ * UUID, an id after a timestamp? */
 bool kiln_token_other(const char *name, size_t start, size_t len);
 
 /* NAME with [START, START + LEN) replaced by '*' ("assets/app.3f9a2c7b.js"
