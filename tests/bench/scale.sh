@@ -94,11 +94,12 @@ measure() {
 }
 
 # floor DIR: the floor on DIR as it is now (a re-run sees sources and
-# siblings): FW and FC, the medians of 3 runs' wall and CPU time, after a
-# warm-up.  Measured right before each step it is compared with, so that
+# siblings): FW and FC, the medians of 3 runs' wall and CPU time, after
+# sync(1) and a warm-up.  Measured right before each step it is compared with, so that
 # the two see the same machine (it is shared and its load moves).
 floor() {
 	local w=() c=() _
+	sync # the last step's writes on disk, not written back while this one runs
 	find "$1" -type f -printf '%s %T@\n' >/dev/null
 	for _ in 1 2 3; do
 		measure floor bash -c "find \"\$1\" -type f -printf '%s %T@\n' >/dev/null" _ "$1"
@@ -127,7 +128,11 @@ steps() {
 	local n=$1 b=$2 KILN=$3 d=$T/tree f1 mbytes left cw cc cr
 	rm -rf "$d"
 	cp -a "$T/src" "$d"
-	find "$d" -type f -printf '%s %T@\n' >/dev/null # the inodes in the cache, as for every step
+	# the copy (and the last round's removal) written back, and its inodes
+	# in the cache, as for every step: a cold run after minutes of another
+	# round's writes took 2.5 times as long as the first round's
+	sync
+	find "$d" -type f -printf '%s %T@\n' >/dev/null
 	measure cold "$KILN" "${OPTS[@]}" -q "$d"
 	cw=$WALL cc=$CPU cr=$RSS
 	floor "$d"
