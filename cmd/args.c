@@ -112,8 +112,8 @@ static const char *const fixed_help[][2] = {
 	{ "--artifacts DIR", "write the manifest and the snippets into DIR instead of the tree "
 			     "(or OUT), under their default names" },
 	{ "--url-prefix PATH", "the URL path DIR is served at, for the snippets (default /)" },
-	{ "--immutable GLOB", "serve files matching GLOB as immutable too (repeatable; fingerprinted "
-			      "names always are)" },
+	{ "--immutable GLOB", "serve files matching GLOB as immutable too, beside the fingerprinted "
+			      "ones (repeatable; --mutable wins)" },
 	{ "--mutable GLOB", "never serve files matching GLOB as immutable, whatever the evidence "
 			    "(repeatable)" },
 	{ "--fingerprints FILE", "a bundler's manifest saying which outputs hold a content hash "

@@ -297,21 +297,58 @@ static size_t hex_token(const char *t, size_t min)
 	return n >= min && t[n] == '.' && digit && letter ? n : 0;
 }
 
-/* Are the LEN hexadecimal digits at T typed, not drawn: its letters, in
- * order, each the one after the last, and so its digits ("a1b2c3d4",
- * "abc12345", "12345678": a placeholder; a random hash of 8 is so fewer
- * than one time in a million)? */
-static bool typed_sequence(const char *t, size_t len)
+/* Does each of T's LEN digits (or letters: DIGITS false) that follows
+ * another of its kind step from it by STEP ("1234567890": 9 then 0)? */
+static bool steps_by(const char *t, size_t len, bool digits, int step)
 {
-	char last_digit = 0, last_letter = 0;
+	char last = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		char *last = is_digit(t[i]) ? &last_digit : &last_letter;
-		if (*last && t[i] != *last + 1)
-			return false;
-		*last = t[i];
+		if (is_digit(t[i]) != digits)
+			continue;
+		if (last) {
+			int d = t[i] - last;
+			if (d != step && !(digits && (d == 9 * -step)))
+				return false;
+		}
+		last = t[i];
 	}
 	return true;
+}
+
+/* Are the LEN hexadecimal digits at T typed, not drawn: its letters, in
+ * order, each the one after the last (or before), and so its digits
+ * ("a1b2c3d4", "abc12345", "1234567890abcdef", "dcba4321"); a pattern
+ * repeated ("ab12ab12", "1a1a1a1a"), two characters alone ("a0000001"),
+ * five of one in a row in 8 ("abc00000"), a grey and its alpha
+ * ("f5f5f5ff")?  A random hash of 8 is so about one time in 10,000. */
+static bool typed_sequence(const char *t, size_t len)
+{
+	size_t distinct = 0, run = 1, longest = 1;
+	bool seen[256] = { false }, periodic;
+
+	for (int step = -1; step <= 1; step += 2)
+		if (steps_by(t, len, true, step) && steps_by(t, len, false, step))
+			return true;
+	for (size_t p = 1; p <= len / 2; p *= 2) {
+		periodic = true;
+		for (size_t i = 0; i + p < len && periodic; i++)
+			periodic = t[i] == t[i + p];
+		if (periodic)
+			return true;
+	}
+	for (size_t i = 0; i < len; i++) {
+		distinct += !seen[(unsigned char)t[i]];
+		seen[(unsigned char)t[i]] = true;
+		run = i && t[i] == t[i - 1] ? run + 1 : 1;
+		longest = run > longest ? run : longest;
+	}
+	if (distinct <= 2)
+		return true;
+	/* (in a longer hash, five of one in a row is not rare: webpack's
+	 * "a8a6ac4f2f4e6eeeee4f") */
+	return len == 8 && (longest >= 5 || (t[0] == t[2] && t[2] == t[4] && t[1] == t[3] &&
+					     t[3] == t[5]));
 }
 
 /* Is the hexadecimal token T (LEN digits) of the base name BASE something

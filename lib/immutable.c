@@ -154,6 +154,35 @@ static void each_named(struct kiln_decide *d, const char *path,
 		fn(d, &d->by_rev[lo], arg);
 }
 
+/* Record the root of a complete manifest's outputs that F, standing for
+ * its output PATH, gives: the part of F's path before PATH ("" when F's
+ * path is PATH or a part of it).  More roots than kept: none is trusted
+ * (the outputs' directories alone are decided). */
+static void add_root(struct kiln_decide *d, const struct name *f, const char *path)
+{
+	const size_t most = sizeof(d->roots) / sizeof(d->roots[0]);
+	size_t pn = strlen(path), len = f->len > pn ? f->len - pn : 0;
+
+	for (size_t i = 0; i < d->nroots && i < most; i++)
+		if (d->roots[i].len == len && memcmp(d->roots[i].rel, f->rel, len) == 0)
+			return;
+	if (d->nroots < most)
+		d->roots[d->nroots++] = (struct dir){ f->rel, len };
+	else
+		d->nroots = most + 1;
+}
+
+/* Is REL under a root of a complete manifest's outputs (add_root())? */
+static bool under_root(const struct kiln_decide *d, const char *rel)
+{
+	if (d->nroots > sizeof(d->roots) / sizeof(d->roots[0]))
+		return false;
+	for (size_t i = 0; i < d->nroots; i++)
+		if (strncmp(rel, d->roots[i].rel, d->roots[i].len) == 0)
+			return true;
+	return false;
+}
+
 /* Apply the proof P to the tree's file F that stands for it. */
 static void apply_one(struct kiln_decide *d, const struct name *f, void *arg)
 {
@@ -161,8 +190,10 @@ static void apply_one(struct kiln_decide *d, const struct name *f, void *arg)
 	struct kiln_fp *fp = &d->fp[f->k];
 	size_t off = (size_t)(base_of(p->path) - p->path);
 
-	if (p->complete)
+	if (p->complete) {
 		add_bundled(d, f->rel);
+		add_root(d, f, p->path);
+	}
 	d->listed[f->k] |= LISTED | (p->denied ? DENIED : 0);
 	if (!p->proven)
 		return;
@@ -342,8 +373,9 @@ static void bundler_evidence(struct kiln_decide *d)
 		read_manifest(d, d->t->opt->fingerprints[i], true);
 }
 
-/* In a directory a complete manifest decides, a file it does not list
- * (a copy of Vite's public/), or one its bundler says it did not hash
+/* Under the root of a complete manifest's outputs (the tree's top for
+ * Vite's .vite/manifest.json), a file it does not list (a copy of Vite's
+ * public/, in any directory), or one its bundler says it did not hash
  * (webpack's), is immutable by nothing but a glob: the bundler said which
  * are its outputs and hashed.  An output it lists without proving it (no
  * logical name to read the hash against) keeps the other evidence. */
@@ -355,7 +387,8 @@ static void decided(struct kiln_decide *d)
 		size_t k = d->by_rel[f].k;
 		unsigned why = d->fp[k].why;
 		if ((!d->listed[k] || (d->listed[k] & (PROVEN | DENIED)) == DENIED) &&
-		    why != KILN_WHY_NONE && why != KILN_WHY_BUNDLER && in_bundled(d, d->by_rel[f].rel))
+		    why != KILN_WHY_NONE && why != KILN_WHY_BUNDLER &&
+		    (in_bundled(d, d->by_rel[f].rel) || under_root(d, d->by_rel[f].rel)))
 			d->fp[k] = (struct kiln_fp){ 0 };
 	}
 }

@@ -45,6 +45,11 @@ struct kiln_decide {
 	struct dir *bundled;
 	size_t nbundled, capbundled;
 	bool sorted;
+	/* the roots of the outputs of a complete manifest (a directory of the
+	 * tree, "" for its top, as REL's first LEN bytes): every file under
+	 * one is the bundler's output or a copy (decided()) */
+	struct dir roots[8];
+	size_t nroots;
 	unsigned char *listed; /* per walk entry: LISTED, PROVEN, DENIED, COUNTED */
 	size_t nproved;        /* the files the manifest being read proves */
 	/* sampled()'s last answer: a directory (REL's first N bytes), the

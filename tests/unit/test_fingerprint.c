@@ -106,8 +106,11 @@ static const char *const no[] = {
 	/* ... an id after a timestamp (Unsplash's photos) */
 	"img/photo-1506744038136-46273834b3fb.jpg", "1699999999-3f9a2c7b1d4e.png",
 	"posts/My-First-Post-3f9a2c7b1d4e.html", "api/struct.B2x9_kQ1.html",
-	/* ... placeholders typed in sequence */
+	/* ... placeholders typed in sequence, either way, or repeated */
 	"sdk.a1b2c3d4.js", "logo.abc12345.png", "app.abcdef12.js", "vendor-1234abcd.css",
+	"f.dcba4321.js", "f.4321dcba.js", "f.a0000001.js", "f.0000000a.js", "f.ab12ab12.js",
+	"f.1a1a1a1a.js", "f.1234567890abcdef.js", "f.fedcba9876543210.js", "swatch-f5f5f5ff.svg",
+	"bg-ffffff80.png", "f.abc00000.js",
 	/* an image whose token is of too few pieces: one number, one run of
 	 * lowercase letters ("Xk9mqzpL" would be a script's hash) */
 	"img/a-XKm9QZPL.jpg", "img/b-KZ3TQRBF.png",

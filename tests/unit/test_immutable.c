@@ -237,7 +237,8 @@ static void test_manifests(void)
 	put("m/assets/index-DPJWWXvr.js", "index ");     /* proven */
 	put("m/assets/vendor-Qm7pL2vX.js", "vendor ");   /* listed, its name proves it */
 	put("m/assets/extra-B2x9_kQ1.js", "extra ");     /* not listed: a copy from public/ */
-	put("m/other/extra-Xk9mQ2pL.js", "other ");      /* a directory it does not decide */
+	put("m/other/extra-Xk9mQ2pL.js", "other ");      /* a copy in another directory */
+	put("m/images/cover-Vol2Ch13.jpg", "cover ");    /* ... hand-named */
 	put("m/index.html", "<p>");
 	put_n("vite.json", "{\"index.html\": {\"file\": \"assets/index-DPJWWXvr.js\", "
 		"\"name\": \"index\", \"src\": \"index.html\", \"isEntry\": true},"
@@ -252,6 +253,23 @@ static void test_manifests(void)
 	CHECK_MSG(strcmp(manifest_told, "Vite manifest: proves 1 file, decides 1 directory") == 0, "%s",
 		  manifest_told);
 	CHECK(is(&t, "assets/extra-B2x9_kQ1.js", KILN_WHY_NONE, ""));
+	/* its outputs' root is the tree's top: every file under it that it
+	 * does not list is a copy, whatever its name says */
+	CHECK(is(&t, "other/extra-Xk9mQ2pL.js", KILN_WHY_NONE, ""));
+	CHECK(is(&t, "images/cover-Vol2Ch13.jpg", KILN_WHY_NONE, ""));
+	done(&t, run, &opt);
+	/* the same manifest for a tree that holds its outputs one level down
+	 * (given with --fingerprints): its root is that directory, and a file
+	 * beside it keeps its name's evidence */
+	put("m2/app/assets/index-DPJWWXvr.js", "index ");
+	put("m2/app/assets/vendor-Qm7pL2vX.js", "vendor ");
+	put("m2/app/images/cover-Vol2Ch13.jpg", "cover ");
+	put("m2/other/extra-Xk9mQ2pL.js", "other ");
+	kiln_options_init(&opt);
+	if (!decide(&t, &run, &opt, "m2", NULL, "vite.json"))
+		return;
+	CHECK(is(&t, "app/assets/index-DPJWWXvr.js", KILN_WHY_BUNDLER, "DPJWWXvr"));
+	CHECK(is(&t, "app/images/cover-Vol2Ch13.jpg", KILN_WHY_NONE, ""));
 	CHECK(is(&t, "other/extra-Xk9mQ2pL.js", KILN_WHY_NAME, "Xk9mQ2pL"));
 	done(&t, run, &opt);
 	/* older than its outputs by more than a build takes: an earlier
