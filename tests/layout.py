@@ -210,7 +210,6 @@ UNTESTED = {
              "text it takes both ways, and from a file through windows of a few bytes",
     "renames": "the evidence immutable.c decides with: unit/test_immutable.c (renames, bytes "
                "changed under a name), e2e/immutable.sh",
-    "run": "the orchestration of a tree, i.e. the whole binary: every e2e suite",
 }
 UNIT_FAMILIES = ("codec", "archive", "snippet", "serve")
 
