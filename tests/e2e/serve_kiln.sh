@@ -25,6 +25,17 @@ sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 # get PATH [CURL ARGS...]: GET into $T/body, headers $T/h, status on stdout
 get() { local p=$1; shift; curl -s -o "$T/body" -D "$T/h" -w '%{http_code}' "$@" "http://127.0.0.1:$PORT$p"; }
 header() { tr -d '\r' <"$T/h" | awk -v n="$1" -F': ' 'tolower($1) == n {print $2}'; }
+# until_gzip PATH: ask for PATH with gzip accepted (the response in
+# $T/body, its headers in $T/h) until it comes as gzip, for 4 s at most:
+# the poll's next look at the manifest.
+until_gzip() {
+	for _ in $(seq 40); do
+		get "$1" -H 'Accept-Encoding: gzip' >/dev/null
+		[ "$(header content-encoding)" = gzip ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # ---- 0. docs/serving.md's commands as they stand, on the example site
 # (the port made a free one), and the startup line the page shows.
@@ -275,22 +286,14 @@ if kiln_serve_start "$T/same" --poll 1; then
 	check "... and after a restart too ($code)" \
 		eval "[ $code = 200 ] && [ -z \"\$(header content-encoding)\" ] && cmp -s '$T/body' '$f'"
 	"$KILN" -q "$T/same"
-	for _ in $(seq 40); do
-		get /assets/app.js -H 'Accept-Encoding: gzip' >/dev/null
-		[ "$(header content-encoding)" = gzip ] && break
-		sleep 0.1
-	done
+	until_gzip /assets/app.js
 	check "kiln again: the poll offers the new .gz, decoding to the source" \
 		eval "[ \"\$(header content-encoding)\" = gzip ] && gzip -dc '$T/body' | cmp -s - '$f'"
 	touch "$f"; sleep 1.5
 	code=$(get /assets/app.js -H 'Accept-Encoding: gzip')
 	check "touched: the source as it is ($code)" [ -z "$(header content-encoding)" ]
 	"$KILN" -q "$T/same"
-	for _ in $(seq 40); do
-		get /assets/app.js -H 'Accept-Encoding: gzip' >/dev/null
-		[ "$(header content-encoding)" = gzip ] && break
-		sleep 0.1
-	done
+	until_gzip /assets/app.js
 	check "touched, then kiln (only its index rewritten): the .gz again, no signal" \
 		eval "[ \"\$(header content-encoding)\" = gzip ] && gzip -dc '$T/body' | cmp -s - '$f'"
 	kiln_serve_stop
