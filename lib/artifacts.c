@@ -24,6 +24,7 @@
 #include "outputs.h"
 #include "server.h"
 #include "sibling.h"
+#include "sort.h"
 #include "source.h"
 
 #include <errno.h>
@@ -120,7 +121,7 @@ static bool serve_input(struct kiln_tree *t, const struct kiln_manifest_item *re
 		m++;
 		s->kept |= mine;
 	}
-	qsort(a, m, sizeof(*a), asset_cmp);
+	kiln_sort(a, m, sizeof(*a), asset_cmp);
 	s->opt = opt;
 	s->url_prefix = opt->url_prefix;
 	s->assets = a;

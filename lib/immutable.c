@@ -25,6 +25,7 @@
 #include "error.h"
 #include "shape.h"
 #include "sibling.h"
+#include "sort.h"
 #include "source.h"
 
 #include <errno.h>
@@ -136,6 +137,17 @@ static void each_named(struct kiln_decide *d, const char *path,
 		       void (*fn)(struct kiln_decide *, const struct name *, void *), void *arg)
 {
 	size_t pn = strlen(path), lo = 0, hi = d->nfiles;
+
+	/* sorted the first time a tree has a bundler's manifest to read:
+	 * most trees have none, and a sort of every path costs n log n */
+	if (!d->by_rev) {
+		if (!(d->by_rev = malloc((d->nfiles + 1) * sizeof(*d->by_rev)))) {
+			d->nomem = true;
+			return;
+		}
+		memcpy(d->by_rev, d->by_rel, d->nfiles * sizeof(*d->by_rev));
+		qsort(d->by_rev, d->nfiles, sizeof(*d->by_rev), by_rev);
+	}
 
 	for (const char *s = path; s;) {
 		struct name key = { 0, s, 0 }, *f;
@@ -427,19 +439,14 @@ void kiln_immutable_decide(struct kiln_tree *t)
 
 	d.fp = calloc(t->walk.n + 1, sizeof(*d.fp));
 	d.listed = calloc(t->walk.n + 1, sizeof(*d.listed));
-	d.by_rev = malloc((t->walk.n + 1) * sizeof(*d.by_rev));
 	d.by_rel = malloc((t->walk.n + 1) * sizeof(*d.by_rel));
-	if (!d.fp || !d.listed || !d.by_rev || !d.by_rel)
+	if (!d.fp || !d.listed || !d.by_rel)
 		goto nomem;
 	for (size_t k = 0; k < t->walk.n; k++)
-		if (is_file(&t->walk.v[k])) {
-			d.by_rev[d.nfiles] = (struct name){ k, t->walk.v[k].rel,
-							    strlen(t->walk.v[k].rel) };
-			d.by_rel[d.nfiles] = d.by_rev[d.nfiles];
-			d.nfiles++;
-		}
-	qsort(d.by_rev, d.nfiles, sizeof(*d.by_rev), by_rev);
-	qsort(d.by_rel, d.nfiles, sizeof(*d.by_rel), kiln_decide_by_rel);
+		if (is_file(&t->walk.v[k]))
+			d.by_rel[d.nfiles++] = (struct name){ k, t->walk.v[k].rel,
+							      strlen(t->walk.v[k].rel) };
+	kiln_sort(d.by_rel, d.nfiles, sizeof(*d.by_rel), kiln_decide_by_rel);
 	for (size_t f = 0; f < d.nfiles; f++) {
 		size_t k = d.by_rel[f].k;
 		if (kiln_fingerprint_span(d.by_rel[f].rel, &start, &len))

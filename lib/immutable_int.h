@@ -37,7 +37,8 @@ struct kiln_decide {
 	struct kiln_tree *t;
 	struct kiln_fp *fp;
 	struct name *by_rel;  /* the tree's files, sorted by path */
-	struct name *by_rev;  /* the same, sorted by path read backwards */
+	struct name *by_rev;  /* the same, sorted by path read backwards; NULL
+			       * until a manifest's path is looked up (each_named()) */
 	size_t nfiles;
 	/* the directories a complete manifest accounts for (struct
 	 * kiln_proof): each a path and the length of its directory part;

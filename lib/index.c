@@ -31,6 +31,7 @@
 #include "error.h"
 #include "hash.h"
 #include "paths.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -420,7 +421,7 @@ kiln_status kiln_index_write(struct kiln_temps *reg, const char *path, bool fsyn
 		o->a = &a;
 		o->len = 0;
 		/* as the manifest: of two records of one path, the later */
-		qsort(items, m, sizeof(*items), item_cmp);
+		kiln_sort(items, m, sizeof(*items), item_cmp);
 		put(o, MAGIC, 8);
 		put_u32(o, VERSION);
 		put_u32(o, ORDER);

@@ -16,6 +16,7 @@
 #include "codec.h"
 #include "hash.h"
 #include "mime.h"
+#include "sort.h"
 
 #include <jansson.h>
 
@@ -624,7 +625,7 @@ static void out_files(struct out *o, const struct kiln_manifest_item *items, siz
 			o->failed = true;
 	}
 	if (!o->failed)
-		qsort(k, n, sizeof(*k), keyed_cmp);
+		kiln_sort(k, n, sizeof(*k), keyed_cmp);
 	out_add(o, "{", 1);
 	for (size_t j = 0; j < n && !o->failed; j++) {
 		if (j + 1 < n && strcmp(k[j].key, k[j + 1].key) == 0)

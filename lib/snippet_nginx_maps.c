@@ -173,6 +173,27 @@ nomem:
 	return NULL;
 }
 
+static bool is_immutable(const struct kiln_serve_asset *a)
+{
+	return a->immutable;
+}
+
+/* (kiln_serve_match() answers NULL for any other) */
+static bool is_dictionary(const struct kiln_serve_asset *a)
+{
+	return a->dictionary && a->family;
+}
+
+/* Is P true of any of S's assets?  A map whose entries all need it is
+ * empty when none is, with no key made or sorted. */
+static bool any_asset(const struct kiln_serve *s, bool (*p)(const struct kiln_serve_asset *))
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (p(&s->assets[i]))
+			return true;
+	return false;
+}
+
 static void free_keys(struct key *k, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -186,10 +207,14 @@ char *kiln_nginx_cc_body(const struct kiln_serve *s, size_t *longest, size_t *co
 {
 	size_t n = 0, len = 0;
 	char *text = NULL;
-	struct key *k = map_keys(s, &n);
-	FILE *f = k ? open_memstream(&text, &len) : NULL;
+	struct key *k;
+	FILE *f;
 
 	*longest = *count = 0;
+	if (!any_asset(s, is_immutable))
+		return strdup(""); /* no key to sort */
+	k = map_keys(s, &n);
+	f = k ? open_memstream(&text, &len) : NULL;
 	if (!f) {
 		if (k)
 			free_keys(k, n);
@@ -238,10 +263,14 @@ static const struct kiln_serve_asset *find_asset(const struct kiln_serve *s, con
 char *kiln_nginx_uad_body(const struct kiln_serve *s)
 {
 	size_t n = 0, len = 0;
-	struct key *k = map_keys(s, &n);
+	struct key *k;
 	char *text = NULL;
-	FILE *f = k ? open_memstream(&text, &len) : NULL;
+	FILE *f;
 
+	if (!any_asset(s, is_dictionary))
+		return strdup(""); /* no key to sort */
+	k = map_keys(s, &n);
+	f = k ? open_memstream(&text, &len) : NULL;
 	if (!f)
 		goto out;
 	for (size_t i = 0; i < n; i++) {

@@ -6,6 +6,7 @@
 #include "hash.h"
 #include "intern.h"
 #include "manifest.h"
+#include "sort.h"
 #include "state_int.h"
 
 #include <jansson.h>
@@ -409,7 +410,7 @@ static kiln_status parse_snippets(json_t *obj, struct kiln_state *st)
  * ST is emptied. */
 kiln_status kiln_state_finish(json_t *root, int version, struct kiln_state *st)
 {
-	qsort(st->v, st->n, sizeof(*st->v), cmp_rel);
+	kiln_sort(st->v, st->n, sizeof(*st->v), cmp_rel);
 	/* two keys naming the same bytes (a forged path_base64): keep neither */
 	for (size_t i = 1; i < st->n; i++)
 		if (strcmp(st->v[i - 1].rec.rel, st->v[i].rec.rel) == 0) {
