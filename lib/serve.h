@@ -78,6 +78,11 @@ struct kiln_srv_asset {
 	 * siblings that are not its own (kiln_srv_source_now()). */
 	uint64_t src_dev, src_ino;
 	struct timespec src_mtime;
+	uint8_t src_sha256[32]; /* the manifest's digest of it */
+	/* its ctime (ns) when last proven the manifest's bytes: at load, or
+	 * later by its digest (kiln_srv_source_now()); a write in place
+	 * changes it whatever it does to the size and mtime */
+	_Atomic int64_t src_ctime;
 	bool changed;         /* already at load: not of the recorded size (or,
 	                         verified, digest): no sibling, no delta */
 	/* The HTTP side's memo of the last check of the source: the second
@@ -155,18 +160,27 @@ void kiln_srv_table_unref(struct kiln_srv_table *t);
 
 /*
  * The source of A now against what the load found (its device, inode,
- * size and mtime, by a new open beneath T's top, no link followed):
+ * size, mtime and ctime, by a new open beneath T's top, no link followed):
  * KILN_SRV_SOURCE_AS_LOADED, _CHANGED (its bytes may not be the
  * manifest's: only the file as it is may be sent, never a sibling), or
  * _GONE (nothing may be sent: 404).  *SB gets its status when not gone.
- * Thread-safe; one open(2) and fstat(2).
+ * A ctime alone changed (a chmod, a hard link, or bytes written in place
+ * with the size and mtime put back) is settled by reading the file: its
+ * SHA-256 the manifest's, the new ctime is A's from then on.  Thread-safe;
+ * one open(2) and fstat(2), and a read of the file when the ctime moved.
  */
 enum { KILN_SRV_SOURCE_AS_LOADED, KILN_SRV_SOURCE_CHANGED, KILN_SRV_SOURCE_GONE };
-int kiln_srv_source_now(const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+int kiln_srv_source_now(const struct kiln_srv_table *t, struct kiln_srv_asset *a,
 			struct stat *sb);
 
-/* Is SB the source A's load found (and A not changed already at load)? */
+/* Is SB the source A's load found, or last proved (and A not changed
+ * already at load)? */
 bool kiln_srv_source_same(const struct kiln_srv_asset *a, const struct stat *sb);
+
+/* kiln_srv_source_same(), or, when only the ctime differs, are the bytes
+ * of FD (the source open, SB its status) the manifest's: then SB's ctime
+ * is A's from now on.  Thread-safe; reads FD when the ctime moved. */
+bool kiln_srv_source_proven(struct kiln_srv_asset *a, int fd, const struct stat *sb);
 
 /* The asset whose rel is KEY[0..len), or NULL.  Thread-safe for readers. */
 const struct kiln_srv_asset *kiln_srv_find(const struct kiln_srv_table *t, const char *key,

@@ -322,7 +322,7 @@ static bool cached_of(const struct kiln_httpd *h, const struct kiln_srv_table *t
 	}
 	if ((fd = open_rep(t, rep, &sb, status)) < 0)
 		return false;
-	if (rep == &a->rep[0] && !kiln_srv_source_same(a, &sb)) {
+	if (rep == &a->rep[0] && !kiln_srv_source_proven((struct kiln_srv_asset *)a, fd, &sb)) {
 		close(fd); /* another file than the load found: not cached */
 		return false;
 	}
@@ -497,7 +497,7 @@ static int source_state(const struct kiln_srv_table *t, struct kiln_srv_asset *a
 static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Connection *c,
 				    const struct kiln_srv_table *t,
 				    const struct kiln_srv_asset *a, int fd, struct stat *sb,
-				    struct fields *f)
+				    struct fields *f, bool *gone)
 {
 	struct kiln_srv_rep now = { .coding = -1, .rel = a->rel };
 
@@ -506,6 +506,10 @@ static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Conne
 		if (fd >= 0 && (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))) {
 			close(fd);
 			fd = -1;
+		}
+		if (fd < 0 && gone && (errno == ENOENT || errno == ENOTDIR)) {
+			*gone = true; /* as send_asset() */
+			return MHD_YES;
 		}
 		if (fd < 0)
 			return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
@@ -542,7 +546,7 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 		}
 		return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
 	case KILN_SRV_SOURCE_CHANGED:
-		return send_changed(h, c, t, a, -1, &sb, f);
+		return send_changed(h, c, t, a, -1, &sb, f, gone);
 	}
 	rep = delta_wanted(a, f);
 	for (;;) {
@@ -576,11 +580,11 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 							   ? MHD_HTTP_SERVICE_UNAVAILABLE
 							   : MHD_HTTP_NOT_FOUND,
 					     "not found\n");
-			if (!kiln_srv_source_same(a, &sb)) {
+			if (!kiln_srv_source_proven(a, fd, &sb)) {
 				atomic_store_explicit(&a->src_memo,
 						      coarse_now() * 4 + KILN_SRV_SOURCE_CHANGED,
 						      memory_order_relaxed);
-				return send_changed(h, c, t, a, fd, &sb, f);
+				return send_changed(h, c, t, a, fd, &sb, f, NULL);
 			}
 			return send_opened(h, c, a, rep, fd, &sb, f);
 		}

@@ -60,8 +60,28 @@ static void etag_of(const uint8_t sha[32], char out[24])
 
 /* Is REL a regular file beneath T's top of exactly SIZE bytes (and, when
  * T verifies, with SHA-256 SHA)? */
-static bool on_disk(const struct kiln_srv_table *t, const char *rel, uint64_t size,
-		    const uint8_t sha[32])
+/* Are the SIZE bytes of the file open at FD those whose SHA-256 is SHA
+ * (and no more)? */
+static bool digest_is(int fd, uint64_t size, const uint8_t sha[32])
+{
+	struct kiln_hasher *hs = kiln_hasher_new();
+	uint8_t buf[65536], got[32];
+	uint64_t off = 0;
+	ssize_t n = 0;
+
+	if (!hs)
+		return false;
+	while (off < size && (n = kiln_pread_full(fd, buf, sizeof(buf), off)) > 0) {
+		kiln_hasher_update(hs, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	return kiln_hasher_final(hs, got, NULL) == KILN_OK && off == size &&
+	       kiln_pread_full(fd, buf, 1, off) == 0 && memcmp(got, sha, 32) == 0;
+}
+
+/* Is REL on disk with SIZE bytes (and, VERIFY, the digest SHA)? */
+static bool on_disk_as(const struct kiln_srv_table *t, const char *rel, uint64_t size,
+		       const uint8_t sha[32], bool verify)
 {
 	struct stat sb;
 	int fd = kiln_beneath_openat(t->topfd, rel, O_RDONLY | O_NONBLOCK);
@@ -69,25 +89,21 @@ static bool on_disk(const struct kiln_srv_table *t, const char *rel, uint64_t si
 
 	if (fd < 0)
 		return false;
-	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == size;
-	if (ok && t->verify) {
-		struct kiln_hasher *hs = kiln_hasher_new();
-		uint8_t buf[65536], got[32];
-		uint64_t off = 0;
-		ssize_t n = 0;
-
-		ok = false;
-		if (hs) {
-			while (off < size && (n = kiln_pread_full(fd, buf, sizeof(buf), off)) > 0) {
-				kiln_hasher_update(hs, buf, (size_t)n);
-				off += (uint64_t)n;
-			}
-			ok = kiln_hasher_final(hs, got, NULL) == KILN_OK && off == size &&
-			     memcmp(got, sha, 32) == 0;
-		}
-	}
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == size &&
+	     (!verify || digest_is(fd, size, sha));
 	close(fd);
 	return ok;
+}
+
+static bool on_disk(const struct kiln_srv_table *t, const char *rel, uint64_t size,
+		    const uint8_t sha[32])
+{
+	return on_disk_as(t, rel, size, sha, t->verify);
+}
+
+static int64_t ns_of(struct timespec ts)
+{
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* REL (SIZE bytes, SHA) was not found as recorded: counted, and kept to
@@ -246,11 +262,12 @@ static void index_status(const struct kiln_srv_table *t, const char *root, const
  * since, or made from other bytes: when every one there is, the source
  * itself was edited since kiln ran, whatever its size. */
 static unsigned misdated(const struct kiln_srv_table *t, const struct kiln_record *r,
-			 const struct stat *src, unsigned *there)
+			 const struct stat *src, unsigned *there, int64_t *newest)
 {
 	unsigned bad = 0;
 
 	*there = 0;
+	*newest = INT64_MIN;
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		const char *suffix = kiln_codec((kiln_coding)c)->info.suffix;
 		char rel[PATH_MAX];
@@ -265,6 +282,8 @@ static unsigned misdated(const struct kiln_srv_table *t, const struct kiln_recor
 		if (fstat(fd, &sb) == 0 && (sb.st_mtim.tv_sec != src->st_mtim.tv_sec ||
 					    sb.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
 			bad |= 1u << c;
+		else if (ns_of(sb.st_ctim) > *newest)
+			*newest = ns_of(sb.st_ctim);
 		close(fd);
 	}
 	return bad;
@@ -279,6 +298,7 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 	const struct kiln_record *r = &pe->rec;
 	struct kiln_srv_rep *id = &a->rep[0];
 	unsigned bad, there;
+	int64_t newest;
 	struct stat sb;
 	bool same;
 
@@ -289,7 +309,15 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 	a->src_dev = (uint64_t)sb.st_dev;
 	a->src_ino = (uint64_t)sb.st_ino;
 	a->src_mtime = sb.st_mtim;
-	bad = misdated(t, r, &sb, &there);
+	atomic_init(&a->src_ctime, ns_of(sb.st_ctim));
+	memcpy(a->src_sha256, r->sha256, 32);
+	bad = misdated(t, r, &sb, &there, &newest);
+	/* kiln writes a sibling after its source's last change: a source
+	 * changed since its newest sibling may have other bytes of the same
+	 * size and mtime (written in place, the mtime put back), which only
+	 * its digest tells (already read with --verify) */
+	if (same && there && bad != there && !t->verify && ns_of(sb.st_ctim) > newest)
+		same = on_disk_as(t, r->rel, r->size, r->sha256, true);
 	a->changed = !same || (there && bad == there);
 	a->type = kiln_media_type(r->rel);
 	a->immutable = r->fp.why != KILN_WHY_NONE;
@@ -336,7 +364,8 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 	return dicts_of(t, r, url_prefix, a) ? 1 : -1;
 }
 
-bool kiln_srv_source_same(const struct kiln_srv_asset *a, const struct stat *sb)
+/* Is SB the source A's load found, but perhaps for its ctime? */
+static bool same_but_ctime(const struct kiln_srv_asset *a, const struct stat *sb)
 {
 	return !a->changed && S_ISREG(sb->st_mode) && (uint64_t)sb->st_dev == a->src_dev &&
 	       (uint64_t)sb->st_ino == a->src_ino && (uint64_t)sb->st_size == a->rep[0].size &&
@@ -344,19 +373,37 @@ bool kiln_srv_source_same(const struct kiln_srv_asset *a, const struct stat *sb)
 	       sb->st_mtim.tv_nsec == a->src_mtime.tv_nsec;
 }
 
-int kiln_srv_source_now(const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+bool kiln_srv_source_same(const struct kiln_srv_asset *a, const struct stat *sb)
+{
+	return same_but_ctime(a, sb) &&
+	       ns_of(sb->st_ctim) == atomic_load_explicit(&a->src_ctime, memory_order_relaxed);
+}
+
+bool kiln_srv_source_proven(struct kiln_srv_asset *a, int fd, const struct stat *sb)
+{
+	if (kiln_srv_source_same(a, sb))
+		return true;
+	if (!same_but_ctime(a, sb) || !digest_is(fd, a->rep[0].size, a->src_sha256))
+		return false;
+	atomic_store_explicit(&a->src_ctime, ns_of(sb->st_ctim), memory_order_relaxed);
+	return true;
+}
+
+int kiln_srv_source_now(const struct kiln_srv_table *t, struct kiln_srv_asset *a,
 			struct stat *sb)
 {
 	int fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
-	bool there;
+	int state;
 
 	if (fd < 0)
 		return KILN_SRV_SOURCE_GONE;
-	there = fstat(fd, sb) == 0 && S_ISREG(sb->st_mode);
+	if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))
+		state = KILN_SRV_SOURCE_GONE;
+	else
+		state = kiln_srv_source_proven(a, fd, sb) ? KILN_SRV_SOURCE_AS_LOADED
+							  : KILN_SRV_SOURCE_CHANGED;
 	close(fd);
-	if (!there)
-		return KILN_SRV_SOURCE_GONE;
-	return kiln_srv_source_same(a, sb) ? KILN_SRV_SOURCE_AS_LOADED : KILN_SRV_SOURCE_CHANGED;
+	return state;
 }
 
 /* Is the manifest read into *ST from MANIFEST (NULL: the tree's own, at
