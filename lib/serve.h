@@ -205,6 +205,16 @@ int kiln_srv_url_key(const char *raw, char *out, size_t cap, size_t *len);
  * set of (1u << coding); identity is not in it (always the fallback). */
 unsigned kiln_srv_accepted(const char *ae);
 
+/* Does Accept-Encoding value AE (NULL: none) refuse identity: it lists
+ * "identity;q=0", or "*;q=0" and not identity (RFC 9110 section 12.5.3)?
+ * Then a response with no content coding is not acceptable either: 406. */
+bool kiln_srv_identity_refused(const char *ae);
+
+/* The origin-form path of request target URL: URL itself, or the path of
+ * an absolute-form target ("http://host/path", which a server must accept,
+ * RFC 9112 section 3.2.2; "/" when it has none).  Points into URL. */
+const char *kiln_srv_origin_form(const char *url);
+
 /* Does Accept-Encoding value AE (NULL: none) list the coding TOKEN by
  * name with a q other than 0 (a "*" does not count: the dictionary
  * codings are offered by name)? */

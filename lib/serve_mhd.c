@@ -147,6 +147,29 @@ static enum MHD_Result plain(struct MHD_Connection *c, struct fields *f, unsigne
 	return ok;
 }
 
+/* 406: the request refuses identity and accepts none of A's codings
+ * (RFC 9110 section 15.5.7), with the Vary the asset's responses carry. */
+static enum MHD_Result not_acceptable(struct MHD_Connection *c, const struct kiln_srv_asset *a,
+				      struct fields *f)
+{
+	static const char text[] = "not acceptable: no coding the request accepts\n";
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(sizeof(text) - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ok;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+				a->use_as_dictionary || a->ndeltas ? "Accept-Encoding, Available-Dictionary"
+								   : "Accept-Encoding");
+	ok = MHD_queue_response(c, MHD_HTTP_NOT_ACCEPTABLE, r);
+	MHD_destroy_response(r);
+	f->status = MHD_HTTP_NOT_ACCEPTABLE;
+	f->bytes = sizeof(text) - 1;
+	return ok;
+}
+
 static enum MHD_Result redirect(struct MHD_Connection *c, struct fields *f, const char *url)
 {
 	struct MHD_Response *r =
@@ -501,6 +524,11 @@ static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Conne
 {
 	struct kiln_srv_rep now = { .coding = -1, .rel = a->rel };
 
+	if (f->has_ae && kiln_srv_identity_refused(f->ae)) {
+		if (fd >= 0)
+			close(fd);
+		return not_acceptable(c, a, f);
+	}
 	if (fd < 0) {
 		fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
 		if (fd >= 0 && (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))) {
@@ -555,6 +583,8 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 
 		if (!rep)
 			rep = kiln_srv_choose(a, accept);
+		if (rep == &a->rep[0] && f->has_ae && kiln_srv_identity_refused(f->ae))
+			return not_acceptable(c, a, f); /* nothing acceptable left */
 		if (!f->nrange) {
 			/* the cache is the representation's own memo: the table
 			 * is otherwise read-only */
@@ -650,14 +680,14 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 
 /* S, quoted for the access log: bytes outside printable ASCII, '"' and
  * '\\' as \xHH, at most CAP - 1 bytes. */
-static size_t log_quote(char *out, size_t cap, const char *s)
+static size_t log_quote(char *out, size_t cap, const char *s, bool space)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = 0;
 
 	for (; s && *s && n + 5 < cap; s++) {
 		unsigned char b = (unsigned char)*s;
-		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\') {
+		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\' || (space && b == ' ')) {
 			out[n++] = '\\';
 			out[n++] = 'x';
 			out[n++] = hex[b >> 4];
@@ -671,14 +701,27 @@ static size_t log_quote(char *out, size_t cap, const char *s)
 }
 
 /* One line per request, written with one write(2) so that lines from
- * several threads never interleave:
- * ADDR [DATE] method="M" uri="U" status=N ce="C" ae="A" ad="D" bytes=B */
+ * several threads never interleave, in the Common Log Format (the format
+ * of NCSA httpd that nginx, Apache and log tools read), then kiln's own
+ * fields:
+ * ADDR - - [DD/Mon/YYYY:HH:MM:SS +0000] "METHOD PATH VERSION" STATUS BYTES
+ *   ce="CODING" ae="ACCEPT-ENCODING" ad="AVAILABLE-DICTIONARY"
+ * (on one line; "-" for a field the request or response lacks, BYTES the
+ * body's, "-" for none; bytes outside printable ASCII, '"', '\\', and in
+ * the path a space, as \\xHH). */
 static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
-			const char *method, const char *url, const struct fields *f)
+			const char *method, const char *url, const char *version,
+			const struct fields *f)
 {
+	static const char mon[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	char addr[INET6_ADDRSTRLEN] = "-", date[30], m[64], u[1024], ae[512], ad[128], line[1900];
+	char addr[INET6_ADDRSTRLEN] = "-", m[64], u[1024], v[32], ae[512], ad[128], line[1900];
+	unsigned long long bytes = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0 ? 0 : f->bytes;
+	char nbytes[24] = "-";
+	time_t now = time(NULL);
+	struct tm tm;
 	int n;
 
 	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
@@ -687,15 +730,19 @@ static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
 	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
 			  addr, sizeof(addr));
-	kiln_srv_format_date(time(NULL), date);
-	log_quote(m, sizeof(m), method);
-	log_quote(u, sizeof(u), url);
-	log_quote(ae, sizeof(ae), f->has_ae ? f->ae : "-");
-	log_quote(ad, sizeof(ad), f->ad ? f->ad : "-");
+	if (!gmtime_r(&now, &tm))
+		memset(&tm, 0, sizeof(tm));
+	if (bytes)
+		snprintf(nbytes, sizeof(nbytes), "%llu", bytes);
+	log_quote(m, sizeof(m), method, true);
+	log_quote(u, sizeof(u), url, true);
+	log_quote(v, sizeof(v), version && *version ? version : "-", true);
+	log_quote(ae, sizeof(ae), f->has_ae ? f->ae : "-", false);
+	log_quote(ad, sizeof(ad), f->ad ? f->ad : "-", false);
 	n = snprintf(line, sizeof(line),
-		     "%s [%s] method=\"%s\" uri=\"%s\" status=%u ce=\"%s\" ae=\"%s\" ad=\"%s\" bytes=%llu\n",
-		     addr, date, m, u, f->status, f->ce ? f->ce : "-", ae, ad,
-		     strcmp(method, MHD_HTTP_METHOD_HEAD) == 0 ? 0ULL : (unsigned long long)f->bytes);
+		     "%s - - [%02d/%s/%04d:%02d:%02d:%02d +0000] \"%s %s %s\" %u %s ce=\"%s\" ae=\"%s\" ad=\"%s\"\n",
+		     addr, tm.tm_mday, mon[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+		     tm.tm_sec, m, u, v, f->status, nbytes, f->ce ? f->ce : "-", ae, ad);
 	if (n > 0 && write(h->opt.access_log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
 		/* a log that cannot be written does not stop the serving */
 	}
@@ -711,7 +758,6 @@ enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const c
 	struct fields f;
 	enum MHD_Result ok;
 
-	(void)version;
 	(void)upload_data;
 	if (*req_cls == &answered || *req_cls == &corked)
 		return MHD_YES;
@@ -740,10 +786,10 @@ enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const c
 	f.head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	f.corked = false;
 	MHD_get_connection_values(c, MHD_HEADER_KIND, one_field, &f);
-	ok = get ? answer(h, c, url, &f)
+	ok = get ? answer(h, c, kiln_srv_origin_form(url), &f)
 		 : plain(c, &f, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (h->opt.access_log_fd >= 0)
-		log_request(h, c, method, url, &f);
+		log_request(h, c, method, url, version, &f);
 	if (f.corked)
 		*req_cls = &corked;
 	return ok;

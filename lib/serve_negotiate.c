@@ -221,6 +221,47 @@ unsigned kiln_srv_accepted(const char *ae)
 	return a.yes;
 }
 
+struct identity {
+	bool listed, yes, star_listed, star;
+};
+
+static void identity_one(void *arg, const char *name, size_t len, int q)
+{
+	struct identity *i = arg;
+
+	if (len == 8 && strncasecmp(name, "identity", 8) == 0 && !i->listed) {
+		i->listed = true; /* the first weight counts, as for the codings */
+		i->yes = q > 0;
+	} else if (len == 1 && name[0] == '*' && !i->star_listed) {
+		i->star_listed = true;
+		i->star = q > 0;
+	}
+}
+
+bool kiln_srv_identity_refused(const char *ae)
+{
+	struct identity i = { 0 };
+
+	if (!ae)
+		return false;
+	each_member(ae, identity_one, &i);
+	return i.listed ? !i.yes : i.star_listed && !i.star;
+}
+
+const char *kiln_srv_origin_form(const char *url)
+{
+	const char *p = NULL;
+
+	if (strncasecmp(url, "http://", 7) == 0)
+		p = url + 7;
+	else if (strncasecmp(url, "https://", 8) == 0)
+		p = url + 8;
+	if (!p)
+		return url;
+	p = strchr(p, '/');
+	return p ? p : "/";
+}
+
 struct listed {
 	const char *token;
 	bool seen, yes;

@@ -250,6 +250,16 @@ class Visit:
 
 KILN_LINE = re.compile(r'(?:KILN |\] )method="((?:[^"\\]|\\.)*)" uri="((?:[^"\\]|\\.)*)" status=(\d+) '
                        r'ce="((?:[^"\\]|\\.)*)" ae="((?:[^"\\]|\\.)*)"')
+# kiln serve's: the Common Log Format, then ce="" ae="" ad=""
+CLF_LINE = re.compile(r'\] "(\S+) (\S+) [^"]*" (\d+) \S+ '
+                      r'ce="((?:[^"\\]|\\.)*)" ae="((?:[^"\\]|\\.)*)"')
+
+
+def log_match(line):
+    """A log LINE's match, its groups the method, URI, status,
+    Content-Encoding and Accept-Encoding: the "kiln" format of the tests'
+    nginx and Apache, or kiln serve's; None for another line."""
+    return KILN_LINE.search(line) or CLF_LINE.search(line)
 
 
 def unescape_log(s):
@@ -297,7 +307,7 @@ def parse_log(data, fmt):
             out.append({"method": req.get("method"), "uri": uri, "status": int(j["status"]),
                         "ce": ce[0], "ae": ", ".join(ae) if ae else None})
             continue
-        m = KILN_LINE.search(line.decode("latin-1"))
+        m = log_match(line.decode("latin-1"))
         if not m:
             continue
         out.append({"method": unescape_log(m.group(1)).decode("latin-1"),

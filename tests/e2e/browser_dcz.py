@@ -90,7 +90,7 @@ class Run:
         v.log = B.parse_log(data, "nginx")
         v.ads = {}
         for line in data.decode("latin-1").split("\n"):
-            m = B.KILN_LINE.search(line)
+            m = B.log_match(line)
             a = AD.search(line)
             if m and a:
                 v.ads[m.group(2).split("?")[0]] = a.group(1)

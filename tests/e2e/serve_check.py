@@ -278,6 +278,13 @@ class AssetCheck:
         if r.error:
             self.fail(ae, "GET: %s" % r.error)
         want = R.expected_coding(ae, self.sizes)
+        if self.o.not_acceptable and want is None and R.identity_refused(ae):
+            if r.status != 406:
+                self.fail(ae, "GET: status %d, want 406 (identity refused, no coding accepted)"
+                          % r.status)
+            elif "accept-encoding" not in R.header_tokens(r.all("vary")):
+                self.fail(ae, "406 without Vary: Accept-Encoding")
+            return
         if r.status != 200:
             self.fail(ae, "GET: status %d, want 200" % r.status)
             return
@@ -540,6 +547,9 @@ def main(argv):
                     help="Accept-Encoding values to use instead of the list ((none): no header)")
     ap.add_argument("--no-dotfiles", action="store_true",
                     help="a dotfile or dot-directory but .well-known must be 404 (kiln serve)")
+    ap.add_argument("--not-acceptable", action="store_true",
+                    help="a request that refuses identity and accepts no sibling of the asset "
+                         "gets 406 (kiln serve); without it, the source")
     ap.add_argument("--jobs", type=int, default=4, help="assets checked at once (default 4)")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     o = ap.parse_args(argv)

@@ -285,7 +285,7 @@ CASES
 		check "... the bytes 100-199 of the .br" sh -c "tail -c +101 '$S2.br' | head -c 100 | cmp -s - '$T/krange.body'"
 		code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: dcz' -H "Available-Dictionary: $AD" "$U/assets/${D##*/}")
 		check "kiln serve: the delta's own URL: 404 ($code)" [ "$code" = 404 ]
-		check "kiln serve logged dcz for Chromium's request" grep -q 'uri="/assets/app.8e1d0a4f.js" status=200 ce="dcz"' "$LOG"
+		check "kiln serve logged dcz for Chromium's request" grep -q '"GET /assets/app.8e1d0a4f.js HTTP/1.1" 200 [0-9]* ce="dcz"' "$LOG"
 		kiln_serve_stop
 		check "kiln serve: SIGTERM, exit 0 ($SERVE_STATUS)" [ "$SERVE_STATUS" = 0 ]
 	else
@@ -338,6 +338,11 @@ check "... the delta still decodes to it" \
 	sh -c "tail -c +41 '$D' | zstd -q -d -D '$S1' | cmp -s - '$S2'"
 check "... the .gz too" sh -c "gzip -dc '$S2.gz' | cmp -s - '$S2'"
 check "... none read-only any more" [ "$(stat -c %a "$D" "$S2.gz" "$S2.br" | sort -u)" = 644 ]
+# (the run above changed modes: a stamp it took in the clock tick of its
+# own changes is confirmed by the next run, which writes the index once
+# more, docs/reruns.md's racy rule; the one after that writes nothing)
+sleep 0.05
+"$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2"
 before=$(find "$T/r2" -printf '%P %i %T@ %m\n' | sort)
 "$KILN" -q --brotli --zstd --previous "$T/r1" "$T/r2"
 check "... and an unchanged re-run writes nothing" [ "$(find "$T/r2" -printf '%P %i %T@ %m\n' | sort)" = "$before" ]

@@ -20,7 +20,7 @@ trap kiln_serve_stop EXIT
 
 sc() { # sc NAME ARGS...: serve_check.py, its output kept in $T/NAME.out
 	local name=$1; shift
-	$PY "$E2E/serve_check.py" "$@" >"$T/$name.out" 2>&1 || { grep -m 30 FAIL "$T/$name.out" >&2; tail -n 1 "$T/$name.out" >&2; return 1; }
+	$PY "$E2E/serve_check.py" --not-acceptable "$@" >"$T/$name.out" 2>&1 || { grep -m 30 FAIL "$T/$name.out" >&2; tail -n 1 "$T/$name.out" >&2; return 1; }
 }
 # get PATH [CURL ARGS...]: GET into $T/body, headers $T/h, status on stdout
 get() { local p=$1; shift; curl -s -o "$T/body" -D "$T/h" -w '%{http_code}' "$@" "http://127.0.0.1:$PORT$p"; }
@@ -79,6 +79,29 @@ if kiln_serve_start "$T/site"; then
 	done
 	code=$(get /settings.js -X POST -d x=1)
 	check "POST: 405 ($code), Allow: GET, HEAD" [ "$code" = 405 -a "$(header allow)" = "GET, HEAD" ]
+	# identity refused and no coding of the asset's accepted: 406 (RFC
+	# 9110 12.5.3); a coding left accepted is sent
+	code=$(get /settings.js -H 'Accept-Encoding: identity;q=0, gzip;q=0, br;q=0, zstd;q=0')
+	check "identity;q=0 and every coding refused: 406 ($code), Vary: Accept-Encoding" \
+		[ "$code" = 406 -a "$(header vary)" = Accept-Encoding ]
+	code=$(get /settings.js -H 'Accept-Encoding: *;q=0')
+	check "*;q=0: 406 ($code)" [ "$code" = 406 ]
+	code=$(get /settings.js -H 'Accept-Encoding: identity;q=0, gzip')
+	check "identity;q=0, gzip: the .gz ($code)" cmp -s "$T/body" "$T/site/settings.js.gz"
+	code=$(get /small.txt -H 'Accept-Encoding: identity;q=0, *;q=0.5')
+	check "identity refused, * accepted, an asset without siblings: 406 ($code)" [ "$code" = 406 ]
+	# a request target in absolute form (RFC 9112 3.2.2: a server must
+	# accept it): its path
+	code=$(get /settings.js --request-target "http://127.0.0.1:$PORT/settings.js")
+	check "an absolute-form target: 200 ($code), the file" cmp -s "$T/body" "$T/site/settings.js"
+	code=$(get / --request-target "http://127.0.0.1:$PORT")
+	check "... with no path: the top's index.html ($code)" cmp -s "$T/body" "$T/site/index.html"
+	# the access log: the Common Log Format, then kiln's fields
+	get /settings.js -H 'Accept-Encoding: gzip, br' >/dev/null
+	sleep 0.2
+	check "the access log: Common Log Format lines, then ce, ae and ad" \
+		grep -Eq '^127\.0\.0\.1 - - \[[0-3][0-9]/[A-Z][a-z]{2}/20[0-9]{2}:[0-2][0-9]:[0-5][0-9]:[0-6][0-9] \+0000\] "GET /settings\.js HTTP/1\.1" 200 [0-9]+ ce="br" ae="gzip, br" ad="-"$' "$LOG"
+	check "... a 406 in it too" grep -q '"GET /small.txt HTTP/1.1" 406 [0-9]* ce="-" ae="identity;q=0, \*;q=0.5"' "$LOG"
 	mtime=$(date -u -r "$T/site/settings.js" '+%a, %d %b %Y %H:%M:%S GMT')
 	code=$(get /settings.js -H "If-Modified-Since: $mtime")
 	check "If-Modified-Since the source's mtime: 304 ($code)" [ "$code" = 304 ]

@@ -99,6 +99,19 @@ def accepts(prefs, coding):
     return prefs.get("*", 0) > 0
 
 
+def identity_refused(ae_value):
+    """Whether Accept-Encoding AE_VALUE refuses identity: "identity;q=0",
+    or "*;q=0" without identity listed (RFC 9110 section 12.5.3).  A
+    server may then answer 406 when no coding it has is accepted (kiln
+    serve does; the snippets' servers send the source)."""
+    prefs = parse_accept_encoding(ae_value)
+    if prefs is None:
+        return False
+    if "identity" in prefs:
+        return prefs["identity"] == 0
+    return "*" in prefs and prefs["*"] == 0
+
+
 def expected_coding(ae_value, sizes):
     """The coding a request with Accept-Encoding AE_VALUE must get, for an
     asset whose kept siblings have SIZES ({coding: bytes on disk}); None for

@@ -97,6 +97,25 @@ static void test_accepted(void)
 	unsigned gz = bit("gzip"), br = bit("br"), zs = bit("zstd"), all = gz | br | zs;
 
 	CHECK(gz && br && zs);
+	/* identity refused (RFC 9110 12.5.3): by name, or by "*;q=0"
+	 * without it; the first weight counts */
+	CHECK(!kiln_srv_identity_refused(NULL));
+	CHECK(!kiln_srv_identity_refused(""));
+	CHECK(!kiln_srv_identity_refused("gzip;q=0, br;q=0"));
+	CHECK(kiln_srv_identity_refused("identity;q=0"));
+	CHECK(kiln_srv_identity_refused("gzip, IDENTITY; q=0.000"));
+	CHECK(kiln_srv_identity_refused("*;q=0"));
+	CHECK(!kiln_srv_identity_refused("*;q=0, identity"));
+	CHECK(!kiln_srv_identity_refused("identity;q=0.5, *;q=0"));
+	CHECK(!kiln_srv_identity_refused("*"));
+	CHECK(!kiln_srv_identity_refused("identity, identity;q=0"));
+	CHECK(!kiln_srv_identity_refused("identity;q=zero")); /* malformed: ignored */
+	/* absolute-form targets (RFC 9112 3.2.2): their path */
+	CHECK(strcmp(kiln_srv_origin_form("/a.js"), "/a.js") == 0);
+	CHECK(strcmp(kiln_srv_origin_form("http://h/a.js?x"), "/a.js?x") == 0);
+	CHECK(strcmp(kiln_srv_origin_form("HTTPS://h:8080/d/"), "/d/") == 0);
+	CHECK(strcmp(kiln_srv_origin_form("http://h"), "/") == 0);
+	CHECK(strcmp(kiln_srv_origin_form("httpx://h/a"), "httpx://h/a") == 0);
 	CHECK(kiln_srv_accepted(NULL) == 0);
 	CHECK(kiln_srv_accepted("") == 0);
 	CHECK(kiln_srv_accepted("identity") == 0);
