@@ -1,8 +1,8 @@
 /*
  * host.c - what differs between the systems kiln runs on (host.h).
  *
- * The native kiln calls Linux directly: of this file it has only the rules
- * at the top, which its unit tests check.  The WebAssembly kiln runs under
+ * The native kiln calls Linux directly: the rules of host.h are in
+ * host_rules.c, which both builds have.  The WebAssembly kiln runs under
  * Node.js on Linux, macOS or Windows, where Emscripten's C library
  * (Debian 12's Emscripten 3.1.6) makes each file call a call of Node's fs
  * module on the host's files (NODERAWFS): by path (Node has no openat),
@@ -43,54 +43,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-
-const char *kiln_host_name_refused(const char *name, unsigned flags)
-{
-	static const char *const devices[] = { "CON", "PRN", "AUX", "NUL" };
-	size_t n = strlen(name), stem = strcspn(name, ". ");
-
-	if (!(flags & KILN_HOST_WINDOWS))
-		return NULL;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		if (*p < 0x20 || strchr("<>:\"/\\|?*", *p))
-			return *p == '\\' ? "a name with '\\' (a directory separator on Windows)"
-					  : "a name with a character Windows refuses";
-	if (n > 0 && (name[n - 1] == '.' || name[n - 1] == ' '))
-		return "a name ending in '.' or ' ' (Windows drops them)";
-	/* a device name, alone or with an extension: "nul", "Com1.js" */
-	for (size_t i = 0; i < sizeof(devices) / sizeof(*devices); i++)
-		if (stem == 3 && strncasecmp(name, devices[i], 3) == 0)
-			return "a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
-	if ((strncasecmp(name, "COM", 3) == 0 || strncasecmp(name, "LPT", 3) == 0) &&
-	    ((stem == 4 && name[3] >= '1' && name[3] <= '9') ||
-	     /* superscript 1, 2, 3 in UTF-8 */
-	     (stem == 5 && (unsigned char)name[3] == 0xc2 &&
-	      ((unsigned char)name[4] == 0xb9 || (unsigned char)name[4] == 0xb2 ||
-	       (unsigned char)name[4] == 0xb3))))
-		return "a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
-	/* the console's own: "CONIN$", "conout$.js" */
-	if ((stem == 6 && strncasecmp(name, "CONIN$", 6) == 0) ||
-	    (stem == 7 && strncasecmp(name, "CONOUT$", 7) == 0))
-		return "a Windows device name (CONIN$, CONOUT$)";
-	return NULL;
-}
-
-mode_t kiln_host_mode(mode_t mode, unsigned flags)
-{
-	if (!(flags & KILN_HOST_WINDOWS))
-		return mode;
-	return (mode & S_IFMT) | (S_ISDIR(mode) ? 0755 : 0644);
-}
-
-bool kiln_host_retry(int errnum, unsigned attempt, unsigned flags, unsigned *wait_ms)
-{
-	/* 10, 20, 40 ... 640 ms: 1.27 s of waiting over 8 tries */
-	if (!(flags & KILN_HOST_WINDOWS) || attempt >= 7 ||
-	    (errnum != EACCES && errnum != EPERM && errnum != EBUSY))
-		return false;
-	*wait_ms = 10u << attempt;
-	return true;
-}
 
 #ifndef __EMSCRIPTEN__
 
@@ -149,7 +101,7 @@ EM_JS(int, js_flags, (void), { return kilnFlags(); });
 EM_JS(char *, js_node_version, (const char *version), { return kilnNodeVersion(version); });
 EM_JS(int, js_stat, (int dirfd, const char *path, int empty, int nofollow, uint32_t *out),
 	{ return kilnStat(dirfd, path, empty, nofollow, out); });
-EM_JS(int, js_listed, (int dirfd, const char *path), { return kilnListed(dirfd, path); });
+EM_JS(int, js_listed, (int dirfd, const char *path, int op), { return kilnListed(dirfd, path, op); });
 EM_JS(int, js_open_dir, (int dirfd, const char *path, int flags, int same),
 	{ return kilnOpenDir(dirfd, path, flags, same); });
 EM_JS(int, js_getdents, (int fd, uint8_t *dirp, int count, int size, const int *off),
@@ -280,8 +232,17 @@ static int other_name(struct call *c)
 	if (!(host_flags & KILN_HOST_CASE_FOLDS) || !*base || strcmp(base, ".") == 0 ||
 	    strcmp(base, "..") == 0)
 		return 0;
-	r = js_listed(c->dirfd, c->path);
+	r = js_listed(c->dirfd, c->path, 0);
 	return r < 0 ? r : !r;
+}
+
+/* R, the result of a call that created (OP 1) or removed (2) PATH: where
+ * case folds, its directory's listing (host.js) keeps up with it. */
+static int keep_up(int r, int dirfd, const char *path, int op)
+{
+	if (r >= 0 && (host_flags & KILN_HOST_CASE_FOLDS))
+		js_listed(dirfd, path, op);
+	return r;
 }
 
 static int stat_main(struct call *c)
@@ -461,7 +422,8 @@ static int open_main(struct call *c)
 	} else if (kiln_host_name_refused(base_of(c->path), host_flags)) {
 		return -EINVAL;
 	}
-	return (int)__syscall_openat(c->dirfd, (long)c->path, c->flags, c->mode);
+	r = (int)__syscall_openat(c->dirfd, (long)c->path, c->flags, c->mode);
+	return (c->flags & O_CREAT) ? keep_up(r, c->dirfd, c->path, 1) : r;
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
@@ -535,7 +497,8 @@ static int rename_main(struct call *c)
 		return r < 0 ? r : -EEXIST;
 	if ((r = other_file(c->dirfd, c->path)) != 0)
 		return r < 0 ? r : -ENOENT;
-	return (int)__syscall_renameat(c->dirfd, (long)c->path, c->dirfd2, (long)c->path2);
+	r = (int)__syscall_renameat(c->dirfd, (long)c->path, c->dirfd2, (long)c->path2);
+	return keep_up(keep_up(r, c->dirfd, c->path, 2), c->dirfd2, c->path2, 1);
 }
 
 static int unlink_main(struct call *c)
@@ -546,7 +509,7 @@ static int unlink_main(struct call *c)
 		return -EILSEQ;
 	if ((r = other_file(c->dirfd, c->path)) != 0)
 		return r < 0 ? r : -ENOENT;
-	return (int)__syscall_unlinkat(c->dirfd, (long)c->path, c->flags);
+	return keep_up((int)__syscall_unlinkat(c->dirfd, (long)c->path, c->flags), c->dirfd, c->path, 2);
 }
 
 static int retried(int (*fn)(struct call *), struct call *c)

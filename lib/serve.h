@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -209,6 +210,32 @@ unsigned kiln_srv_accepted(const char *ae);
  * "identity;q=0", or "*;q=0" and not identity (RFC 9110 section 12.5.3)?
  * Then a response with no content coding is not acceptable either: 406. */
 bool kiln_srv_identity_refused(const char *ae);
+
+/* What the access log says of one request; NULL or "" fields are "-". */
+struct kiln_srv_logged {
+	const char *method, *url, *version;
+	const char *ce;       /* the Content-Encoding sent */
+	const char *ae, *ad;  /* the request's Accept-Encoding, Available-Dictionary */
+	unsigned status;
+	unsigned long long bytes; /* the body's; 0 for none (a HEAD's) */
+};
+
+#define KILN_SRV_LOG_MAX 1900
+
+/*
+ * R's line of the access log, for a client at ADDR (NULL: "-") at WHEN,
+ * into OUT (CAP bytes, KILN_SRV_LOG_MAX holds any), NUL-terminated: its
+ * length.  The Common Log Format (NCSA httpd's, which nginx, Apache and
+ * log tools read), times in UTC, then kiln's fields:
+ *   ADDR - - [DD/Mon/YYYY:HH:MM:SS +0000] "METHOD PATH VERSION" STATUS BYTES
+ *   ce="CODING" ae="ACCEPT-ENCODING" ad="AVAILABLE-DICTIONARY"
+ * on one line; BYTES "-" for none; bytes outside printable ASCII, '"' and
+ * '\\', and in the request line a space, as \\xHH, so that a line is one
+ * line and its request three words.  A line longer than CAP is cut, its
+ * newline kept.  Thread-safe; no allocation.
+ */
+size_t kiln_srv_log_line(char *out, size_t cap, const struct sockaddr *addr, time_t when,
+			 const struct kiln_srv_logged *r);
 
 /* The origin-form path of request target URL: URL itself, or the path of
  * an absolute-form target ("http://host/path", which a server must accept,

@@ -678,72 +678,22 @@ static enum MHD_Result answer(struct kiln_httpd *h, struct MHD_Connection *c, co
 	return ok;
 }
 
-/* S, quoted for the access log: bytes outside printable ASCII, '"' and
- * '\\' as \xHH, at most CAP - 1 bytes. */
-static size_t log_quote(char *out, size_t cap, const char *s, bool space)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = 0;
-
-	for (; s && *s && n + 5 < cap; s++) {
-		unsigned char b = (unsigned char)*s;
-		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\' || (space && b == ' ')) {
-			out[n++] = '\\';
-			out[n++] = 'x';
-			out[n++] = hex[b >> 4];
-			out[n++] = hex[b & 15];
-		} else {
-			out[n++] = (char)b;
-		}
-	}
-	out[n] = '\0';
-	return n;
-}
-
-/* One line per request, written with one write(2) so that lines from
- * several threads never interleave, in the Common Log Format (the format
- * of NCSA httpd that nginx, Apache and log tools read), then kiln's own
- * fields:
- * ADDR - - [DD/Mon/YYYY:HH:MM:SS +0000] "METHOD PATH VERSION" STATUS BYTES
- *   ce="CODING" ae="ACCEPT-ENCODING" ad="AVAILABLE-DICTIONARY"
- * (on one line; "-" for a field the request or response lacks, BYTES the
- * body's, "-" for none; bytes outside printable ASCII, '"', '\\', and in
- * the path a space, as \\xHH). */
+/* REQUEST's line of the access log (serve.h), written with one write(2)
+ * so that lines from several threads never interleave. */
 static void log_request(const struct kiln_httpd *h, struct MHD_Connection *c,
 			const char *method, const char *url, const char *version,
 			const struct fields *f)
 {
-	static const char mon[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
-					 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	char addr[INET6_ADDRSTRLEN] = "-", m[64], u[1024], v[32], ae[512], ad[128], line[1900];
-	unsigned long long bytes = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0 ? 0 : f->bytes;
-	char nbytes[24] = "-";
-	time_t now = time(NULL);
-	struct tm tm;
-	int n;
+	const struct kiln_srv_logged r = {
+		method, url, version, f->ce, f->has_ae ? f->ae : NULL, f->ad, f->status,
+		strcmp(method, MHD_HTTP_METHOD_HEAD) == 0 ? 0 : f->bytes
+	};
+	char line[KILN_SRV_LOG_MAX];
+	size_t n = kiln_srv_log_line(line, sizeof(line), ci ? ci->client_addr : NULL, time(NULL), &r);
 
-	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, addr,
-			  sizeof(addr));
-	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
-			  addr, sizeof(addr));
-	if (!gmtime_r(&now, &tm))
-		memset(&tm, 0, sizeof(tm));
-	if (bytes)
-		snprintf(nbytes, sizeof(nbytes), "%llu", bytes);
-	log_quote(m, sizeof(m), method, true);
-	log_quote(u, sizeof(u), url, true);
-	log_quote(v, sizeof(v), version && *version ? version : "-", true);
-	log_quote(ae, sizeof(ae), f->has_ae ? f->ae : "-", false);
-	log_quote(ad, sizeof(ad), f->ad ? f->ad : "-", false);
-	n = snprintf(line, sizeof(line),
-		     "%s - - [%02d/%s/%04d:%02d:%02d:%02d +0000] \"%s %s %s\" %u %s ce=\"%s\" ae=\"%s\" ad=\"%s\"\n",
-		     addr, tm.tm_mday, mon[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
-		     tm.tm_sec, m, u, v, f->status, nbytes, f->ce ? f->ce : "-", ae, ad);
-	if (n > 0 && write(h->opt.access_log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
+	if (write(h->opt.access_log_fd, line, n) < 0) {
 		/* a log that cannot be written does not stop the serving */
 	}
 }

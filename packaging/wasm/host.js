@@ -103,18 +103,57 @@ function kilnStat(dirfd, path, empty, nofollow, out) {
   return 0;
 }
 
-// 1 when PATH (relative to DIRFD) is listed by its exact name in its
-// directory, else 0.
-function kilnListed(dirfd, path) {
+// Directories listed by kilnListed: path -> { names (a Set), ino, mtime,
+// ctime (bigint ns), sure }.  A listing is trusted, for a name it holds,
+// only while the directory is the same inode with the same mtime and ctime
+// and was listed over a second after they last moved (a change within the
+// clock tick of a listing would leave them as they were); then a name it
+// does not hold is listed again (a new file, or a clash).  Listing once per
+// lookup made a run's time grow with the square of a directory's size.
+const kilnListings = new Map();
+
+// OP 0: 1 when PATH (relative to DIRFD) is listed by its exact name in its
+// directory, else 0.  OP 1 or 2: kiln has just created or removed PATH:
+// a trusted listing of its directory gains or loses the name and takes the
+// directory's new times (a change by another program between the last
+// look and this one, in that directory, goes unseen: the window of a
+// system call).  Only where case folds (lib/host.c's other_name()).
+function kilnListed(dirfd, path, op) {
+  const fs = require('fs');
   try {
     const full = kilnPath(dirfd, path);
     // '\\' separates only on Windows: elsewhere it is a byte of a name
     const cut = process.platform === 'win32'
       ? Math.max(full.lastIndexOf('/'), full.lastIndexOf('\\')) : full.lastIndexOf('/');
     const dir = cut < 0 ? '.' : cut === 0 ? '/' : full.slice(0, cut);
-    return require('fs').readdirSync(dir).includes(full.slice(cut + 1)) ? 1 : 0;
+    const name = full.slice(cut + 1);
+    const st = fs.statSync(dir, { bigint: true });
+    const l = kilnListings.get(dir);
+    const same = l && l.sure && l.ino === st.ino && l.mtime === st.mtimeNs && l.ctime === st.ctimeNs;
+    if (op) {
+      if (l && l.sure && l.ino === st.ino) {
+        if (op === 1) {
+          l.names.add(name);
+        } else {
+          l.names.delete(name);
+        }
+        l.mtime = st.mtimeNs;
+        l.ctime = st.ctimeNs;
+      }
+      return 0;
+    }
+    if (same && l.names.has(name)) {
+      return 1;
+    }
+    const names = new Set(fs.readdirSync(dir));
+    const now = BigInt(Date.now()) * 1000000n, second = 1000000000n;
+    kilnListings.set(dir, {
+      names, ino: st.ino, mtime: st.mtimeNs, ctime: st.ctimeNs,
+      sure: now - st.mtimeNs > second && now - st.ctimeNs > second,
+    });
+    return names.has(name) ? 1 : 0;
   } catch (e) {
-    return kilnErr(e);
+    return op ? 0 : kilnErr(e);
   }
 }
 

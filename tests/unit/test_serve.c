@@ -20,6 +20,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,6 +118,27 @@ static void test_accepted(void)
 	CHECK(strcmp(kiln_srv_origin_form("HTTPS://h:8080/d/"), "/d/") == 0);
 	CHECK(strcmp(kiln_srv_origin_form("http://h"), "/") == 0);
 	CHECK(strcmp(kiln_srv_origin_form("httpx://h/a"), "httpx://h/a") == 0);
+	/* the access log's line: the Common Log Format, then kiln's fields */
+	{
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+		struct kiln_srv_logged r = { "GET", "/a b\".js", "HTTP/1.1", "br", "gzip, br", NULL,
+					     200, 1234 };
+		char line[KILN_SRV_LOG_MAX];
+		size_t n;
+
+		sin.sin_addr.s_addr = htonl(0x7f000001);
+		n = kiln_srv_log_line(line, sizeof(line), (struct sockaddr *)&sin, 1796637600, &r);
+		CHECK_MSG(strcmp(line, "127.0.0.1 - - [07/Dec/2026:10:00:00 +0000] "
+				       "\"GET /a\\x20b\\x22.js HTTP/1.1\" 200 1234 ce=\"br\" "
+				       "ae=\"gzip, br\" ad=\"-\"\n") == 0 && n == strlen(line),
+			  "%s", line);
+		r = (struct kiln_srv_logged){ "HEAD", "/", "HTTP/1.0", NULL, NULL, NULL, 404, 0 };
+		kiln_srv_log_line(line, sizeof(line), NULL, 0, &r);
+		CHECK_MSG(strcmp(line, "- - - [01/Jan/1970:00:00:00 +0000] \"HEAD / HTTP/1.0\" 404 - "
+				       "ce=\"-\" ae=\"-\" ad=\"-\"\n") == 0, "%s", line);
+		n = kiln_srv_log_line(line, 40, NULL, 0, &r);
+		CHECK(n == 39 && line[38] == '\n' && !memchr(line, '\n', 38));
+	}
 	CHECK(kiln_srv_accepted(NULL) == 0);
 	CHECK(kiln_srv_accepted("") == 0);
 	CHECK(kiln_srv_accepted("identity") == 0);
