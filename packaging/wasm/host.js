@@ -146,7 +146,8 @@ function kilnListed(dirfd, path, op) {
       return 1;
     }
     const names = new Set(fs.readdirSync(dir));
-    const now = BigInt(Date.now()) * 1000000n, second = 1000000000n;
+    // (no bigint literals: Emscripten 3.1.6's JavaScript tools do not parse them)
+    const now = BigInt(Date.now()) * BigInt(1000000), second = BigInt(1000000000);
     kilnListings.set(dir, {
       names, ino: st.ino, mtime: st.mtimeNs, ctime: st.ctimeNs,
       sure: now - st.mtimeNs > second && now - st.ctimeNs > second,
