@@ -55,6 +55,7 @@ struct fields {
 	uint64_t bytes;
 	char ae[FIELD_MAX], inm[FIELD_MAX];
 	bool has_ae, has_inm;
+	bool ae_cut;          /* AE cut at FIELD_MAX: no weight of it refuses */
 	const char *range, *if_range, *ims, *ad;
 	unsigned nrange;
 	bool head;            /* a HEAD request: no body is sent */
@@ -92,16 +93,24 @@ static void cork(struct MHD_Connection *c, int on)
 
 /* Join VALUE onto BUF (", " between), as a recipient combines a field
  * listed several times (RFC 9110 section 5.3). */
-static void join(char *buf, bool *has, const char *value)
+/* Is all of VALUE kept (false: the field was cut at FIELD_MAX, back to
+ * its last whole member: a member cut in two, "br;q=0" as "br", would say
+ * another thing)? */
+static bool join(char *buf, bool *has, const char *value)
 {
 	size_t n = strlen(buf);
+	bool all = !*has || n + 2 < FIELD_MAX;
+	char *comma;
 
-	if (*has && n + 2 < FIELD_MAX) {
+	if (*has && all) {
 		memcpy(buf + n, ", ", 3);
 		n += 2;
 	}
 	*has = true;
-	snprintf(buf + n, FIELD_MAX - n, "%s", value);
+	if (all && (size_t)snprintf(buf + n, FIELD_MAX - n, "%s", value) < FIELD_MAX - n)
+		return true;
+	*((comma = strrchr(buf, ',')) ? comma : buf) = '\0';
+	return false;
 }
 
 static enum MHD_Result one_field(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -113,9 +122,9 @@ static enum MHD_Result one_field(void *cls, enum MHD_ValueKind kind, const char 
 	if (!value)
 		return MHD_YES;
 	if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) == 0)
-		join(f->ae, &f->has_ae, value);
+		f->ae_cut |= !join(f->ae, &f->has_ae, value);
 	else if (strcasecmp(key, MHD_HTTP_HEADER_IF_NONE_MATCH) == 0)
-		join(f->inm, &f->has_inm, value);
+		(void)join(f->inm, &f->has_inm, value);
 	else if (strcasecmp(key, MHD_HTTP_HEADER_RANGE) == 0) {
 		f->range = value;
 		f->nrange++;
@@ -145,6 +154,13 @@ static enum MHD_Result plain(struct MHD_Connection *c, struct fields *f, unsigne
 	f->status = status;
 	f->bytes = strlen(text);
 	return ok;
+}
+
+/* Does the request refuse identity?  Not when its Accept-Encoding was cut
+ * (a weight read from a cut field may be another: "q=0.5" as "q=0"). */
+static bool refuses_identity(const struct fields *f)
+{
+	return f->has_ae && !f->ae_cut && kiln_srv_identity_refused(f->ae);
 }
 
 /* 406: the request refuses identity and accepts none of A's codings
@@ -524,7 +540,7 @@ static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Conne
 {
 	struct kiln_srv_rep now = { .coding = -1, .rel = a->rel };
 
-	if (f->has_ae && kiln_srv_identity_refused(f->ae)) {
+	if (refuses_identity(f)) {
 		if (fd >= 0)
 			close(fd);
 		return not_acceptable(c, a, f);
@@ -583,7 +599,7 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 
 		if (!rep)
 			rep = kiln_srv_choose(a, accept);
-		if (rep == &a->rep[0] && f->has_ae && kiln_srv_identity_refused(f->ae))
+		if (rep == &a->rep[0] && refuses_identity(f))
 			return not_acceptable(c, a, f); /* nothing acceptable left */
 		if (!f->nrange) {
 			/* the cache is the representation's own memo: the table
@@ -730,7 +746,7 @@ enum MHD_Result kiln_srv_on_request(void *cls, struct MHD_Connection *c, const c
 	f.ce = NULL;
 	f.bytes = 0;
 	f.ae[0] = f.inm[0] = '\0';
-	f.has_ae = f.has_inm = false;
+	f.has_ae = f.has_inm = f.ae_cut = false;
 	f.range = f.if_range = f.ims = f.ad = NULL;
 	f.nrange = 0;
 	f.head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;

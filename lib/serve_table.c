@@ -256,18 +256,39 @@ static void index_status(const struct kiln_srv_table *t, const char *root, const
 	free(m);
 }
 
+/* The index beside the manifest (MANIFEST, or ROOT's own), when it is
+ * that manifest's as it is now, into *STAMPS: the stamps that prove a
+ * source unchanged since kiln read it without reading it (index.h);
+ * empty otherwise. */
+static void load_stamps(const struct kiln_srv_table *t, const char *root, const char *manifest,
+			struct kiln_state *stamps)
+{
+	char *m = manifest ? NULL : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
+	char *p = NULL;
+	uint8_t digest[32];
+	struct stat top;
+
+	if (!manifest && m)
+		sprintf(m, "%s/%s", root, MANIFEST_NAME);
+	if ((manifest || m) && (p = kiln_index_path(manifest ? manifest : m)) &&
+	    fstat(t->topfd, &top) == 0 &&
+	    !kiln_index_load(p, manifest ? manifest : m, &top, stamps, digest))
+		kiln_state_free(stamps);
+	free(p);
+	free(m);
+}
+
 /* The kept siblings of R that are there but do not carry the source's
  * mtime *SRC (kiln gives each its source's), as bits by coding; *THERE
  * the bits of those there at all.  A sibling dated otherwise was changed
  * since, or made from other bytes: when every one there is, the source
  * itself was edited since kiln ran, whatever its size. */
 static unsigned misdated(const struct kiln_srv_table *t, const struct kiln_record *r,
-			 const struct stat *src, unsigned *there, int64_t *newest)
+			 const struct stat *src, unsigned *there)
 {
 	unsigned bad = 0;
 
 	*there = 0;
-	*newest = INT64_MIN;
 	for (unsigned c = 0; c < kiln_ncodecs; c++) {
 		const char *suffix = kiln_codec((kiln_coding)c)->info.suffix;
 		char rel[PATH_MAX];
@@ -282,8 +303,6 @@ static unsigned misdated(const struct kiln_srv_table *t, const struct kiln_recor
 		if (fstat(fd, &sb) == 0 && (sb.st_mtim.tv_sec != src->st_mtim.tv_sec ||
 					    sb.st_mtim.tv_nsec != src->st_mtim.tv_nsec))
 			bad |= 1u << c;
-		else if (ns_of(sb.st_ctim) > *newest)
-			*newest = ns_of(sb.st_ctim);
 		close(fd);
 	}
 	return bad;
@@ -293,12 +312,14 @@ static unsigned misdated(const struct kiln_srv_table *t, const struct kiln_recor
  * on disk (the asset is left out, to be looked for again); -1 when out of
  * memory.  A source not as recorded is kept without its siblings. */
 static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
-		     const char *url_prefix, struct kiln_srv_asset *a)
+		     const struct kiln_state *stamps, const char *url_prefix,
+		     struct kiln_srv_asset *a)
 {
 	const struct kiln_record *r = &pe->rec;
+	const struct kiln_prev_entry *stamp = stamps->n ? kiln_state_find(stamps, r->rel) : NULL;
 	struct kiln_srv_rep *id = &a->rep[0];
 	unsigned bad, there;
-	int64_t newest;
+	struct kiln_stat ks;
 	struct stat sb;
 	bool same;
 
@@ -311,12 +332,15 @@ static int asset_of(struct kiln_srv_table *t, const struct kiln_prev_entry *pe,
 	a->src_mtime = sb.st_mtim;
 	atomic_init(&a->src_ctime, ns_of(sb.st_ctim));
 	memcpy(a->src_sha256, r->sha256, 32);
-	bad = misdated(t, r, &sb, &there, &newest);
-	/* kiln writes a sibling after its source's last change: a source
-	 * changed since its newest sibling may have other bytes of the same
-	 * size and mtime (written in place, the mtime put back), which only
-	 * its digest tells (already read with --verify) */
-	if (same && there && bad != there && !t->verify && ns_of(sb.st_ctim) > newest)
+	bad = misdated(t, r, &sb, &there);
+	/* a source with siblings to offer is the manifest's bytes when its
+	 * status is still the stamp kiln's index gives it (index.h: its ctime
+	 * moves at any change); otherwise (no index, another manifest's, a
+	 * chmod, a hard link, bytes written in place with the size and mtime
+	 * put back) only its digest tells: read now (with --verify, already) */
+	ks = kiln_stat_of(&sb);
+	if (same && there && bad != there && !t->verify &&
+	    !(stamp && kiln_index_matches(&stamp->rec, &ks, -1)))
 		same = on_disk_as(t, r->rel, r->size, r->sha256, true);
 	a->changed = !same || (there && bad == there);
 	a->type = kiln_media_type(r->rel);
@@ -446,7 +470,7 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 				bool verify, struct kiln_srv_table **out, struct kiln_error *err)
 {
 	struct kiln_srv_table *t = calloc(1, sizeof(*t));
-	struct kiln_state st = { 0 };
+	struct kiln_state st = { 0 }, stamps = { 0 };
 	struct stat sb;
 	kiln_status rc;
 	int mfd = -1;
@@ -508,6 +532,7 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 		rc = KILN_ERR_INVALID;
 		goto fail;
 	}
+	load_stamps(t, root, manifest, &stamps);
 	if (st.n && !(t->v = calloc(st.n, sizeof(*t->v)))) {
 		rc = KILN_ERR_NOMEM;
 		goto fail;
@@ -516,7 +541,7 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 	for (size_t i = 0; i < st.n; i++) {
 		if (!st.v[i].in_manifest)
 			continue;
-		int got = asset_of(t, &st.v[i], url_prefix, &t->v[t->n]);
+		int got = asset_of(t, &st.v[i], &stamps, url_prefix, &t->v[t->n]);
 		if (got <= 0) {
 			asset_free(t, &t->v[t->n]);
 			memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
@@ -528,12 +553,14 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 		t->n++;
 	}
 	kiln_state_free(&st);
+	kiln_state_free(&stamps);
 	free(text);
 	close(mfd);
 	*out = t;
 	return KILN_OK;
 fail:
 	kiln_state_free(&st);
+	kiln_state_free(&stamps);
 	free(text);
 	if (mfd >= 0)
 		close(mfd);
