@@ -93,23 +93,25 @@ static void cork(struct MHD_Connection *c, int on)
 
 /* Join VALUE onto BUF (", " between), as a recipient combines a field
  * listed several times (RFC 9110 section 5.3). */
-/* Is all of VALUE kept (false: the field was cut at FIELD_MAX, back to
- * its last whole member: a member cut in two, "br;q=0" as "br", would say
- * another thing)? */
+/* Is all of VALUE kept (false: the field was cut at FIELD_MAX, VALUE
+ * back to its last whole member, or left out: a member cut in two,
+ * "br;q=0" as "br", would say another thing)? */
 static bool join(char *buf, bool *has, const char *value)
 {
 	size_t n = strlen(buf);
-	bool all = !*has || n + 2 < FIELD_MAX;
 	char *comma;
 
-	if (*has && all) {
+	if (*has) {
+		if (n + 2 >= FIELD_MAX)
+			return false;
 		memcpy(buf + n, ", ", 3);
 		n += 2;
 	}
 	*has = true;
-	if (all && (size_t)snprintf(buf + n, FIELD_MAX - n, "%s", value) < FIELD_MAX - n)
+	if ((size_t)snprintf(buf + n, FIELD_MAX - n, "%s", value) < FIELD_MAX - n)
 		return true;
-	*((comma = strrchr(buf, ',')) ? comma : buf) = '\0';
+	comma = strrchr(buf + n, ',');
+	buf[comma ? (size_t)(comma - buf) : n >= 2 ? n - 2 : 0] = '\0';
 	return false;
 }
 

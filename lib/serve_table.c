@@ -58,8 +58,6 @@ static void etag_of(const uint8_t sha[32], char out[24])
 	out[22] = '\0';
 }
 
-/* Is REL a regular file beneath T's top of exactly SIZE bytes (and, when
- * T verifies, with SHA-256 SHA)? */
 /* Are the SIZE bytes of the file open at FD those whose SHA-256 is SHA
  * (and no more)? */
 static bool digest_is(int fd, uint64_t size, const uint8_t sha[32])
@@ -95,6 +93,8 @@ static bool on_disk_as(const struct kiln_srv_table *t, const char *rel, uint64_t
 	return ok;
 }
 
+/* Is REL a regular file beneath T's top of exactly SIZE bytes (and, when
+ * T verifies, with SHA-256 SHA)? */
 static bool on_disk(const struct kiln_srv_table *t, const char *rel, uint64_t size,
 		    const uint8_t sha[32])
 {
