@@ -528,6 +528,38 @@ static int source_state(const struct kiln_srv_table *t, struct kiln_srv_asset *a
 	return state;
 }
 
+/* A's source, opened by name beneath T's top (no link followed) and
+ * fstat'ed into *SB: its descriptor, or -1 with errno (ENOENT when it is
+ * there but not a regular file). */
+static int open_source(const struct kiln_srv_table *t, const struct kiln_srv_asset *a,
+		       struct stat *sb)
+{
+	int fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
+
+	if (fd >= 0 && (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))) {
+		close(fd);
+		errno = ENOENT;
+		return -1;
+	}
+	return fd;
+}
+
+/* The answer when a source could not be opened (errno says why): gone,
+ * for a request that may look for a new table first (GONE not NULL: a
+ * deploy may have removed the table's release, answer() loads the new
+ * one); else 503 when out of descriptors, 404. */
+static enum MHD_Result source_missing(struct MHD_Connection *c, struct fields *f, bool *gone)
+{
+	if (gone && (errno == ENOENT || errno == ENOTDIR)) {
+		*gone = true;
+		return MHD_YES;
+	}
+	return plain(c, f,
+		     errno == EMFILE || errno == ENFILE ? MHD_HTTP_SERVICE_UNAVAILABLE
+							: MHD_HTTP_NOT_FOUND,
+		     "not found\n");
+}
+
 /*
  * Answer with A's source as it is now, its bytes no longer (or not known
  * to be) the manifest's: identity only, with an ETag made from its status
@@ -547,19 +579,8 @@ static enum MHD_Result send_changed(const struct kiln_httpd *h, struct MHD_Conne
 			close(fd);
 		return not_acceptable(c, a, f);
 	}
-	if (fd < 0) {
-		fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
-		if (fd >= 0 && (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))) {
-			close(fd);
-			fd = -1;
-		}
-		if (fd < 0 && gone && (errno == ENOENT || errno == ENOTDIR)) {
-			*gone = true; /* as send_asset() */
-			return MHD_YES;
-		}
-		if (fd < 0)
-			return plain(c, f, MHD_HTTP_NOT_FOUND, "not found\n");
-	}
+	if (fd < 0 && (fd = open_source(t, a, sb)) < 0)
+		return source_missing(c, f, gone);
 	now.size = (uint64_t)sb->st_size;
 	snprintf(now.etag, sizeof(now.etag), "\"%llx-%llx\"", (unsigned long long)sb->st_mtim.tv_sec,
 		 (unsigned long long)sb->st_size);
@@ -614,20 +635,8 @@ static enum MHD_Result send_asset(const struct kiln_httpd *h, struct MHD_Connect
 			/* the source, opened by name: sent as recorded only when it
 			 * is still the file the load found (its replacement may have
 			 * the recorded size) */
-			fd = kiln_beneath_openat(t->topfd, a->rel, O_RDONLY | O_NONBLOCK);
-			if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
-				close(fd);
-				fd = -1;
-			}
-			if (fd < 0 && gone && (errno == ENOENT || errno == ENOTDIR)) {
-				*gone = true;
-				return MHD_YES;
-			}
-			if (fd < 0)
-				return plain(c, f, errno == EMFILE || errno == ENFILE
-							   ? MHD_HTTP_SERVICE_UNAVAILABLE
-							   : MHD_HTTP_NOT_FOUND,
-					     "not found\n");
+			if ((fd = open_source(t, a, &sb)) < 0)
+				return source_missing(c, f, gone);
 			if (!kiln_srv_source_proven(a, fd, &sb)) {
 				atomic_store_explicit(&a->src_memo,
 						      coarse_now() * 4 + KILN_SRV_SOURCE_CHANGED,

@@ -187,9 +187,11 @@ static void each_member(const char *ae, void (*each)(void *arg, const char *name
 	}
 }
 
+/* What an Accept-Encoding value says: of each coding, of "*" and of
+ * identity, whether it is listed and, the first weight counting, taken. */
 struct accepted {
 	unsigned listed, yes;
-	bool star_listed, star;
+	bool star_listed, star, identity_listed, identity;
 };
 
 static void accept_one(void *arg, const char *name, size_t len, int q)
@@ -204,16 +206,26 @@ static void accept_one(void *arg, const char *name, size_t len, int q)
 		a->listed |= 1u << which; /* the first weight counts */
 		if (q > 0)
 			a->yes |= 1u << which;
+	} else if (which == -1 && len == 8 && strncasecmp(name, "identity", 8) == 0 &&
+		   !a->identity_listed) {
+		a->identity_listed = true;
+		a->identity = q > 0;
 	}
+}
+
+static struct accepted accepted_of(const char *ae)
+{
+	struct accepted a = { 0 };
+
+	if (ae)
+		each_member(ae, accept_one, &a);
+	return a;
 }
 
 unsigned kiln_srv_accepted(const char *ae)
 {
-	struct accepted a = { 0 };
+	struct accepted a = accepted_of(ae);
 
-	if (!ae)
-		return 0;
-	each_member(ae, accept_one, &a);
 	if (a.star)
 		for (unsigned c = 0; c < kiln_ncodecs; c++)
 			if (!(a.listed & (1u << c)))
@@ -221,31 +233,11 @@ unsigned kiln_srv_accepted(const char *ae)
 	return a.yes;
 }
 
-struct identity {
-	bool listed, yes, star_listed, star;
-};
-
-static void identity_one(void *arg, const char *name, size_t len, int q)
-{
-	struct identity *i = arg;
-
-	if (len == 8 && strncasecmp(name, "identity", 8) == 0 && !i->listed) {
-		i->listed = true; /* the first weight counts, as for the codings */
-		i->yes = q > 0;
-	} else if (len == 1 && name[0] == '*' && !i->star_listed) {
-		i->star_listed = true;
-		i->star = q > 0;
-	}
-}
-
 bool kiln_srv_identity_refused(const char *ae)
 {
-	struct identity i = { 0 };
+	struct accepted a = accepted_of(ae);
 
-	if (!ae)
-		return false;
-	each_member(ae, identity_one, &i);
-	return i.listed ? !i.yes : i.star_listed && !i.star;
+	return a.identity_listed ? !a.identity : a.star_listed && !a.star;
 }
 
 const char *kiln_srv_origin_form(const char *url)

@@ -232,50 +232,47 @@ static bool source_at_load(const struct kiln_srv_table *t, const struct kiln_rec
 	return ok;
 }
 
-/* The status of the index beside the manifest (MANIFEST, or ROOT's own):
- * its device, inode and mtime, all 0 when it is not there. */
-static void index_status(const struct kiln_srv_table *t, const char *root, const char *manifest,
-			 uint64_t *dev, uint64_t *ino, struct timespec *mtime)
+/* The manifest's path: MANIFEST, or ROOT's own.  Malloc'ed; NULL when
+ * out of memory. */
+static char *manifest_path(const char *root, const char *manifest)
 {
-	char *m = manifest ? NULL : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
-	char *p = NULL;
+	char *p = manifest ? strdup(manifest) : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
+
+	if (p && !manifest)
+		sprintf(p, "%s/%s", root, MANIFEST_NAME);
+	return p;
+}
+
+/* The status of the index beside the manifest at MPATH (NULL: out of
+ * memory): its device, inode and mtime, all 0 when it is not there. */
+static void index_status(const char *mpath, uint64_t *dev, uint64_t *ino, struct timespec *mtime)
+{
+	char *p = mpath ? kiln_index_path(mpath) : NULL;
 	struct stat sb;
 
-	(void)t;
 	*dev = *ino = 0;
 	mtime->tv_sec = mtime->tv_nsec = 0;
-	if (!manifest && m)
-		sprintf(m, "%s/%s", root, MANIFEST_NAME);
-	if ((manifest || m) && (p = kiln_index_path(manifest ? manifest : m)) &&
-	    stat(p, &sb) == 0) {
+	if (p && stat(p, &sb) == 0) {
 		*dev = (uint64_t)sb.st_dev;
 		*ino = (uint64_t)sb.st_ino;
 		*mtime = sb.st_mtim;
 	}
 	free(p);
-	free(m);
 }
 
-/* The index beside the manifest (MANIFEST, or ROOT's own), when it is
- * that manifest's as it is now, into *STAMPS: the stamps that prove a
- * source unchanged since kiln read it without reading it (index.h);
- * empty otherwise. */
-static void load_stamps(const struct kiln_srv_table *t, const char *root, const char *manifest,
+/* The index beside the manifest at MPATH, when it is that manifest's as
+ * it is now, into *STAMPS: the stamps that prove a source unchanged since
+ * kiln read it without reading it (index.h); empty otherwise. */
+static void load_stamps(const struct kiln_srv_table *t, const char *mpath,
 			struct kiln_state *stamps)
 {
-	char *m = manifest ? NULL : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
-	char *p = NULL;
+	char *p = mpath ? kiln_index_path(mpath) : NULL;
 	uint8_t digest[32];
 	struct stat top;
 
-	if (!manifest && m)
-		sprintf(m, "%s/%s", root, MANIFEST_NAME);
-	if ((manifest || m) && (p = kiln_index_path(manifest ? manifest : m)) &&
-	    fstat(t->topfd, &top) == 0 &&
-	    !kiln_index_load(p, manifest ? manifest : m, &top, stamps, digest))
-		kiln_state_free(stamps);
+	if (p && fstat(t->topfd, &top) == 0)
+		(void)kiln_index_load(p, mpath, &top, stamps, digest); /* empty if not */
 	free(p);
-	free(m);
 }
 
 /* The kept siblings of R that are there but do not carry the source's
@@ -474,7 +471,7 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 	struct stat sb;
 	kiln_status rc;
 	int mfd = -1;
-	char *text = NULL;
+	char *text = NULL, *mpath = NULL;
 
 	*out = NULL;
 	if (!t)
@@ -501,7 +498,8 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 		rc = KILN_ERR_IO;
 		goto fail;
 	}
-	index_status(t, root, manifest, &t->i_dev, &t->i_ino, &t->i_mtime);
+	mpath = manifest_path(root, manifest);
+	index_status(mpath, &t->i_dev, &t->i_ino, &t->i_mtime);
 	t->m_dev = (uint64_t)sb.st_dev;
 	t->m_ino = (uint64_t)sb.st_ino;
 	t->m_size = (uint64_t)sb.st_size;
@@ -532,7 +530,7 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 		rc = KILN_ERR_INVALID;
 		goto fail;
 	}
-	load_stamps(t, root, manifest, &stamps);
+	load_stamps(t, mpath, &stamps);
 	if (st.n && !(t->v = calloc(st.n, sizeof(*t->v)))) {
 		rc = KILN_ERR_NOMEM;
 		goto fail;
@@ -555,6 +553,7 @@ kiln_status kiln_srv_table_load(const char *root, const char *manifest, const ch
 	kiln_state_free(&st);
 	kiln_state_free(&stamps);
 	free(text);
+	free(mpath);
 	close(mfd);
 	*out = t;
 	return KILN_OK;
@@ -562,6 +561,7 @@ fail:
 	kiln_state_free(&st);
 	kiln_state_free(&stamps);
 	free(text);
+	free(mpath);
 	if (mfd >= 0)
 		close(mfd);
 	table_free(t);
@@ -572,25 +572,23 @@ bool kiln_srv_table_stale(const struct kiln_srv_table *t, const char *root, cons
 			  bool absent)
 {
 	struct stat sb, top;
-	char *p = manifest ? strdup(manifest) : malloc(strlen(root) + sizeof(MANIFEST_NAME) + 1);
+	char *p = manifest_path(root, manifest);
 	bool changed;
 
 	if (!p)
 		return false;
-	if (!manifest)
-		sprintf(p, "%s/%s", root, MANIFEST_NAME);
 	changed = stat(p, &sb) == 0 &&
 		  ((uint64_t)sb.st_dev != t->m_dev || (uint64_t)sb.st_ino != t->m_ino ||
 		   (uint64_t)sb.st_size != t->m_size || sb.st_mtim.tv_sec != t->m_mtime.tv_sec ||
 		   sb.st_mtim.tv_nsec != t->m_mtime.tv_nsec);
-	free(p);
 	if (!changed) { /* a run that wrote only the index (index.h) */
 		uint64_t dev, ino;
 		struct timespec m;
-		index_status(t, root, manifest, &dev, &ino, &m);
+		index_status(p, &dev, &ino, &m);
 		changed = dev != t->i_dev || ino != t->i_ino || m.tv_sec != t->i_mtime.tv_sec ||
 			  m.tv_nsec != t->i_mtime.tv_nsec;
 	}
+	free(p);
 	/* ROOT now another directory (a release hard-linked from the last) */
 	if (!changed && stat(root, &sb) == 0 && fstat(t->topfd, &top) == 0)
 		changed = sb.st_dev != top.st_dev || sb.st_ino != top.st_ino;
